@@ -1,0 +1,85 @@
+package slotlimit_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit/internal/redistest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	redistest.Shutdown()
+	os.Exit(code)
+}
+
+// A backend is a Redis the suite runs against, with a way to move its clock.
+type backend struct {
+	client redis.UniversalClient
+	real   bool
+
+	// advance moves the server's clock forward by d: miniredis jumps,
+	// a real server is waited for.
+	advance func(d time.Duration)
+	// now is the server's clock.
+	now func() time.Time
+}
+
+// miniredisStart is the fixed clock every miniredis backend starts at,
+// far from the local clock so that a test reading the caller's clock fails.
+var miniredisStart = time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+
+func newMiniredis(t *testing.T) *backend {
+	mr := miniredis.RunT(t)
+	now := miniredisStart
+	mr.SetTime(now)
+	mr.ClockTTL(true)
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { client.Close() })
+	return &backend{
+		client: client,
+		advance: func(d time.Duration) {
+			now = now.Add(d)
+			mr.SetTime(now)
+		},
+		now: func() time.Time { return now },
+	}
+}
+
+func newRealRedis(t *testing.T) *backend {
+	client := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	t.Cleanup(func() { client.Close() })
+	return &backend{
+		client:  client,
+		real:    true,
+		advance: func(d time.Duration) { time.Sleep(d) },
+		now: func() time.Time {
+			now, err := client.Time(context.Background()).Result()
+			require.NoError(t, err)
+			return now
+		},
+	}
+}
+
+// eachBackend runs test against miniredis and against a real Redis.
+func eachBackend(t *testing.T, test func(t *testing.T, b *backend)) {
+	t.Run("miniredis", func(t *testing.T) { test(t, newMiniredis(t)) })
+	t.Run("redis", func(t *testing.T) { test(t, newRealRedis(t)) })
+}
+
+// testKey returns a key no other test uses, deleted when t ends.
+func testKey(t *testing.T, b *backend) string {
+	var buf [6]byte
+	rand.Read(buf[:])
+	key := "slotlimit-test:" + t.Name() + ":" + hex.EncodeToString(buf[:])
+	t.Cleanup(func() { b.client.Del(context.Background(), key) })
+	return key
+}

@@ -1,0 +1,107 @@
+package slotlimit
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Default lease times, used when Config.TTL is 0.
+const (
+	DefaultTTL        = 5 * time.Minute
+	DefaultCounterTTL = 300 * time.Second
+)
+
+// Config describes one set of slots.
+type Config struct {
+	// Key is the Redis key that holds the slots, e.g. "ar:" + areaCode.
+	// Every Limiter and Counter built with the same Key shares the same slots.
+	Key string
+
+	// Limit is the most holders at once; it must be at least 1.
+	Limit int64
+
+	// TTL is the lease time: a slot that is neither renewed nor released
+	// is freed this long after it was taken. It is kept to the millisecond.
+	// 0 means DefaultTTL for a Limiter and DefaultCounterTTL for a Counter.
+	TTL time.Duration
+}
+
+// check validates c and fills in the default TTL.
+func (c Config) check(defaultTTL time.Duration) (Config, error) {
+	switch {
+	case c.Key == "":
+		return c, invalidConfig("Key is empty")
+	case c.Limit < 1:
+		return c, invalidConfig("Limit is %d, must be at least 1", c.Limit)
+	case c.TTL < 0:
+		return c, invalidConfig("TTL is %v, must not be negative", c.TTL)
+	case c.TTL > 0 && c.TTL < time.Millisecond:
+		return c, invalidConfig("TTL is %v, must be at least 1ms", c.TTL)
+	}
+	if c.TTL == 0 {
+		c.TTL = defaultTTL
+	}
+	return c, nil
+}
+
+// String describes the slots, e.g. `"ar:0571" 60 slots, 5m0s leases`.
+func (c Config) String() string {
+	return strconv.Quote(c.Key) + " " + strconv.FormatInt(c.Limit, 10) + " slots, " + c.TTL.String() + " leases"
+}
+
+// Result is the outcome of an acquire.
+type Result struct {
+	// Acquired reports whether the caller holds a slot after the call.
+	Acquired bool
+
+	// Count is the number of slots in use right after the call,
+	// including the caller's when Acquired.
+	Count int64
+
+	// Limit is the limit the call was made with.
+	Limit int64
+
+	// ExpiresAt is when the caller's slot lapses unless it is renewed or
+	// released, by the Redis server's clock. It is zero when not Acquired.
+	ExpiresAt time.Time
+
+	// RetryAfter is set when not Acquired: the time until the earliest
+	// lease lapses, a hint for when to come back. A slot may free sooner,
+	// by a release. It is 0 when Acquired or when no lapse is scheduled.
+	RetryAfter time.Duration
+}
+
+// Holder is one live lease.
+type Holder struct {
+	ID        string    // the holder ID passed to TryAcquire or Acquire
+	ExpiresAt time.Time // when the lease lapses unless renewed, by the Redis server's clock
+}
+
+// slots is what a Limiter and a Counter share: a checked Config, the
+// client, and the script arguments that never change, formatted once.
+type slots struct {
+	client redis.UniversalClient
+	cfg    Config
+	keys   []string // KEYS for every script
+	limit  string   // cfg.Limit as a script argument
+	ttl    string   // cfg.TTL in ms as a script argument
+}
+
+func newSlots(client redis.UniversalClient, cfg Config, defaultTTL time.Duration) (slots, error) {
+	cfg, err := cfg.check(defaultTTL)
+	if err != nil {
+		return slots{}, err
+	}
+	if client == nil {
+		return slots{}, invalidConfig("client is nil")
+	}
+	return slots{
+		client: client,
+		cfg:    cfg,
+		keys:   []string{cfg.Key},
+		limit:  strconv.FormatInt(cfg.Limit, 10),
+		ttl:    strconv.FormatInt(cfg.TTL.Milliseconds(), 10),
+	}, nil
+}

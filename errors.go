@@ -1,0 +1,40 @@
+package slotlimit
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrInvalidConfig is returned by New and NewCounter when a Config
+	// cannot work: an empty Key, a Limit below 1, a negative TTL or a TTL
+	// shorter than a millisecond, or a nil client.
+	ErrInvalidConfig = errors.New("slotlimit: invalid config")
+
+	// ErrInvalidHolder is returned when a holder ID is empty or longer than
+	// MaxHolderLen bytes. Nothing is sent to Redis.
+	ErrInvalidHolder = errors.New("slotlimit: invalid holder")
+)
+
+// MaxHolderLen is the longest holder ID accepted, in bytes.
+const MaxHolderLen = 1024
+
+func invalidConfig(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+}
+
+func checkHolder(holder string) error {
+	switch {
+	case holder == "":
+		return fmt.Errorf("%w: empty", ErrInvalidHolder)
+	case len(holder) > MaxHolderLen:
+		return fmt.Errorf("%w: %d bytes, more than %d", ErrInvalidHolder, len(holder), MaxHolderLen)
+	}
+	return nil
+}
+
+// opError names the operation and the key, so that a WRONGTYPE reply or a
+// connection error says which limiter it came from. It keeps err for errors.Is.
+func opError(op, key string, err error) error {
+	return fmt.Errorf("slotlimit: %s %q: %w", op, key, err)
+}

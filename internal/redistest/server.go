@@ -1,0 +1,159 @@
+// Package redistest starts throwaway redis-server processes on free
+// loopback ports, for tests and benchmarks that need a real Redis. It never
+// connects to a server it did not start, except one named explicitly by
+// the SLOTLIMIT_REDIS_ADDR environment variable.
+package redistest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Environment variables read by this package and its callers.
+const (
+	// AddrEnv names an existing server to use instead of starting one.
+	AddrEnv = "SLOTLIMIT_REDIS_ADDR"
+	// RequireEnv, set to 1, turns a missing server into a failure.
+	RequireEnv = "SLOTLIMIT_REQUIRE_REDIS"
+)
+
+// ErrNoServer is returned by Start when redis-server is not on PATH.
+var ErrNoServer = errors.New("redistest: redis-server not found on PATH")
+
+// startTimeout bounds how long Start waits for a new server to answer PING.
+const startTimeout = 10 * time.Second
+
+// A Server is a redis-server process listening on 127.0.0.1.
+type Server struct {
+	Addr string // host:port
+
+	args []string
+	dir  string
+	cmd  *exec.Cmd
+}
+
+// Start runs redis-server on a free loopback port with no persistence,
+// plus any extra configuration args (such as "--appendonly", "yes"), and
+// waits until it answers PING.
+func Start(args ...string) (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, ErrNoServer
+	}
+	dir, err := os.MkdirTemp("", "slotlimit-redis-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{dir: dir, args: args}
+	// A port found free can be taken before the server binds it; try a few.
+	for range 5 {
+		port, err := freePort()
+		if err != nil {
+			break
+		}
+		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		if err = s.run(bin); err == nil {
+			return s, nil
+		}
+	}
+	os.RemoveAll(dir)
+	return nil, fmt.Errorf("redistest: could not start redis-server: %w", err)
+}
+
+// run starts the process on s.Addr and waits for it to answer.
+func (s *Server) run(bin string) error {
+	_, port, _ := net.SplitHostPort(s.Addr)
+	args := append([]string{
+		"--port", port,
+		"--bind", "127.0.0.1",
+		"--dir", s.dir,
+		"--save", "",
+		"--appendonly", "no",
+		"--logfile", filepath.Join(s.dir, "redis.log"),
+	}, s.args...)
+	cmd := exec.Command(bin, args...)
+	setParentDeathSignal(cmd)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	s.cmd = cmd
+
+	client := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer client.Close()
+	deadline := time.Now().Add(startTimeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return fmt.Errorf("redis-server on %s exited at start; see %s", s.Addr, filepath.Join(s.dir, "redis.log"))
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := client.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.kill()
+	return fmt.Errorf("redis-server on %s did not answer within %v", s.Addr, startTimeout)
+}
+
+// Kill stops the server at once, as a crash would.
+func (s *Server) Kill() {
+	s.kill()
+}
+
+// Restart kills the server and starts it again on the same port with the
+// same configuration and data directory.
+func (s *Server) Restart() error {
+	s.kill()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return ErrNoServer
+	}
+	return s.run(bin)
+}
+
+// Close stops the server and removes its data directory.
+func (s *Server) Close() {
+	s.kill()
+	os.RemoveAll(s.dir)
+}
+
+func (s *Server) kill() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	s.cmd.Process.Kill()
+	// Wait for the port to be released, bounded.
+	for i := 0; i < 100; i++ {
+		c, err := net.DialTimeout("tcp", s.Addr, 50*time.Millisecond)
+		if err != nil {
+			break
+		}
+		c.Close()
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.cmd = nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

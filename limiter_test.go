@@ -1,0 +1,498 @@
+package slotlimit_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit"
+)
+
+// leaseTTL is short so that lapses on a real server take little waiting.
+const leaseTTL = 300 * time.Millisecond
+
+func newLimiter(t *testing.T, b *backend, key string, limit int64, ttl time.Duration) *slotlimit.Limiter {
+	t.Helper()
+	l, err := slotlimit.New(b.client, slotlimit.Config{Key: key, Limit: limit, TTL: ttl})
+	require.NoError(t, err)
+	return l
+}
+
+func holderIDs(t *testing.T, l *slotlimit.Limiter) []string {
+	t.Helper()
+	hs, err := l.Holders(context.Background())
+	require.NoError(t, err)
+	ids := []string{}
+	for _, h := range hs {
+		ids = append(ids, h.ID)
+	}
+	return ids
+}
+
+func TestLimiterTakesUpToLimit(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		l := newLimiter(t, b, testKey(t, b), 3, time.Minute)
+
+		steps := []struct {
+			holder   string
+			acquired bool
+			count    int64
+		}{
+			{"d1", true, 1},
+			{"d2", true, 2},
+			{"d3", true, 3}, // the last slot: taken, and told apart from a refusal
+			{"d4", false, 3},
+			{"d5", false, 3},
+		}
+		for i, s := range steps {
+			res, err := l.TryAcquire(ctx, s.holder)
+			require.NoError(t, err, "step %d", i)
+			assert.Equal(t, s.acquired, res.Acquired, "step %d", i)
+			assert.Equal(t, s.count, res.Count, "step %d", i)
+			assert.Equal(t, int64(3), res.Limit, "step %d", i)
+			if s.acquired {
+				assert.False(t, res.ExpiresAt.IsZero(), "step %d", i)
+				assert.Zero(t, res.RetryAfter, "step %d", i)
+			} else {
+				assert.True(t, res.ExpiresAt.IsZero(), "step %d", i)
+				assert.Positive(t, res.RetryAfter, "step %d", i)
+			}
+		}
+		n, err := l.Count(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(3), n)
+		assert.ElementsMatch(t, []string{"d1", "d2", "d3"}, holderIDs(t, l))
+	})
+}
+
+// The seed's script lets a device that reports again while holding a slot
+// take a second one.
+func TestLimiterReacquireRefreshesWithoutSecondSlot(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		l := newLimiter(t, b, testKey(t, b), 2, leaseTTL)
+
+		first, err := l.TryAcquire(ctx, "d1")
+		require.NoError(t, err)
+		b.advance(leaseTTL / 2)
+		again, err := l.TryAcquire(ctx, "d1")
+		require.NoError(t, err)
+		assert.True(t, again.Acquired)
+		assert.Equal(t, int64(1), again.Count)
+		assert.True(t, again.ExpiresAt.After(first.ExpiresAt), "lease refreshed")
+
+		// The refreshed lease outlives the first deadline.
+		b.advance(leaseTTL/2 + leaseTTL/4)
+		assert.Equal(t, []string{"d1"}, holderIDs(t, l))
+
+		// Even at the limit, a holder gets its own slot back.
+		_, err = l.TryAcquire(ctx, "d2")
+		require.NoError(t, err)
+		res, err := l.TryAcquire(ctx, "d1")
+		require.NoError(t, err)
+		assert.True(t, res.Acquired)
+		assert.Equal(t, int64(2), res.Count)
+	})
+}
+
+// The seed's release, retried, frees a slot that someone else holds.
+func TestLimiterReleaseIsIdempotent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		l := newLimiter(t, b, testKey(t, b), 2, time.Minute)
+		for _, h := range []string{"d1", "d2"} {
+			res, err := l.TryAcquire(ctx, h)
+			require.NoError(t, err)
+			require.True(t, res.Acquired)
+		}
+
+		ok, err := l.Release(ctx, "d1")
+		require.NoError(t, err)
+		assert.True(t, ok)
+		ok, err = l.Release(ctx, "d1") // a retried result report
+		require.NoError(t, err)
+		assert.False(t, ok)
+		ok, err = l.Release(ctx, "never-held")
+		require.NoError(t, err)
+		assert.False(t, ok)
+
+		assert.Equal(t, []string{"d2"}, holderIDs(t, l), "d2 keeps its slot")
+		n, err := l.Count(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n)
+	})
+}
+
+// The seed's whole-key TTL frees every slot at once when it lapses.
+func TestLimiterLapsedLeaseFreesOnlyItsSlot(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		l := newLimiter(t, b, testKey(t, b), 2, leaseTTL)
+
+		_, err := l.TryAcquire(ctx, "crashed")
+		require.NoError(t, err)
+		b.advance(leaseTTL / 2)
+		_, err = l.TryAcquire(ctx, "alive")
+		require.NoError(t, err)
+		res, err := l.TryAcquire(ctx, "waiting")
+		require.NoError(t, err)
+		require.False(t, res.Acquired)
+
+		b.advance(leaseTTL/2 + leaseTTL/6) // past crashed's deadline, before alive's
+		assert.Equal(t, []string{"alive"}, holderIDs(t, l))
+		res, err = l.TryAcquire(ctx, "waiting")
+		require.NoError(t, err)
+		assert.True(t, res.Acquired, "the lapsed slot is free again")
+		res, err = l.TryAcquire(ctx, "another")
+		require.NoError(t, err)
+		assert.False(t, res.Acquired, "only one slot was freed")
+		assert.ElementsMatch(t, []string{"alive", "waiting"}, holderIDs(t, l))
+	})
+}
+
+// Under the seed's design, steady traffic refreshes the whole key's TTL
+// forever, so a crashed device's slot is never freed.
+func TestLimiterSteadyTrafficStillFreesLeakedSlot(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		l := newLimiter(t, b, testKey(t, b), 2, leaseTTL)
+		_, err := l.TryAcquire(ctx, "crashed")
+		require.NoError(t, err)
+
+		// Other devices keep taking and returning the second slot.
+		for i := 0; i < 6; i++ {
+			res, err := l.TryAcquire(ctx, fmt.Sprintf("busy-%d", i))
+			require.NoError(t, err)
+			require.True(t, res.Acquired, "round %d", i)
+			b.advance(leaseTTL / 4)
+			_, err = l.Release(ctx, fmt.Sprintf("busy-%d", i))
+			require.NoError(t, err)
+		}
+		assert.Empty(t, holderIDs(t, l), "the crashed device's slot lapsed")
+	})
+}
+
+func TestLimiterDifferentTTLsShareKey(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		key := testKey(t, b)
+		short := newLimiter(t, b, key, 2, leaseTTL)
+		long := newLimiter(t, b, key, 2, 3*leaseTTL)
+
+		_, err := long.TryAcquire(ctx, "long")
+		require.NoError(t, err)
+		_, err = short.TryAcquire(ctx, "short")
+		require.NoError(t, err)
+		res, err := long.TryAcquire(ctx, "third")
+		require.NoError(t, err)
+		assert.False(t, res.Acquired, "both limiters count the same slots")
+
+		b.advance(leaseTTL + leaseTTL/3)
+		assert.Equal(t, []string{"long"}, holderIDs(t, short), "each lease keeps its own deadline")
+		b.advance(2 * leaseTTL)
+		assert.Empty(t, holderIDs(t, long))
+	})
+}
+
+func TestLimiterKeyExpiresWithLastLease(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		key := testKey(t, b)
+		l := newLimiter(t, b, key, 5, leaseTTL)
+
+		_, err := l.TryAcquire(ctx, "d1")
+		require.NoError(t, err)
+		b.advance(leaseTTL / 2)
+		_, err = l.TryAcquire(ctx, "d2")
+		require.NoError(t, err)
+
+		b.advance(leaseTTL/2 + leaseTTL/6) // d1 lapsed, d2 live
+		n, err := b.client.Exists(ctx, key).Result()
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n, "the key lives while a lease does")
+
+		b.advance(leaseTTL / 2) // every lease lapsed
+		n, err = b.client.Exists(ctx, key).Result()
+		require.NoError(t, err)
+		assert.Equal(t, int64(0), n, "an idle key is gone")
+
+		// Releasing the last holder removes the key at once.
+		_, err = l.TryAcquire(ctx, "d3")
+		require.NoError(t, err)
+		_, err = l.Release(ctx, "d3")
+		require.NoError(t, err)
+		n, err = b.client.Exists(ctx, key).Result()
+		require.NoError(t, err)
+		assert.Equal(t, int64(0), n)
+	})
+}
+
+func TestLimiterRenew(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		key := testKey(t, b)
+		l := newLimiter(t, b, key, 1, leaseTTL)
+
+		_, err := l.TryAcquire(ctx, "d1")
+		require.NoError(t, err)
+		b.advance(leaseTTL * 2 / 3)
+		ok, err := l.Renew(ctx, "d1")
+		require.NoError(t, err)
+		assert.True(t, ok)
+		b.advance(leaseTTL * 2 / 3) // past the first deadline, before the renewed one
+		assert.Equal(t, []string{"d1"}, holderIDs(t, l))
+		pttl, err := b.client.PTTL(ctx, key).Result()
+		require.NoError(t, err)
+		assert.Positive(t, pttl, "renewal moved the key's expiry too")
+
+		b.advance(leaseTTL) // lapsed
+		ok, err = l.Renew(ctx, "d1")
+		require.NoError(t, err)
+		assert.False(t, ok, "a lapsed lease is not renewed")
+		assert.Empty(t, holderIDs(t, l), "renew does not re-acquire")
+
+		ok, err = l.Renew(ctx, "never-held")
+		require.NoError(t, err)
+		assert.False(t, ok)
+		assert.Empty(t, holderIDs(t, l))
+	})
+}
+
+// Deadlines come from the server's clock. miniredis runs at a fixed time in
+// 2001, so a deadline computed from the caller's clock would be decades off.
+func TestLimiterUsesServerClock(t *testing.T) {
+	b := newMiniredis(t)
+	ctx := context.Background()
+	l := newLimiter(t, b, testKey(t, b), 1, time.Minute)
+
+	res, err := l.TryAcquire(ctx, "d1")
+	require.NoError(t, err)
+	assert.True(t, res.ExpiresAt.Equal(miniredisStart.Add(time.Minute)), "ExpiresAt %v", res.ExpiresAt)
+	hs, err := l.Holders(ctx)
+	require.NoError(t, err)
+	require.Len(t, hs, 1)
+	assert.True(t, hs[0].ExpiresAt.Equal(miniredisStart.Add(time.Minute)))
+
+	b.advance(20 * time.Second)
+	res, err = l.TryAcquire(ctx, "d2")
+	require.NoError(t, err)
+	assert.False(t, res.Acquired)
+	assert.Equal(t, 40*time.Second, res.RetryAfter, "time until d1's lease lapses")
+}
+
+func TestLimiterHolderBytesRoundTrip(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		l := newLimiter(t, b, testKey(t, b), 10, time.Minute)
+		ids := []string{
+			"{braces}", "a:b:c", "line\nbreak", "\x00nul\xff", "空格 unicode",
+			string(make([]byte, slotlimit.MaxHolderLen)),
+		}
+		for _, id := range ids {
+			res, err := l.TryAcquire(ctx, id)
+			require.NoError(t, err)
+			require.True(t, res.Acquired, "%q", id)
+		}
+		assert.ElementsMatch(t, ids, holderIDs(t, l))
+	})
+}
+
+func TestLimiterAcquireWaitsForRelease(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		l := newLimiter(t, b, testKey(t, b), 1, time.Minute)
+		_, err := l.TryAcquire(ctx, "d1")
+		require.NoError(t, err)
+
+		done := make(chan slotlimit.Result, 1)
+		go func() {
+			res, err := l.Acquire(ctx, "d2")
+			assert.NoError(t, err)
+			done <- res
+		}()
+		select {
+		case <-done:
+			t.Fatal("Acquire returned while the only slot was held")
+		case <-time.After(150 * time.Millisecond):
+		}
+		_, err = l.Release(ctx, "d1")
+		require.NoError(t, err)
+		select {
+		case res := <-done:
+			assert.True(t, res.Acquired)
+			assert.Equal(t, []string{"d2"}, holderIDs(t, l))
+		case <-time.After(5 * time.Second):
+			t.Fatal("Acquire did not return after the release")
+		}
+	})
+}
+
+func TestLimiterAcquireWaitsForLapse(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		l := newLimiter(t, b, testKey(t, b), 1, leaseTTL)
+		_, err := l.TryAcquire(ctx, "crashed")
+		require.NoError(t, err)
+
+		done := make(chan error, 1)
+		go func() {
+			_, err := l.Acquire(ctx, "d2")
+			done <- err
+		}()
+		b.advance(leaseTTL + leaseTTL/3)
+		require.NoError(t, <-done)
+		assert.Equal(t, []string{"d2"}, holderIDs(t, l))
+	})
+}
+
+func TestLimiterAcquireContextEnds(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		l := newLimiter(t, b, testKey(t, b), 1, time.Minute)
+		_, err := l.TryAcquire(context.Background(), "d1")
+		require.NoError(t, err)
+
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Millisecond)
+		defer cancel()
+		res, err := l.Acquire(ctx, "d2")
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.False(t, res.Acquired)
+		assert.Equal(t, []string{"d1"}, holderIDs(t, l), "the waiter holds nothing")
+
+		// A done ctx sends nothing: even a holder's existing slot is kept.
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err = l.Acquire(done, "d1")
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, []string{"d1"}, holderIDs(t, l))
+	})
+}
+
+func TestLimiterSurvivesScriptFlush(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		l := newLimiter(t, b, testKey(t, b), 2, time.Minute)
+		res, err := l.TryAcquire(ctx, "d1")
+		require.NoError(t, err)
+		require.True(t, res.Acquired)
+
+		require.NoError(t, b.client.ScriptFlush(ctx).Err())
+		res, err = l.TryAcquire(ctx, "d2")
+		require.NoError(t, err)
+		assert.True(t, res.Acquired)
+		assert.Equal(t, int64(2), res.Count)
+	})
+}
+
+func TestNewRejectsInvalidConfig(t *testing.T) {
+	b := newMiniredis(t)
+	for i, cfg := range []slotlimit.Config{
+		{Key: "", Limit: 1},
+		{Key: "k", Limit: 0},
+		{Key: "k", Limit: -5},
+		{Key: "k", Limit: 1, TTL: -time.Second},
+		{Key: "k", Limit: 1, TTL: time.Microsecond},
+	} {
+		_, err := slotlimit.New(b.client, cfg)
+		assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig, "step %d", i)
+		_, err = slotlimit.NewCounter(b.client, cfg)
+		assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig, "step %d", i)
+	}
+	_, err := slotlimit.New(nil, slotlimit.Config{Key: "k", Limit: 1})
+	assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig)
+	_, err = slotlimit.NewCounter(nil, slotlimit.Config{Key: "k", Limit: 1})
+	assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig)
+
+	l, err := slotlimit.New(b.client, slotlimit.Config{Key: "k", Limit: 1})
+	require.NoError(t, err)
+	assert.Equal(t, slotlimit.DefaultTTL, l.Config().TTL)
+	c, err := slotlimit.NewCounter(b.client, slotlimit.Config{Key: "k", Limit: 1})
+	require.NoError(t, err)
+	assert.Equal(t, slotlimit.DefaultCounterTTL, c.Config().TTL)
+}
+
+func TestLimiterRejectsInvalidHolder(t *testing.T) {
+	b := newMiniredis(t)
+	ctx := context.Background()
+	key := testKey(t, b)
+	l := newLimiter(t, b, key, 1, time.Minute)
+	for _, holder := range []string{"", string(make([]byte, slotlimit.MaxHolderLen+1))} {
+		_, err := l.TryAcquire(ctx, holder)
+		assert.ErrorIs(t, err, slotlimit.ErrInvalidHolder)
+		_, err = l.Acquire(ctx, holder)
+		assert.ErrorIs(t, err, slotlimit.ErrInvalidHolder)
+		_, err = l.Release(ctx, holder)
+		assert.ErrorIs(t, err, slotlimit.ErrInvalidHolder)
+		_, err = l.Renew(ctx, holder)
+		assert.ErrorIs(t, err, slotlimit.ErrInvalidHolder)
+	}
+	n, err := b.client.Exists(ctx, key).Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "nothing was written")
+}
+
+func TestLimiterWrongTypeKeyIsLeftAlone(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		key := testKey(t, b)
+		require.NoError(t, b.client.Set(ctx, key, "not a lease set", 0).Err())
+		l := newLimiter(t, b, key, 1, time.Minute)
+
+		calls := map[string]func() error{
+			"TryAcquire": func() error { _, err := l.TryAcquire(ctx, "d1"); return err },
+			"Acquire":    func() error { _, err := l.Acquire(ctx, "d1"); return err },
+			"Release":    func() error { _, err := l.Release(ctx, "d1"); return err },
+			"Renew":      func() error { _, err := l.Renew(ctx, "d1"); return err },
+			"Count":      func() error { _, err := l.Count(ctx); return err },
+			"Holders":    func() error { _, err := l.Holders(ctx); return err },
+		}
+		for name, call := range calls {
+			err := call()
+			require.Error(t, err, name)
+			assert.Contains(t, err.Error(), key, "%s: the error names the key", name)
+		}
+		v, err := b.client.Get(ctx, key).Result()
+		require.NoError(t, err)
+		assert.Equal(t, "not a lease set", v)
+	})
+}
+
+// downClient is a client for a loopback port where nothing listens.
+func downClient(t *testing.T) redis.UniversalClient {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1, DialTimeout: 100 * time.Millisecond})
+	t.Cleanup(func() { client.Close() })
+	return client
+}
+
+func TestLimiterRedisDown(t *testing.T) {
+	l, err := slotlimit.New(downClient(t), slotlimit.Config{Key: "k", Limit: 1})
+	require.NoError(t, err)
+	calls := map[string]func(ctx context.Context) error{
+		"TryAcquire": func(ctx context.Context) error { _, err := l.TryAcquire(ctx, "d1"); return err },
+		"Acquire":    func(ctx context.Context) error { _, err := l.Acquire(ctx, "d1"); return err },
+		"Release":    func(ctx context.Context) error { _, err := l.Release(ctx, "d1"); return err },
+		"Renew":      func(ctx context.Context) error { _, err := l.Renew(ctx, "d1"); return err },
+		"Count":      func(ctx context.Context) error { _, err := l.Count(ctx); return err },
+		"Holders":    func(ctx context.Context) error { _, err := l.Holders(ctx); return err },
+	}
+	for name, call := range calls {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := call(ctx)
+		cancel()
+		require.Error(t, err, name)
+		assert.NotErrorIs(t, err, context.DeadlineExceeded, "%s: the connection error comes back, not a wait", name)
+		var netErr *net.OpError
+		assert.ErrorAs(t, err, &netErr, "%s: the client's error is kept", name)
+	}
+}
