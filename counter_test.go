@@ -1,0 +1,262 @@
+package slotlimit_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit"
+)
+
+// The seed's two scripts, verbatim, as its Java service runs them.
+const (
+	seedIncr = "local count = redis.call('get',KEYS[1]);" +
+		"if not count or tonumber(count) < tonumber(ARGV[1]) then " +
+		"count=redis.call('incr',KEYS[1]);redis.call('EXPIRE', KEYS[1], 300);" +
+		"end;" +
+		"return tonumber(count)"
+	seedDecr = "local count = redis.call('get',KEYS[1]);" +
+		"if count and tonumber(count)>0 then " +
+		"count=redis.call('incrby',KEYS[1],-1);" +
+		"end;" +
+		"return tonumber(count)"
+)
+
+func newCounter(t *testing.T, b *backend, key string, limit int64) *slotlimit.Counter {
+	t.Helper()
+	c, err := slotlimit.NewCounter(b.client, slotlimit.Config{Key: key, Limit: limit})
+	require.NoError(t, err)
+	return c
+}
+
+// The seed's acquire returns the count, so "took the last slot" and
+// "refused" look the same; Counter tells them apart.
+func TestCounterTellsLastSlotFromRefusal(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		key := testKey(t, b)
+		c := newCounter(t, b, key, 3)
+
+		for i, want := range []struct {
+			acquired bool
+			count    int64
+		}{{true, 1}, {true, 2}, {true, 3}, {false, 3}} {
+			res, err := c.TryAcquire(ctx)
+			require.NoError(t, err, "step %d", i)
+			assert.Equal(t, want.acquired, res.Acquired, "step %d", i)
+			assert.Equal(t, want.count, res.Count, "step %d", i)
+			if want.acquired {
+				assert.False(t, res.ExpiresAt.IsZero(), "step %d", i)
+			} else {
+				assert.Positive(t, res.RetryAfter, "step %d: time until the key expires", i)
+			}
+		}
+
+		// The seed's script answers 3 for both cases on the same data.
+		require.NoError(t, b.client.Set(ctx, key, 2, 0).Err())
+		took, err := b.client.Eval(ctx, seedIncr, []string{key}, 3).Int64()
+		require.NoError(t, err)
+		refused, err := b.client.Eval(ctx, seedIncr, []string{key}, 3).Int64()
+		require.NoError(t, err)
+		assert.Equal(t, took, refused, "the seed cannot tell them apart")
+	})
+}
+
+func TestCounterSetsExpiryAndNeverGoesNegative(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		key := testKey(t, b)
+		c := newCounter(t, b, key, 2)
+
+		res, err := c.TryAcquire(ctx)
+		require.NoError(t, err)
+		require.True(t, res.Acquired)
+		if !b.real {
+			assert.True(t, res.ExpiresAt.Equal(miniredisStart.Add(slotlimit.DefaultCounterTTL)), "server clock: %v", res.ExpiresAt)
+		}
+		pttl, err := b.client.PTTL(ctx, key).Result()
+		require.NoError(t, err)
+		assert.InDelta(t, slotlimit.DefaultCounterTTL.Seconds(), pttl.Seconds(), 2)
+
+		ok, err := c.Release(ctx)
+		require.NoError(t, err)
+		assert.True(t, ok)
+		ok, err = c.Release(ctx)
+		require.NoError(t, err)
+		assert.False(t, ok, "already 0")
+		n, err := c.Count(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n)
+
+		require.NoError(t, b.client.Del(ctx, key).Err())
+		ok, err = c.Release(ctx)
+		require.NoError(t, err)
+		assert.False(t, ok, "gone")
+		n, err = c.Count(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n)
+		exists, err := b.client.Exists(ctx, key).Result()
+		require.NoError(t, err)
+		assert.Zero(t, exists, "a release of nothing writes nothing")
+	})
+}
+
+func TestCounterAcquireWaits(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		c := newCounter(t, b, testKey(t, b), 1)
+		_, err := c.TryAcquire(ctx)
+		require.NoError(t, err)
+
+		short, cancel := context.WithTimeout(ctx, 120*time.Millisecond)
+		defer cancel()
+		_, err = c.Acquire(short)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		n, err := c.Count(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n, "the timed-out waiter took nothing")
+
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Acquire(ctx)
+			done <- err
+		}()
+		time.Sleep(50 * time.Millisecond)
+		_, err = c.Release(ctx)
+		require.NoError(t, err)
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(5 * time.Second):
+			t.Fatal("Acquire did not return after the release")
+		}
+		n, err = c.Count(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n)
+	})
+}
+
+func TestCounterWrongTypeKeyIsLeftAlone(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		for _, setup := range []struct {
+			name  string
+			write func(key string) error
+			check func(key string) any
+			want  any
+		}{
+			{"list", func(k string) error { return b.client.RPush(ctx, k, "x").Err() },
+				func(k string) any { return b.client.LRange(ctx, k, 0, -1).Val() }, []string{"x"}},
+			{"not an integer", func(k string) error { return b.client.Set(ctx, k, "abc", 0).Err() },
+				func(k string) any { return b.client.Get(ctx, k).Val() }, "abc"},
+		} {
+			key := testKey(t, b)
+			require.NoError(t, setup.write(key))
+			c := newCounter(t, b, key, 5)
+			_, err := c.TryAcquire(ctx)
+			require.Error(t, err, setup.name)
+			assert.Contains(t, err.Error(), key, setup.name)
+			_, err = c.Release(ctx)
+			require.Error(t, err, setup.name)
+			assert.Contains(t, err.Error(), key, setup.name)
+			_, err = c.Count(ctx)
+			require.Error(t, err, setup.name)
+			assert.Contains(t, err.Error(), key, setup.name)
+			assert.Equal(t, setup.want, setup.check(key), setup.name)
+			ttl, err := b.client.PTTL(ctx, key).Result()
+			require.NoError(t, err)
+			assert.Equal(t, time.Duration(-1), ttl, "%s: no expiry was set", setup.name)
+		}
+	})
+}
+
+func TestCounterRedisDown(t *testing.T) {
+	c, err := slotlimit.NewCounter(downClient(t), slotlimit.Config{Key: "k", Limit: 1})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = c.TryAcquire(ctx)
+	assert.Error(t, err)
+	_, err = c.Acquire(ctx)
+	assert.Error(t, err)
+	assert.NotErrorIs(t, err, context.DeadlineExceeded)
+	_, err = c.Release(ctx)
+	assert.Error(t, err)
+	_, err = c.Count(ctx)
+	assert.Error(t, err)
+}
+
+// A service still running the seed's scripts and a Counter share one key:
+// the count they keep together never passes the limit.
+func TestCounterSharesKeyWithSeedScripts(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		const limit, workers, rounds = 10, 20, 40
+		ctx := context.Background()
+		key := testKey(t, b)
+		c := newCounter(t, b, key, limit)
+
+		var inside, peak, maxReply atomic.Int64
+		enter := func() {
+			n := inside.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+		}
+		observe := func(n int64) {
+			for m := maxReply.Load(); n > m && !maxReply.CompareAndSwap(m, n); m = maxReply.Load() {
+			}
+		}
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func(seed bool) {
+				defer wg.Done()
+				for r := 0; r < rounds; r++ {
+					if seed {
+						n, err := b.client.Eval(ctx, seedIncr, []string{key}, limit).Int64()
+						if !assert.NoError(t, err) {
+							return
+						}
+						observe(n)
+						// Below the limit the seed's caller surely took a slot;
+						// at the limit it cannot know, and (like the seed's
+						// Java code) it treats the reply as a refusal.
+						if n >= limit {
+							continue
+						}
+						enter()
+						time.Sleep(200 * time.Microsecond)
+						inside.Add(-1)
+						_, err = b.client.Eval(ctx, seedDecr, []string{key}).Result()
+						assert.NoError(t, err)
+						continue
+					}
+					res, err := c.TryAcquire(ctx)
+					if !assert.NoError(t, err) {
+						return
+					}
+					observe(res.Count)
+					if !res.Acquired {
+						continue
+					}
+					enter()
+					time.Sleep(200 * time.Microsecond)
+					inside.Add(-1)
+					_, err = c.Release(ctx)
+					assert.NoError(t, err)
+				}
+			}(w%2 == 0)
+		}
+		wg.Wait()
+		assert.LessOrEqual(t, peak.Load(), int64(limit))
+		assert.LessOrEqual(t, maxReply.Load(), int64(limit), "the shared count never passed the limit")
+		n, err := c.Count(ctx)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, n, int64(limit))
+		assert.GreaterOrEqual(t, n, int64(0))
+	})
+}

@@ -1,0 +1,114 @@
+package slotlimit_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit"
+)
+
+// scriptKeys is a go-redis hook that records the KEYS of every script call.
+type scriptKeys struct{ calls [][]string }
+
+func (h *scriptKeys) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *scriptKeys) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			h.record(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (h *scriptKeys) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.record(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *scriptKeys) record(cmd redis.Cmder) {
+	name := cmd.Name()
+	if !strings.HasPrefix(name, "eval") {
+		return
+	}
+	args := cmd.Args()
+	n, _ := strconv.Atoi(fmt.Sprint(args[2]))
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprint(args[3+i])
+	}
+	h.calls = append(h.calls, keys)
+}
+
+// hashSlot is the Redis Cluster slot of key: CRC16 of its hash tag, mod 16384.
+func hashSlot(key string) uint16 {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			key = key[i+1 : i+1+j]
+		}
+	}
+	var crc uint16
+	for i := 0; i < len(key); i++ {
+		crc ^= uint16(key[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc % 16384
+}
+
+func TestHashSlot(t *testing.T) {
+	// Values from the Redis Cluster specification and CLUSTER KEYSLOT.
+	assert.Equal(t, uint16(12739), hashSlot("123456789")) // CRC16 0x31C3
+	assert.Equal(t, hashSlot("user"), hashSlot("{user}.following"))
+	assert.Equal(t, hashSlot("foo{}{bar}"), hashSlot("foo{}{bar}"))
+	assert.NotEqual(t, hashSlot("a"), hashSlot("b"))
+}
+
+// Every script a Limiter or Counter runs names keys of one hash slot, so it
+// works on Redis Cluster without CROSSSLOT errors.
+func TestAllKeysShareOneHashSlot(t *testing.T) {
+	b := newMiniredis(t)
+	hook := &scriptKeys{}
+	b.client.AddHook(hook)
+	ctx := context.Background()
+
+	for _, key := range []string{"ar:0571", "{tenant-7}:ar:0571", "a{b", "a}b{", "x{}y"} {
+		hook.calls = nil
+		l, err := slotlimit.New(b.client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute})
+		require.NoError(t, err)
+		l.TryAcquire(ctx, "d1")
+		l.TryAcquire(ctx, "d2")
+		l.Acquire(ctx, "d1")
+		l.Renew(ctx, "d1")
+		l.Count(ctx)
+		l.Holders(ctx)
+		l.Release(ctx, "d1")
+		c, err := slotlimit.NewCounter(b.client, slotlimit.Config{Key: key + ":counter", Limit: 1})
+		require.NoError(t, err)
+		c.TryAcquire(ctx)
+		c.Release(ctx)
+
+		require.NotEmpty(t, hook.calls, key)
+		for _, keys := range hook.calls {
+			require.NotEmpty(t, keys, "%s: scripts name their keys", key)
+			for _, k := range keys {
+				assert.Equal(t, hashSlot(keys[0]), hashSlot(k), "%s: %q and %q", key, keys[0], k)
+			}
+		}
+	}
+}
