@@ -156,7 +156,10 @@ func openServer(addr string) (*server, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	if err := s.client.Ping(ctx).Err(); err != nil {
-		s.close()
+		s.client.Close()
+		if s.mr != nil {
+			s.mr.Close()
+		}
 		return nil, fmt.Errorf("connect to %s: %w", s.name, err)
 	}
 	return s, nil
@@ -312,28 +315,17 @@ func (s *simulation) redisError(err error) {
 // report prints what happened and checks it: no more callers than the
 // limit, and no slot left to a crashed device once its lease lapsed.
 func (s *simulation) report(ctx context.Context) error {
-	ctx, cancel := callContext(ctx)
-	defer cancel()
-	holders, err := s.lim.Holders(ctx)
-	if err != nil {
-		return fmt.Errorf("list the holders: %w", err)
+	problems := s.reportTasks()
+	problems = append(problems, s.reportSlots(ctx)...)
+	if len(problems) > 0 {
+		return errors.New("FAIL: " + strings.Join(problems, "; "))
 	}
-	inUse, err := s.lim.Count(ctx)
-	if err != nil {
-		return fmt.Errorf("count the slots: %w", err)
-	}
-	s.mu.Lock()
-	crashed := len(s.crashed)
-	stuck := 0
-	for _, h := range holders {
-		if s.crashed[h.ID] {
-			stuck++
-		}
-	}
-	s.mu.Unlock()
+	return nil
+}
 
-	limit := s.opts.limit
-	peak := s.callers.peak.load()
+// reportTasks prints what the devices did, and returns what went wrong.
+func (s *simulation) reportTasks() (problems []string) {
+	limit, peak := s.opts.limit, s.callers.peak.load()
 	fmt.Printf("peak concurrent callers at the external system: %d (limit %d)\n", peak, limit)
 	fmt.Printf("peak slots in use: %d of %d (a slot is held until the result is reported)\n", s.slotsUsed.load(), limit)
 	fmt.Printf("tasks done: %d   refused reports: %d   redis errors: %d\n",
@@ -341,29 +333,51 @@ func (s *simulation) report(ctx context.Context) error {
 	if p := s.firstErr.Load(); p != nil {
 		fmt.Printf("first redis error: %v\n", *p)
 	}
-	slowest := time.Duration(s.slowest.load()).Round(time.Millisecond)
 	if n := s.late.Load(); n > 0 {
-		// The slot was free for another device before this one reported.
-		fmt.Printf("results reported after their lease lapsed: %d (slowest redis call %v; the server is overloaded or -lease too short)\n", n, slowest)
+		// Another device could have taken the slot before this one reported.
+		slowest := time.Duration(s.slowest.load()).Round(time.Millisecond)
+		fmt.Printf("results reported after their lease lapsed: %d (slowest redis call %v: -lease is too short or the server overloaded)\n", n, slowest)
 	}
-	fmt.Printf("devices crashed holding a slot: %d   slots reclaimed from them: %d of %d\n",
-		crashed, crashed-stuck, crashed)
-	fmt.Printf("slots in use at the end: %d\n", inUse)
-
-	var problems []string
 	if peak > limit {
 		problems = append(problems, fmt.Sprintf("%d devices called the external system at once, over the limit of %d", peak, limit))
 	}
+	return problems
+}
+
+// reportSlots asks Redis which slots are still held, now that every lease
+// has lapsed or been released, prints what it found and returns what went
+// wrong.
+func (s *simulation) reportSlots(ctx context.Context) (problems []string) {
+	ctx, cancel := callContext(ctx)
+	defer cancel()
+	holders, err := s.lim.Holders(ctx)
+	if err != nil {
+		return []string{fmt.Sprintf("cannot list the holders: %v", err)}
+	}
+	inUse, err := s.lim.Count(ctx)
+	if err != nil {
+		return []string{fmt.Sprintf("cannot count the slots: %v", err)}
+	}
+
+	s.mu.Lock()
+	crashed, stuck := len(s.crashed), 0
+	for _, h := range holders {
+		if s.crashed[h.ID] {
+			stuck++
+		}
+	}
+	s.mu.Unlock()
+
+	fmt.Printf("devices crashed holding a slot: %d   slots reclaimed from them: %d of %d\n",
+		crashed, crashed-stuck, crashed)
+	fmt.Printf("slots in use at the end: %d\n", inUse)
 	if stuck > 0 {
 		problems = append(problems, fmt.Sprintf("%d crashed devices still hold a slot after their lease", stuck))
 	}
 	if inUse > 0 {
 		problems = append(problems, fmt.Sprintf("%d slots still in use after every lease lapsed", inUse))
 	}
-	if len(problems) > 0 {
-		return errors.New("FAIL: " + strings.Join(problems, "; "))
-	}
-	return nil
+	return problems
 }
 
 // A gauge is a count that goes up and down, and remembers its peak.
