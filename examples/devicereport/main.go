@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"log"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,13 +84,15 @@ func parseFlags() options {
 	flag.Float64Var(&o.crash, "crash", 0.02, "fraction of tasks whose device crashes before reporting the result")
 	flag.DurationVar(&o.work, "work", 50*time.Millisecond, "mean time of a call to the external system")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
 	return o
 }
 
 func (o options) check() error {
 	switch {
-	case flag.NArg() > 0:
-		return fmt.Errorf("unexpected arguments %q", flag.Args())
 	case o.devices < 1:
 		return errors.New("-devices must be at least 1")
 	case o.duration <= 0, o.report <= 0, o.lease <= 0, o.work < 0:
