@@ -26,6 +26,13 @@ type Config struct {
 	// is freed this long after it was taken. It is kept to the millisecond.
 	// 0 means DefaultTTL for a Limiter and DefaultCounterTTL for a Counter.
 	TTL time.Duration
+
+	// Fair makes waiters take slots in the order they began to wait, across
+	// every process, at the cost of a few more Redis commands per call. A
+	// TryAcquire never waits, so in fair mode it succeeds only when the
+	// slots cover every waiter queued ahead as well. Every Limiter on one
+	// Key should agree on Fair. A Counter ignores it.
+	Fair bool
 }
 
 // check validates c and fills in the default TTL.
@@ -71,12 +78,18 @@ type Result struct {
 	// lease lapses, a hint for when to come back. A slot may free sooner,
 	// by a release. It is 0 when Acquired or when no lapse is scheduled.
 	RetryAfter time.Duration
+
+	// Weight is the number of units the caller holds after the call: n
+	// when Acquired, and when a re-weigh was refused, the units it still
+	// holds from before. A Counter's Weight is 1 when Acquired.
+	Weight int64
 }
 
 // Holder is one live lease.
 type Holder struct {
 	ID        string    // the holder ID passed to TryAcquire or Acquire
 	ExpiresAt time.Time // when the lease lapses unless renewed, by the Redis server's clock
+	Weight    int64     // units held: 1, or n from TryAcquireN and AcquireN
 }
 
 // slots is what a Limiter and a Counter share: a checked Config, the
@@ -84,9 +97,8 @@ type Holder struct {
 type slots struct {
 	client redis.UniversalClient
 	cfg    Config
-	keys   []string // KEYS for every script
-	limit  string   // cfg.Limit as a script argument
-	ttl    string   // cfg.TTL in ms as a script argument
+	limit  string // cfg.Limit as a script argument
+	ttl    string // cfg.TTL in ms as a script argument
 }
 
 func newSlots(client redis.UniversalClient, cfg Config, defaultTTL time.Duration) (slots, error) {
@@ -100,8 +112,7 @@ func newSlots(client redis.UniversalClient, cfg Config, defaultTTL time.Duration
 	return slots{
 		client: client,
 		cfg:    cfg,
-		keys:   []string{cfg.Key},
 		limit:  strconv.FormatInt(cfg.Limit, 10),
-		ttl:    strconv.FormatInt(cfg.TTL.Milliseconds(), 10),
+		ttl:    formatMillis(cfg.TTL),
 	}, nil
 }

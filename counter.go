@@ -23,6 +23,7 @@ import (
 // A Counter is safe for concurrent use.
 type Counter struct {
 	slots
+	keys []string
 }
 
 // NewCounter returns a Counter for cfg. It returns an error matching
@@ -33,7 +34,7 @@ func NewCounter(client redis.UniversalClient, cfg Config) (*Counter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Counter{s}, nil
+	return &Counter{slots: s, keys: []string{s.cfg.Key}}, nil
 }
 
 // Config returns the Counter's configuration, with the default TTL filled in.
@@ -57,6 +58,7 @@ func (c *Counter) TryAcquire(ctx context.Context) (Result, error) {
 	}
 	res := Result{Acquired: reply[0] == 1, Count: reply[1], Limit: c.cfg.Limit}
 	if res.Acquired {
+		res.Weight = 1
 		res.ExpiresAt = time.UnixMilli(reply[2])
 	} else {
 		res.RetryAfter = time.Duration(max(reply[2], 0)) * time.Millisecond
@@ -69,7 +71,7 @@ func (c *Counter) TryAcquire(ctx context.Context) (Result, error) {
 // ctx.Err(). Unlike Limiter.Acquire, it cannot release a slot whose acquire
 // had an unknown outcome, since a Counter cannot tell its slots apart.
 func (c *Counter) Acquire(ctx context.Context) (Result, error) {
-	res, err := wait(ctx, func() (Result, error) { return c.TryAcquire(ctx) })
+	res, err := poll(ctx, func() (Result, error) { return c.TryAcquire(ctx) })
 	return acquireOutcome(ctx, c.cfg, res, err)
 }
 

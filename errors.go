@@ -14,6 +14,11 @@ var (
 	// ErrInvalidHolder is returned when a holder ID is empty or longer than
 	// MaxHolderLen bytes. Nothing is sent to Redis.
 	ErrInvalidHolder = errors.New("slotlimit: invalid holder")
+
+	// ErrInvalidWeight is returned by TryAcquireN and AcquireN when n is
+	// below 1 or above the Limit, which no wait could ever satisfy.
+	// Nothing is sent to Redis.
+	ErrInvalidWeight = errors.New("slotlimit: invalid weight")
 )
 
 // MaxHolderLen is the longest holder ID accepted, in bytes.
@@ -29,6 +34,13 @@ func checkHolder(holder string) error {
 		return fmt.Errorf("%w: empty", ErrInvalidHolder)
 	case len(holder) > MaxHolderLen:
 		return fmt.Errorf("%w: %d bytes, more than %d", ErrInvalidHolder, len(holder), MaxHolderLen)
+	}
+	return nil
+}
+
+func checkWeight(n, limit int64) error {
+	if n < 1 || n > limit {
+		return fmt.Errorf("%w: %d units, must be 1 to the limit %d", ErrInvalidWeight, n, limit)
 	}
 	return nil
 }

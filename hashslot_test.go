@@ -47,6 +47,12 @@ func (h *scriptKeys) record(cmd redis.Cmder) {
 	for i := range keys {
 		keys[i] = fmt.Sprint(args[3+i])
 	}
+	// The notice channel is an argument; on Cluster it must share the slot too.
+	for _, arg := range args[3+n:] {
+		if s := fmt.Sprint(arg); strings.HasSuffix(s, ":free") {
+			keys = append(keys, s)
+		}
+	}
 	h.calls = append(h.calls, keys)
 }
 
@@ -87,11 +93,15 @@ func TestAllKeysShareOneHashSlot(t *testing.T) {
 	b.client.AddHook(hook)
 	ctx := context.Background()
 
-	for _, key := range []string{"ar:0571", "{tenant-7}:ar:0571", "a{b", "a}b{", "x{}y"} {
+	for _, key := range []string{"ar:0571", "{tenant-7}:ar:0571", "a{b", "{x}", "a{b}c{d}"} {
 		hook.calls = nil
-		l, err := slotlimit.New(b.client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute})
+		l, err := slotlimit.New(b.client, slotlimit.Config{Key: key, Limit: 2, TTL: time.Minute})
 		require.NoError(t, err)
-		l.TryAcquire(ctx, "d1")
+		fair, err := slotlimit.New(b.client, slotlimit.Config{Key: key, Limit: 2, TTL: time.Minute, Fair: true})
+		require.NoError(t, err)
+		fair.TryAcquireN(ctx, "d3", 2)
+		fair.Release(ctx, "d3")
+		l.TryAcquireN(ctx, "d1", 2)
 		l.TryAcquire(ctx, "d2")
 		l.Acquire(ctx, "d1")
 		l.Renew(ctx, "d1")
@@ -104,11 +114,27 @@ func TestAllKeysShareOneHashSlot(t *testing.T) {
 		c.Release(ctx)
 
 		require.NotEmpty(t, hook.calls, key)
+		channels := 0
 		for _, keys := range hook.calls {
 			require.NotEmpty(t, keys, "%s: scripts name their keys", key)
+			if strings.HasSuffix(keys[len(keys)-1], ":free") {
+				channels++
+			}
 			for _, k := range keys {
 				assert.Equal(t, hashSlot(keys[0]), hashSlot(k), "%s: %q and %q", key, keys[0], k)
 			}
 		}
+		assert.Positive(t, channels, "%s: the notice channel was checked", key)
+	}
+}
+
+// A key with a '}' but no hash tag has no slot its other keys could share.
+func TestNewRejectsKeyWithoutUsableHashSlot(t *testing.T) {
+	b := newMiniredis(t)
+	for _, key := range []string{"a}b{", "x{}y", "}"} {
+		_, err := slotlimit.New(b.client, slotlimit.Config{Key: key, Limit: 1})
+		assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig, key)
+		_, err = slotlimit.NewCounter(b.client, slotlimit.Config{Key: key, Limit: 1})
+		assert.NoError(t, err, "%s: a Counter has one key and takes any", key)
 	}
 }

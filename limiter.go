@@ -13,36 +13,77 @@ import (
 // A Limiter lets at most Limit holders at once into a guarded section,
 // across every process that shares its Redis key.
 //
-// Each holder, such as a device ID, holds at most one slot, under a lease
-// that lapses TTL after it was taken or last renewed. A holder that crashes
-// without releasing costs its one slot until its own lease lapses, and no
-// longer; the other leases are untouched. Every check-and-take, release and
-// renewal is one Lua script, so the limit holds under any interleaving of
-// callers, and every deadline is read from the Redis server's clock, so
-// callers with skewed clocks agree on when a lease lapses.
+// Each holder, such as a device ID, holds at most one lease, which lapses
+// TTL after it was taken or last renewed. A holder that crashes without
+// releasing costs its own slot until its lease lapses, and no longer; the
+// other leases are untouched. Every check-and-take, release and renewal is
+// one Lua script, so the limit holds under any interleaving of callers, and
+// every deadline is read from the Redis server's clock, so callers with
+// skewed clocks agree on when a lease lapses.
 //
 // Most callers want TryAcquire on an event (a device report) and Release
-// when the work is done, or Acquire to wait for a slot.
+// when the work is done, or Acquire to wait for a slot. AcquireLease suits
+// in-process work: it names the holder itself and returns a Lease that can
+// keep itself alive. A lease can weigh more than one unit (TryAcquireN,
+// AcquireN), for work that counts as several holders.
 //
-// The slots live in one sorted set at Config.Key, holder -> deadline. The
-// key expires by itself when its last lease lapses. Limiters with different
-// TTLs may share a key: each lease keeps the deadline it was given.
+// Waiters do not poll. A release publishes a notice, and the waiters of one
+// client share one subscription; each notice wakes only as many waiters as
+// units were freed. A waiter also tries again when the earliest lease is
+// due to lapse, so a lost notice delays it at most until then.
 //
-// A Limiter is safe for concurrent use. It holds no state besides its
-// configuration, so building one is cheap.
+// The leases live in a sorted set at Config.Key, holder -> deadline, with
+// weights and the fair-mode queue in keys beside it in the same Redis
+// Cluster hash slot. The keys expire by themselves when their last lease
+// lapses. Limiters with different TTLs may share a key, since each lease
+// keeps the deadline it was given; a Limiter built with a new Limit on the
+// same key applies it from its next call, and a lower limit never evicts a
+// holder, it only refuses new ones until the count is below it.
+//
+// A Limiter is safe for concurrent use.
 type Limiter struct {
 	slots
+	keys    []string // leases, weights, queue, queue deadlines, queue weights
+	channel string   // the notice channel
+	notify  string   // the notice command: publish or spublish
+	fair    string   // "1" in fair mode
+	waiters *hub
 }
 
 // New returns a Limiter for cfg. It returns an error matching
-// ErrInvalidConfig when client is nil or cfg is invalid. New does not
-// contact Redis.
+// ErrInvalidConfig when client is nil or cfg is invalid; a Key with a '}'
+// must hold a hash tag, so that the Limiter's keys share a cluster slot.
+// New does not contact Redis.
 func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 	s, err := newSlots(client, cfg, DefaultTTL)
 	if err != nil {
 		return nil, err
 	}
-	return &Limiter{s}, nil
+	prefix, ok := sameSlotPrefix(s.cfg.Key)
+	if !ok {
+		return nil, invalidConfig("Key %q has a '}' but no hash tag", s.cfg.Key)
+	}
+	l := &Limiter{
+		slots: s,
+		keys: []string{
+			s.cfg.Key,
+			prefix + weightsSuffix,
+			prefix + queueSuffix,
+			prefix + deadlinesSuffix,
+			prefix + queueWtSuffix,
+		},
+		channel: prefix + channelSuffix,
+		notify:  "publish",
+		fair:    "0",
+		waiters: hubFor(client),
+	}
+	if _, ok := client.(*redis.ClusterClient); ok {
+		l.notify = "spublish"
+	}
+	if s.cfg.Fair {
+		l.fair = "1"
+	}
+	return l, nil
 }
 
 // Config returns the Limiter's configuration, with the default TTL filled in.
@@ -50,27 +91,60 @@ func (l *Limiter) Config() Config {
 	return l.cfg
 }
 
-// TryAcquire takes a slot for holder if one is free, and never waits.
+// TryAcquire takes a slot for holder if one is free, and never waits. It is
+// shorthand for TryAcquireN(ctx, holder, 1).
 //
 // A holder that already holds a slot keeps it: its lease is renewed and no
 // second slot is taken. When every slot is taken, TryAcquire returns a
 // Result with Acquired false and a RetryAfter hint, and a nil error.
 //
-// An error means the outcome is unknown when it came from the connection
-// (for example a timeout after the call was sent). Calling TryAcquire or
-// Release again for the same holder is always safe: both are idempotent.
+// An error from the connection leaves the outcome unknown (the reply may
+// have been lost after the script ran). Calling TryAcquire or Release again
+// for the same holder is always safe: both are idempotent.
 func (l *Limiter) TryAcquire(ctx context.Context, holder string) (Result, error) {
-	if err := checkHolder(holder); err != nil {
+	return l.TryAcquireN(ctx, holder, 1)
+}
+
+// TryAcquireN takes n units for holder if they are free, and never waits.
+// Count and Limit are in units; a holder of n units counts as n holders.
+//
+// A holder has one lease of one weight. Asking again with the same n renews
+// it. Asking with another n re-weighs it: a smaller n always succeeds and
+// frees the difference, and a larger n succeeds if the difference is free;
+// if not, the call is refused and the holder keeps its lease and weight as
+// they were, which Result.Weight reports. n must be between 1 and Limit,
+// or TryAcquireN returns an error matching ErrInvalidWeight.
+func (l *Limiter) TryAcquireN(ctx context.Context, holder string, n int64) (Result, error) {
+	if err := l.check(holder, n); err != nil {
 		return Result{Limit: l.cfg.Limit}, err
 	}
-	reply, err := acquireScript.Run(ctx, l.client, l.keys, holder, l.limit, l.ttl).Int64Slice()
+	return l.try(ctx, holder, n, false)
+}
+
+func (l *Limiter) check(holder string, n int64) error {
+	if err := checkHolder(holder); err != nil {
+		return err
+	}
+	return checkWeight(n, l.cfg.Limit)
+}
+
+// try runs the acquire script once; queue says whether a refused caller
+// joins the fair-mode queue.
+func (l *Limiter) try(ctx context.Context, holder string, n int64, queue bool) (Result, error) {
+	join := "0"
+	if queue {
+		join = "1"
+	}
+	reply, err := acquireScript.Run(ctx, l.client, l.keys,
+		holder, l.limit, l.ttl, strconv.FormatInt(n, 10), l.fair, join, queueTTLArg, l.channel, l.notify,
+	).Int64Slice()
 	if err != nil {
 		return Result{Limit: l.cfg.Limit}, opError("acquire", l.cfg.Key, err)
 	}
-	if len(reply) != 4 {
+	if len(reply) != 5 {
 		return Result{Limit: l.cfg.Limit}, opError("acquire", l.cfg.Key, errUnexpectedReply(reply))
 	}
-	res := Result{Acquired: reply[0] == 1, Count: reply[1], Limit: l.cfg.Limit}
+	res := Result{Acquired: reply[0] == 1, Count: reply[1], Limit: l.cfg.Limit, Weight: reply[4]}
 	if res.Acquired {
 		res.ExpiresAt = time.UnixMilli(reply[2])
 	} else {
@@ -79,49 +153,58 @@ func (l *Limiter) TryAcquire(ctx context.Context, holder string) (Result, error)
 	return res, nil
 }
 
-// Acquire takes a slot for holder, waiting until one is free or ctx is done.
-//
-// On success it returns a Result with Acquired true; a holder that already
-// holds a slot gets it back at once, renewed. If ctx is done first, Acquire
-// returns an error that matches ctx.Err() and takes no slot: a ctx that is
-// done on entry sends nothing to Redis, and if ctx ends while a call is in
-// flight, so that its outcome is unknown, Acquire releases holder before it
-// returns. Any other error is returned as it is, and when it leaves the
-// outcome unknown (a broken connection, say) holder is released too, so a
-// failed Acquire never leaves a phantom slot behind while Redis answers.
-//
-// While it waits, Acquire tries again when the earliest lease is due to
-// lapse, and at least every 100ms, with jitter so that waiters spread out.
+// Acquire takes a slot for holder, waiting until one is free or ctx is
+// done. It is shorthand for AcquireN(ctx, holder, 1).
 func (l *Limiter) Acquire(ctx context.Context, holder string) (Result, error) {
-	if err := checkHolder(holder); err != nil {
-		return Result{Limit: l.cfg.Limit}, err
-	}
-	res, err := wait(ctx, func() (Result, error) {
-		res, err := l.TryAcquire(ctx, holder)
-		if err != nil && outcomeUnknown(err) {
-			l.releaseDetached(ctx, holder)
-		}
-		return res, err
-	})
-	return acquireOutcome(ctx, l.cfg, res, err)
+	return l.AcquireN(ctx, holder, 1)
 }
 
-// releaseDetached releases holder after ctx has failed an acquire: it runs
-// even when ctx is done, bounded by cleanupTimeout.
+// AcquireN takes n units for holder, waiting until they are free or ctx is
+// done. A holder that already holds them gets its lease back at once,
+// renewed; see TryAcquireN for re-weighing.
+//
+// If ctx is done first, AcquireN returns an error that matches ctx.Err()
+// and holder holds nothing: a ctx that is done on entry sends nothing to
+// Redis, and if ctx ends while a call is in flight, so that its outcome is
+// unknown, AcquireN releases holder before it returns. Any other error is
+// returned as it is, and when it leaves the outcome unknown (a broken
+// connection, say) holder is released too, so a failed AcquireN leaves no
+// phantom slot behind while Redis answers. The release is bounded by one
+// second past ctx's end.
+func (l *Limiter) AcquireN(ctx context.Context, holder string, n int64) (Result, error) {
+	if err := l.check(holder, n); err != nil {
+		return Result{Limit: l.cfg.Limit}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{Limit: l.cfg.Limit}, opError("acquire", l.cfg.Key, err)
+	}
+	res, err := l.wait(ctx, holder, n)
+	if err == nil {
+		return res, nil
+	}
+	if ctx.Err() != nil {
+		err = opError("acquire", l.cfg.Key, ctx.Err())
+	}
+	return Result{Limit: l.cfg.Limit}, err
+}
+
+// releaseDetached releases holder after an acquire failed: it runs even
+// when ctx is done, bounded by cleanupTimeout.
 func (l *Limiter) releaseDetached(ctx context.Context, holder string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	l.Release(ctx, holder) //nolint:errcheck // best effort; the lease lapses by itself
 }
 
-// Release frees holder's slot. It reports whether holder held a live lease;
-// releasing a slot that was never taken, already released or already lapsed
-// returns false and a nil error.
+// Release frees holder's slot, all units of it, and takes holder out of
+// the fair-mode queue. It reports whether holder held a live lease;
+// releasing a lease that was never taken, already released or already
+// lapsed returns false and a nil error.
 func (l *Limiter) Release(ctx context.Context, holder string) (bool, error) {
 	if err := checkHolder(holder); err != nil {
 		return false, err
 	}
-	n, err := releaseScript.Run(ctx, l.client, l.keys, holder).Int64()
+	n, err := releaseScript.Run(ctx, l.client, l.keys, holder, l.fair, l.channel, l.notify).Int64()
 	if err != nil {
 		return false, opError("release", l.cfg.Key, err)
 	}
@@ -131,19 +214,29 @@ func (l *Limiter) Release(ctx context.Context, holder string) (bool, error) {
 // Renew extends holder's lease to TTL from now. It returns false when
 // holder holds no live lease; it never takes a slot that had lapsed.
 func (l *Limiter) Renew(ctx context.Context, holder string) (bool, error) {
-	if err := checkHolder(holder); err != nil {
-		return false, err
-	}
-	deadline, err := renewScript.Run(ctx, l.client, l.keys, holder, l.ttl).Int64()
-	if err != nil {
-		return false, opError("renew", l.cfg.Key, err)
-	}
-	return deadline > 0, nil
+	_, ok, err := l.renew(ctx, holder)
+	return ok, err
 }
 
-// Count returns the number of live leases.
+// renew is Renew that also returns the new deadline.
+func (l *Limiter) renew(ctx context.Context, holder string) (time.Time, bool, error) {
+	if err := checkHolder(holder); err != nil {
+		return time.Time{}, false, err
+	}
+	deadline, err := renewScript.Run(ctx, l.client, l.keys[:2], holder, l.ttl).Int64()
+	if err != nil {
+		return time.Time{}, false, opError("renew", l.cfg.Key, err)
+	}
+	if deadline == 0 {
+		return time.Time{}, false, nil
+	}
+	return time.UnixMilli(deadline), true, nil
+}
+
+// Count returns the units held by live leases: the number of holders, when
+// every lease weighs one unit.
 func (l *Limiter) Count(ctx context.Context) (int64, error) {
-	n, err := countScript.Run(ctx, l.client, l.keys).Int64()
+	n, err := countScript.Run(ctx, l.client, l.keys[:2]).Int64()
 	if err != nil {
 		return 0, opError("count", l.cfg.Key, err)
 	}
@@ -152,17 +245,24 @@ func (l *Limiter) Count(ctx context.Context) (int64, error) {
 
 // Holders returns the live leases, earliest deadline first.
 func (l *Limiter) Holders(ctx context.Context) ([]Holder, error) {
-	reply, err := holdersScript.Run(ctx, l.client, l.keys).StringSlice()
+	reply, err := holdersScript.Run(ctx, l.client, l.keys[:2]).StringSlice()
 	if err != nil {
 		return nil, opError("holders", l.cfg.Key, err)
 	}
-	holders := make([]Holder, 0, len(reply)/2)
-	for i := 0; i+1 < len(reply); i += 2 {
+	if len(reply)%3 != 0 {
+		return nil, opError("holders", l.cfg.Key, errUnexpectedReply(reply))
+	}
+	holders := make([]Holder, 0, len(reply)/3)
+	for i := 0; i < len(reply); i += 3 {
 		ms, err := strconv.ParseFloat(reply[i+1], 64)
 		if err != nil {
 			return nil, opError("holders", l.cfg.Key, err)
 		}
-		holders = append(holders, Holder{ID: reply[i], ExpiresAt: time.UnixMilli(int64(ms))})
+		weight, err := strconv.ParseInt(reply[i+2], 10, 64)
+		if err != nil {
+			return nil, opError("holders", l.cfg.Key, err)
+		}
+		holders = append(holders, Holder{ID: reply[i], ExpiresAt: time.UnixMilli(int64(ms)), Weight: weight})
 	}
 	return holders, nil
 }

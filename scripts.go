@@ -10,25 +10,30 @@ import (
 // and falls back to EVAL when the server answers NOSCRIPT, which also caches
 // the script again, so a SCRIPT FLUSH or a restarted server needs no care here.
 var (
+	// libLua holds helpers that the lease scripts share; it is prepended
+	// to each of them.
+	//go:embed scripts/lib.lua
+	libLua string
+
 	//go:embed scripts/acquire.lua
 	acquireLua    string
-	acquireScript = redis.NewScript(acquireLua)
+	acquireScript = redis.NewScript(libLua + acquireLua)
 
 	//go:embed scripts/release.lua
 	releaseLua    string
-	releaseScript = redis.NewScript(releaseLua)
+	releaseScript = redis.NewScript(libLua + releaseLua)
 
 	//go:embed scripts/renew.lua
 	renewLua    string
-	renewScript = redis.NewScript(renewLua)
+	renewScript = redis.NewScript(libLua + renewLua)
 
 	//go:embed scripts/count.lua
 	countLua    string
-	countScript = redis.NewScript(countLua)
+	countScript = redis.NewScript(libLua + countLua)
 
 	//go:embed scripts/holders.lua
 	holdersLua    string
-	holdersScript = redis.NewScript(holdersLua)
+	holdersScript = redis.NewScript(libLua + holdersLua)
 
 	//go:embed scripts/counter_acquire.lua
 	counterAcquireLua    string

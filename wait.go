@@ -3,23 +3,78 @@ package slotlimit
 import (
 	"context"
 	"math/rand/v2"
+	"strconv"
 	"time"
 )
 
 const (
-	// maxPoll caps the sleep between tries while waiting for a slot.
+	// maxPoll caps the sleep between tries when no notice can arrive:
+	// for a Counter, and for a waiter whose subscription is not ready.
 	maxPoll = 100 * time.Millisecond
 	// minPoll keeps a waiter from spinning when a lease is due at once.
 	minPoll = time.Millisecond
 	// cleanupTimeout bounds the release that follows a failed acquire.
 	cleanupTimeout = time.Second
+	// queueTTL is how long a fair-mode waiter keeps its place in the queue
+	// without trying again; a waiter that dies leaves the queue then.
+	queueTTL = 3 * time.Second
 )
 
-// wait calls try until it acquires, fails, or ctx is done. Between tries it
+var queueTTLArg = formatMillis(queueTTL)
+
+// wait runs the acquire script until it succeeds, fails or ctx ends. Between
+// tries it sleeps until a release notice, until the earliest lease is due
+// to lapse, or in fair mode until its place in the queue needs refreshing.
+// When it fails, holder holds nothing: a try whose outcome is unknown is
+// undone, and a fair waiter leaves the queue.
+func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, error) {
+	w := l.waiters.join(l.channel, n)
+	defer l.waiters.leave(w)
+	var timer *time.Timer
+	for {
+		res, err := l.try(ctx, holder, n, true)
+		if err != nil && outcomeUnknown(err) {
+			l.releaseDetached(ctx, holder)
+		}
+		if err != nil || res.Acquired {
+			return res, err
+		}
+		d := res.RetryAfter
+		if d > 0 {
+			// Come back just after the lapse, spread over a little time.
+			d += minPoll + rand.N(min(d/8, 25*time.Millisecond)+1)
+		}
+		if !l.waiters.ready(w) && (d == 0 || d > maxPoll) {
+			d = pollDelay(maxPoll)
+		}
+		if l.cfg.Fair && (d == 0 || d > queueTTL/3) {
+			d = queueTTL / 3
+		}
+		if d == 0 {
+			d = maxPoll
+		}
+		if timer == nil {
+			timer = time.NewTimer(d)
+			defer timer.Stop()
+		} else {
+			timer.Reset(d)
+		}
+		select {
+		case <-ctx.Done():
+			if l.cfg.Fair {
+				l.releaseDetached(ctx, holder)
+			}
+			return res, ctx.Err()
+		case <-w.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// poll calls try until it acquires, fails, or ctx is done. Between tries it
 // sleeps until the earliest lease is due to lapse, capped at maxPoll and
-// jittered. It returns ctx.Err() when ctx ends while it sleeps; it never
-// calls try with a done ctx.
-func wait(ctx context.Context, try func() (Result, error)) (Result, error) {
+// jittered. It is how a Counter waits, since its scripts send no notices.
+func poll(ctx context.Context, try func() (Result, error)) (Result, error) {
 	var timer *time.Timer
 	for {
 		if err := ctx.Err(); err != nil {
@@ -61,4 +116,8 @@ func acquireOutcome(ctx context.Context, cfg Config, res Result, err error) (Res
 func pollDelay(hint time.Duration) time.Duration {
 	d := min(max(hint, minPoll), maxPoll)
 	return d/2 + rand.N(d/2+1)
+}
+
+func formatMillis(d time.Duration) string {
+	return strconv.FormatInt(d.Milliseconds(), 10)
 }

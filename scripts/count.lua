@@ -1,9 +1,18 @@
--- count: the number of live leases. Writes nothing.
+-- count: the units held by live leases. Writes nothing.
 --
--- KEYS[1]  the lease set: a sorted set of holder -> lease deadline (ms, server time)
+-- KEYS[1]  leases: sorted set, holder -> lease deadline (ms, server time)
+-- KEYS[2]  weights: hash, see lib.lua
 --
--- Returns the count.
+-- Returns the units in use.
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
+local leases, weights = KEYS[1], KEYS[2]
+local now = now_ms()
+local extra = extra_units(weights)
+if extra == 0 then
+	return redis.call('ZCOUNT', leases, '(' .. now, '+inf')
+end
+local units = 0
+for _, holder in ipairs(redis.call('ZRANGEBYSCORE', leases, '(' .. now, '+inf')) do
+	units = units + weight_of(weights, extra, holder)
+end
+return units

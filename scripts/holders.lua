@@ -1,9 +1,18 @@
 -- holders: list the live leases, earliest deadline first. Writes nothing.
 --
--- KEYS[1]  the lease set: a sorted set of holder -> lease deadline (ms, server time)
+-- KEYS[1]  leases: sorted set, holder -> lease deadline (ms, server time)
+-- KEYS[2]  weights: hash, see lib.lua
 --
--- Returns a flat array {holder, deadline ms, holder, deadline ms, ...}.
+-- Returns a flat array {holder, deadline ms, weight, holder, deadline ms, weight, ...}.
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf', 'WITHSCORES')
+local leases, weights = KEYS[1], KEYS[2]
+local now = now_ms()
+local extra = extra_units(weights)
+local live = redis.call('ZRANGEBYSCORE', leases, '(' .. now, '+inf', 'WITHSCORES')
+local out = {}
+for i = 1, #live, 2 do
+	out[#out + 1] = live[i]
+	out[#out + 1] = live[i + 1]
+	out[#out + 1] = tostring(weight_of(weights, extra, live[i]))
+end
+return out

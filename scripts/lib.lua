@@ -1,0 +1,86 @@
+-- lib: helpers shared by the lease scripts, prepended to each of them.
+--
+-- The slots of one Limiter live in keys of one hash slot:
+--   leases   sorted set, holder -> lease deadline (ms, server time)
+--   weights  hash, holder -> weight for holders of more than one unit, and
+--            field '' -> the sum of their extra units (weight - 1). Holder
+--            IDs are never empty, so '' cannot clash with one.
+-- Units in use = ZCARD(leases) + extra. With no weighted holder the weights
+-- hash does not exist, and the unweighted path touches nothing else.
+
+local function now_ms()
+	local t = redis.call('TIME')
+	return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function extra_units(weights)
+	return tonumber(redis.call('HGET', weights, '') or 0)
+end
+
+local function weight_of(weights, extra, holder)
+	if extra == 0 then
+		return 1
+	end
+	return tonumber(redis.call('HGET', weights, holder) or 1)
+end
+
+-- set_weight records holder's weight going from old to new (0: none) and
+-- returns the new sum of extra units.
+local function set_weight(weights, extra, holder, old, new)
+	if old == new then
+		return extra
+	end
+	if new > 1 then
+		redis.call('HSET', weights, holder, new)
+	elseif old > 1 then
+		redis.call('HDEL', weights, holder)
+	end
+	local delta = math.max(new - 1, 0) - math.max(old - 1, 0)
+	if delta == 0 then
+		return extra
+	end
+	extra = extra + delta
+	if extra > 0 then
+		redis.call('HSET', weights, '', extra)
+	else
+		redis.call('HDEL', weights, '')
+	end
+	return extra
+end
+
+-- prune drops lapsed leases (live while now < deadline), only when the
+-- earliest has lapsed. It returns the new extra sum and the earliest live
+-- lease as {holder, deadline}, or {} when there is none.
+local function prune(leases, weights, extra, now)
+	local first = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
+	if first[2] == nil or tonumber(first[2]) > now then
+		return extra, first
+	end
+	if extra > 0 then
+		for _, holder in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now)) do
+			extra = set_weight(weights, extra, holder, weight_of(weights, extra, holder), 0)
+		end
+	end
+	redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
+	return extra, redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
+end
+
+-- expire_with_last_lease makes the keys lapse with their last lease, so an
+-- idle key costs nothing.
+local function expire_with_last_lease(leases, weights, extra)
+	local last = redis.call('ZRANGE', leases, -1, -1, 'WITHSCORES')
+	if last[2] then
+		redis.call('PEXPIREAT', leases, last[2])
+		if extra > 0 then
+			redis.call('PEXPIREAT', weights, last[2])
+		end
+	end
+end
+
+-- notify tells waiters that units were freed: command is 'publish',
+-- 'spublish' (Redis Cluster) or '' for none.
+local function notify(command, channel, units)
+	if command ~= '' then
+		redis.call(command, channel, units)
+	end
+end
