@@ -1,0 +1,268 @@
+package slotlimit_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit"
+)
+
+// scriptTries is a go-redis hook that counts the script calls that reached
+// the server (a NOSCRIPT reply, answered by EVAL, counts once) by number of
+// keys and arguments, which tells the operations apart.
+type scriptTries struct {
+	acquires, renews atomic.Int64
+}
+
+func (h *scriptTries) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *scriptTries) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *scriptTries) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if name := cmd.Name(); (name == "evalsha" || name == "eval") &&
+			(err == nil || !strings.HasPrefix(err.Error(), "NOSCRIPT")) {
+			switch len(cmd.Args()) {
+			case 17: // 5 keys, 9 arguments
+				h.acquires.Add(1)
+			case 7: // 2 keys, 2 arguments
+				h.renews.Add(1)
+			}
+		}
+		return err
+	}
+}
+
+// countingClient returns a new client to b's server whose script calls are
+// counted.
+func countingClient(t *testing.T, b *backend) (*redis.Client, *scriptTries) {
+	client := redis.NewClient(b.client.(*redis.Client).Options())
+	t.Cleanup(func() { client.Close() })
+	tries := &scriptTries{}
+	client.AddHook(tries)
+	return client, tries
+}
+
+func newLimiterOn(t *testing.T, client redis.UniversalClient, cfg slotlimit.Config) *slotlimit.Limiter {
+	t.Helper()
+	l, err := slotlimit.New(client, cfg)
+	require.NoError(t, err)
+	return l
+}
+
+func acquireAsync(ctx context.Context, l *slotlimit.Limiter, holder string, n int64) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.AcquireN(ctx, holder, n)
+		done <- err
+	}()
+	return done
+}
+
+func requireDone(t *testing.T, done <-chan error, within time.Duration, msg string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		require.NoError(t, err, msg)
+	case <-time.After(within):
+		t.Fatalf("%s: not done within %v", msg, within)
+	}
+}
+
+// A waiter sleeps until a release, not polling: with a lease a minute long
+// it tries only on entry, once its subscription is confirmed, and after the
+// release.
+func TestAcquireWakesOnReleaseWithoutPolling(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		key := testKey(t, b)
+		holder := newLimiter(t, b, key, 1, time.Minute)
+		_, err := holder.TryAcquire(ctx, "d1")
+		require.NoError(t, err)
+
+		client, tries := countingClient(t, b)
+		waiter := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute})
+		done := acquireAsync(ctx, waiter, "d2", 1)
+		time.Sleep(500 * time.Millisecond) // a poller would have tried 5 times or more
+		assert.LessOrEqual(t, tries.acquires.Load(), int64(2), "tries while the slot stayed taken")
+
+		_, err = holder.Release(ctx, "d1")
+		require.NoError(t, err)
+		requireDone(t, done, 2*time.Second, "waiter after the release")
+		assert.LessOrEqual(t, tries.acquires.Load(), int64(3))
+		assert.Equal(t, []string{"d2"}, holderIDs(t, holder))
+	})
+}
+
+// A notice is a hint. When none comes, here because the slot is freed
+// behind the library's back, the waiter still wakes at the earliest
+// lease's deadline, and only then.
+func TestWaiterRecoversLostNoticeAtDeadline(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		key := testKey(t, b)
+		const ttl = 600 * time.Millisecond
+		holder := newLimiter(t, b, key, 1, ttl)
+		_, err := holder.TryAcquire(ctx, "d1")
+		require.NoError(t, err)
+
+		client, tries := countingClient(t, b)
+		waiter := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute})
+		done := acquireAsync(ctx, waiter, "d2", 1)
+		time.Sleep(100 * time.Millisecond)
+		require.NoError(t, b.client.ZRem(ctx, key, "d1").Err()) // freed, with no notice
+
+		requireDone(t, done, 3*time.Second, "waiter at the deadline")
+		assert.LessOrEqual(t, tries.acquires.Load(), int64(3), "it slept until the deadline")
+		assert.Equal(t, []string{"d2"}, holderIDs(t, holder))
+	})
+}
+
+// A release of one unit wakes one of many waiters, not all of them.
+func TestNoticeWakesOnlyAsManyAsFreed(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		key := testKey(t, b)
+		holder := newLimiter(t, b, key, 1, time.Minute)
+		_, err := holder.TryAcquire(ctx, "d1")
+		require.NoError(t, err)
+
+		client, tries := countingClient(t, b)
+		waiter := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute})
+		const waiters = 8
+		done := make(chan error, waiters)
+		for i := 0; i < waiters; i++ {
+			go func(holder string) {
+				_, err := waiter.Acquire(ctx, holder)
+				done <- err
+			}(string(rune('a' + i)))
+		}
+		time.Sleep(500 * time.Millisecond) // all asleep
+		before := tries.acquires.Load()
+
+		_, err = holder.Release(ctx, "d1")
+		require.NoError(t, err)
+		requireDone(t, done, 2*time.Second, "one waiter")
+		time.Sleep(200 * time.Millisecond)
+		assert.LessOrEqual(t, tries.acquires.Load()-before, int64(2), "tries after one release")
+		n, err := holder.Count(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n)
+		cancel()
+		for i := 0; i < waiters-1; i++ {
+			<-done
+		}
+	})
+}
+
+// Releases and waiters racing: each waiter gets the slot released just as
+// it begins to wait.
+func TestWaiterGetsSlotReleasedAsItWaits(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		l := newLimiter(t, b, testKey(t, b), 1, time.Minute)
+		for i := 0; i < 30; i++ {
+			_, err := l.TryAcquire(ctx, "holder")
+			require.NoError(t, err)
+			done := acquireAsync(ctx, l, "waiter", 1)
+			time.Sleep(time.Duration(i%4) * time.Millisecond)
+			_, err = l.Release(ctx, "holder")
+			require.NoError(t, err)
+			requireDone(t, done, 2*time.Second, "round")
+			ok, err := l.Release(ctx, "waiter")
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+	})
+}
+
+func TestAcquireCancelWhileWaitingLeavesNothing(t *testing.T) {
+	for _, fair := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fair=%v", fair), func(t *testing.T) {
+			eachBackend(t, func(t *testing.T, b *backend) {
+				key := testKey(t, b)
+				l := newLimiterOn(t, b.client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute, Fair: fair})
+				_, err := l.TryAcquire(context.Background(), "d1")
+				require.NoError(t, err)
+
+				ctx, cancel := context.WithCancel(context.Background())
+				done := acquireAsync(ctx, l, "d2", 1)
+				time.Sleep(150 * time.Millisecond)
+				cancel()
+				select {
+				case err := <-done:
+					require.ErrorIs(t, err, context.Canceled)
+				case <-time.After(2 * time.Second):
+					t.Fatal("Acquire did not return after cancel")
+				}
+				assert.Equal(t, []string{"d1"}, holderIDs(t, l))
+				if fair {
+					// The waiter left the queue: a newcomer is not behind it.
+					_, err = l.Release(context.Background(), "d1")
+					require.NoError(t, err)
+					res, err := l.TryAcquire(context.Background(), "d3")
+					require.NoError(t, err)
+					assert.True(t, res.Acquired, "no queue entry left behind")
+				}
+			})
+		})
+	}
+}
+
+// A Limiter built with a new Limit on the same key applies it at once; a
+// lower limit evicts no one, it only refuses until the count drops below it.
+func TestLimitChangeTakesEffectAtNextCall(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		key := testKey(t, b)
+		three := newLimiter(t, b, key, 3, time.Minute)
+		for _, h := range []string{"d1", "d2", "d3"} {
+			res, err := three.TryAcquire(ctx, h)
+			require.NoError(t, err)
+			require.True(t, res.Acquired)
+		}
+
+		two := newLimiter(t, b, key, 2, time.Minute)
+		res, err := two.TryAcquire(ctx, "d4")
+		require.NoError(t, err)
+		assert.False(t, res.Acquired)
+		assert.Equal(t, int64(3), res.Count, "no holder was evicted")
+		res, err = two.TryAcquire(ctx, "d1")
+		require.NoError(t, err)
+		assert.True(t, res.Acquired, "a holder keeps its lease over the new limit")
+
+		_, err = two.Release(ctx, "d1")
+		require.NoError(t, err)
+		res, err = two.TryAcquire(ctx, "d4")
+		require.NoError(t, err)
+		assert.False(t, res.Acquired, "2 of 2 in use")
+		_, err = two.Release(ctx, "d2")
+		require.NoError(t, err)
+		res, err = two.TryAcquire(ctx, "d4")
+		require.NoError(t, err)
+		assert.True(t, res.Acquired)
+
+		five := newLimiter(t, b, key, 5, time.Minute)
+		for _, h := range []string{"d5", "d6", "d7"} {
+			res, err = five.TryAcquire(ctx, h)
+			require.NoError(t, err)
+			assert.True(t, res.Acquired, h)
+		}
+		assert.Equal(t, int64(5), res.Count)
+	})
+}
