@@ -1,6 +1,7 @@
 package slotlimit
 
 import (
+	"reflect"
 	"strconv"
 	"time"
 
@@ -106,7 +107,7 @@ func newSlots(client redis.UniversalClient, cfg Config, defaultTTL time.Duration
 	if err != nil {
 		return slots{}, err
 	}
-	if client == nil {
+	if client == nil || reflect.ValueOf(client).Kind() == reflect.Pointer && reflect.ValueOf(client).IsNil() {
 		return slots{}, invalidConfig("client is nil")
 	}
 	return slots{

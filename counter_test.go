@@ -2,11 +2,13 @@ package slotlimit_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -192,7 +194,10 @@ func TestCounterRedisDown(t *testing.T) {
 }
 
 // A service still running the seed's scripts and a Counter share one key:
-// the count they keep together never passes the limit.
+// the count they keep together never passes the limit. The seed's reply
+// cannot tell taking the last slot from a refusal, so the test reads the
+// count in the same transaction, just before the seed's script runs, and
+// the seed's side releases exactly the slots it took.
 func TestCounterSharesKeyWithSeedScripts(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		const limit, workers, rounds = 10, 20, 40
@@ -200,12 +205,24 @@ func TestCounterSharesKeyWithSeedScripts(t *testing.T) {
 		key := testKey(t, b)
 		c := newCounter(t, b, key, limit)
 
-		var inside, peak, maxReply atomic.Int64
-		enter := func() {
-			n := inside.Add(1)
-			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		seedAcquire := func() (took bool, count int64, err error) {
+			var before *redis.StringCmd
+			var reply *redis.Cmd
+			_, err = b.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				before = p.Get(ctx, key)
+				reply = p.Eval(ctx, seedIncr, []string{key}, limit)
+				return nil
+			})
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return false, 0, err
 			}
+			prev, _ := before.Int64() // nil: the key was gone, 0
+			count, err = reply.Int64()
+			return prev < limit, count, err
 		}
+
+		var g gauge
+		var maxReply, seedTook, counterTook atomic.Int64
 		observe := func(n int64) {
 			for m := maxReply.Load(); n > m && !maxReply.CompareAndSwap(m, n); m = maxReply.Load() {
 			}
@@ -216,47 +233,86 @@ func TestCounterSharesKeyWithSeedScripts(t *testing.T) {
 			go func(seed bool) {
 				defer wg.Done()
 				for r := 0; r < rounds; r++ {
+					var took bool
 					if seed {
-						n, err := b.client.Eval(ctx, seedIncr, []string{key}, limit).Int64()
+						var n int64
+						var err error
+						took, n, err = seedAcquire()
 						if !assert.NoError(t, err) {
 							return
 						}
 						observe(n)
-						// Below the limit the seed's caller surely took a slot;
-						// at the limit it cannot know, and (like the seed's
-						// Java code) it treats the reply as a refusal.
-						if n >= limit {
-							continue
+					} else {
+						res, err := c.TryAcquire(ctx)
+						if !assert.NoError(t, err) {
+							return
 						}
-						enter()
-						time.Sleep(200 * time.Microsecond)
-						inside.Add(-1)
-						_, err = b.client.Eval(ctx, seedDecr, []string{key}).Result()
-						assert.NoError(t, err)
+						observe(res.Count)
+						took = res.Acquired
+					}
+					if !took {
 						continue
 					}
-					res, err := c.TryAcquire(ctx)
-					if !assert.NoError(t, err) {
-						return
-					}
-					observe(res.Count)
-					if !res.Acquired {
-						continue
-					}
-					enter()
+					g.enter()
 					time.Sleep(200 * time.Microsecond)
-					inside.Add(-1)
-					_, err = c.Release(ctx)
-					assert.NoError(t, err)
+					g.leave()
+					if seed {
+						seedTook.Add(1)
+						assert.NoError(t, b.client.Eval(ctx, seedDecr, []string{key}).Err())
+					} else {
+						counterTook.Add(1)
+						_, err := c.Release(ctx)
+						assert.NoError(t, err)
+					}
 				}
 			}(w%2 == 0)
 		}
 		wg.Wait()
-		assert.LessOrEqual(t, peak.Load(), int64(limit))
+		t.Logf("seed took %d, Counter took %d, peak %d", seedTook.Load(), counterTook.Load(), g.peak.Load())
+		assert.LessOrEqual(t, g.peak.Load(), int64(limit))
 		assert.LessOrEqual(t, maxReply.Load(), int64(limit), "the shared count never passed the limit")
+		assert.Greater(t, seedTook.Load(), int64(rounds), "the seed's side took slots")
+		assert.Greater(t, counterTook.Load(), int64(rounds), "the Counter's side took slots")
 		n, err := c.Count(ctx)
 		require.NoError(t, err)
-		assert.LessOrEqual(t, n, int64(limit))
-		assert.GreaterOrEqual(t, n, int64(0))
+		assert.Zero(t, n, "every slot came back")
 	})
+}
+
+// With no expiry on the key there is no lapse to wait for; a waiting
+// Counter polls at its slowest then, it does not spin.
+func TestCounterAcquireDoesNotSpin(t *testing.T) {
+	b := newMiniredis(t)
+	key := testKey(t, b)
+	require.NoError(t, b.client.Set(context.Background(), key, 2, 0).Err())
+	client := redis.NewClient(b.client.(*redis.Client).Options())
+	t.Cleanup(func() { client.Close() })
+	var calls atomic.Int64
+	client.AddHook(&countScripts{n: &calls})
+	c, err := slotlimit.NewCounter(client, slotlimit.Config{Key: key, Limit: 2})
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err = c.Acquire(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.LessOrEqual(t, calls.Load(), int64(12), "tries in 500ms")
+}
+
+// countScripts is a go-redis hook that counts script calls.
+type countScripts struct{ n *atomic.Int64 }
+
+func (h *countScripts) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *countScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *countScripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := cmd.Name(); name == "evalsha" {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"time"
 
@@ -169,8 +170,9 @@ func (l *Limiter) Acquire(ctx context.Context, holder string) (Result, error) {
 // unknown, AcquireN releases holder before it returns. Any other error is
 // returned as it is, and when it leaves the outcome unknown (a broken
 // connection, say) holder is released too, so a failed AcquireN leaves no
-// phantom slot behind while Redis answers. The release is bounded by one
-// second past ctx's end.
+// phantom slot behind while Redis answers. That release may take AcquireN
+// up to a second past ctx's end, and it also frees a lease holder held
+// before the call: after a failed AcquireN, holder holds nothing.
 func (l *Limiter) AcquireN(ctx context.Context, holder string, n int64) (Result, error) {
 	if err := l.check(holder, n); err != nil {
 		return Result{Limit: l.cfg.Limit}, err
@@ -179,13 +181,7 @@ func (l *Limiter) AcquireN(ctx context.Context, holder string, n int64) (Result,
 		return Result{Limit: l.cfg.Limit}, opError("acquire", l.cfg.Key, err)
 	}
 	res, err := l.wait(ctx, holder, n)
-	if err == nil {
-		return res, nil
-	}
-	if ctx.Err() != nil {
-		err = opError("acquire", l.cfg.Key, ctx.Err())
-	}
-	return Result{Limit: l.cfg.Limit}, err
+	return acquireOutcome(ctx, l.cfg, res, err)
 }
 
 // releaseDetached releases holder after an acquire failed: it runs even
@@ -273,9 +269,14 @@ func errUnexpectedReply(reply any) error {
 
 // outcomeUnknown reports whether err leaves it open whether a script ran.
 // A reply from Redis, even an error reply, means the script ran or was
-// refused as a whole; anything else (a timeout, a broken connection, a done
-// context) may have struck after the call was sent.
+// refused as a whole, and a call that never got a connection was never
+// sent; anything else (a timeout, a broken connection, a context that ended
+// mid-call) may have struck after the call was sent.
 func outcomeUnknown(err error) bool {
 	var reply redis.Error
-	return !errors.As(err, &reply)
+	if errors.As(err, &reply) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed) {
+		return false
+	}
+	var netErr *net.OpError
+	return !(errors.As(err, &netErr) && netErr.Op == "dial")
 }

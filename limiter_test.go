@@ -176,6 +176,11 @@ func TestLimiterSteadyTrafficStillFreesLeakedSlot(t *testing.T) {
 			require.NoError(t, err)
 		}
 		assert.Empty(t, holderIDs(t, l), "the crashed device's slot lapsed")
+		for _, h := range []string{"new-1", "new-2"} {
+			res, err := l.TryAcquire(ctx, h)
+			require.NoError(t, err)
+			assert.True(t, res.Acquired, "%s: both slots are free to take", h)
+		}
 	})
 }
 
@@ -407,6 +412,8 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 	}
 	_, err := slotlimit.New(nil, slotlimit.Config{Key: "k", Limit: 1})
 	assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig)
+	_, err = slotlimit.New((*redis.Client)(nil), slotlimit.Config{Key: "k", Limit: 1})
+	assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig, "a typed nil client")
 	_, err = slotlimit.NewCounter(nil, slotlimit.Config{Key: "k", Limit: 1})
 	assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig)
 
@@ -441,26 +448,45 @@ func TestLimiterRejectsInvalidHolder(t *testing.T) {
 func TestLimiterWrongTypeKeyIsLeftAlone(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		ctx := context.Background()
-		key := testKey(t, b)
-		require.NoError(t, b.client.Set(ctx, key, "not a lease set", 0).Err())
-		l := newLimiter(t, b, key, 1, time.Minute)
-
-		calls := map[string]func() error{
-			"TryAcquire": func() error { _, err := l.TryAcquire(ctx, "d1"); return err },
-			"Acquire":    func() error { _, err := l.Acquire(ctx, "d1"); return err },
-			"Release":    func() error { _, err := l.Release(ctx, "d1"); return err },
-			"Renew":      func() error { _, err := l.Renew(ctx, "d1"); return err },
-			"Count":      func() error { _, err := l.Count(ctx); return err },
-			"Holders":    func() error { _, err := l.Holders(ctx); return err },
+		for _, kind := range []struct {
+			name  string
+			write func(key string) error
+			read  func(key string) any
+			want  any
+		}{
+			{"string", func(k string) error { return b.client.Set(ctx, k, "not a lease set", 0).Err() },
+				func(k string) any { return b.client.Get(ctx, k).Val() }, "not a lease set"},
+			{"hash", func(k string) error { return b.client.HSet(ctx, k, "f", "v").Err() },
+				func(k string) any { return b.client.HGetAll(ctx, k).Val() }, map[string]string{"f": "v"}},
+			{"list", func(k string) error { return b.client.RPush(ctx, k, "x").Err() },
+				func(k string) any { return b.client.LRange(ctx, k, 0, -1).Val() }, []string{"x"}},
+			{"set", func(k string) error { return b.client.SAdd(ctx, k, "x").Err() },
+				func(k string) any { return b.client.SMembers(ctx, k).Val() }, []string{"x"}},
+		} {
+			key := testKey(t, b)
+			require.NoError(t, kind.write(key))
+			l := newLimiter(t, b, key, 1, time.Minute)
+			calls := map[string]func() error{
+				"TryAcquire":  func() error { _, err := l.TryAcquire(ctx, "d1"); return err },
+				"TryAcquireN": func() error { _, err := l.TryAcquireN(ctx, "d1", 1); return err },
+				"Acquire":     func() error { _, err := l.Acquire(ctx, "d1"); return err },
+				"Release":     func() error { _, err := l.Release(ctx, "d1"); return err },
+				"Renew":       func() error { _, err := l.Renew(ctx, "d1"); return err },
+				"Count":       func() error { _, err := l.Count(ctx); return err },
+				"Holders":     func() error { _, err := l.Holders(ctx); return err },
+			}
+			for name, call := range calls {
+				err := call()
+				require.Error(t, err, "%s on a %s", name, kind.name)
+				assert.Contains(t, err.Error(), key, "%s on a %s: the error names the key", name, kind.name)
+			}
+			assert.Equal(t, kind.want, kind.read(key), kind.name)
+			assert.Equal(t, kind.name, b.client.Type(ctx, key).Val())
+			assert.Equal(t, time.Duration(-1), b.client.PTTL(ctx, key).Val(), "%s: no expiry was set", kind.name)
+			keys, err := b.client.Keys(ctx, "*"+key+"*").Result()
+			require.NoError(t, err)
+			assert.Equal(t, []string{key}, keys, "%s: no other key was written", kind.name)
 		}
-		for name, call := range calls {
-			err := call()
-			require.Error(t, err, name)
-			assert.Contains(t, err.Error(), key, "%s: the error names the key", name)
-		}
-		v, err := b.client.Get(ctx, key).Result()
-		require.NoError(t, err)
-		assert.Equal(t, "not a lease set", v)
 	})
 }
 
@@ -495,4 +521,52 @@ func TestLimiterRedisDown(t *testing.T) {
 		var netErr *net.OpError
 		assert.ErrorAs(t, err, &netErr, "%s: the client's error is kept", name)
 	}
+}
+
+// miniredis reads a round deadline back as "1.7e+12"; the key's expiry is
+// still set from it, and nothing is left half-written.
+func TestLimiterRoundServerClock(t *testing.T) {
+	b := newMiniredis(t)
+	ctx := context.Background()
+	round := time.UnixMilli(1_700_000_000_000)
+	b.advance(round.Sub(b.now()) - time.Minute)
+	key := testKey(t, b)
+	l := newLimiter(t, b, key, 2, time.Minute)
+	res, err := l.TryAcquireN(ctx, "d1", 2)
+	require.NoError(t, err)
+	assert.True(t, res.ExpiresAt.Equal(round))
+	assert.Equal(t, time.Minute, b.client.PTTL(ctx, key).Val())
+	hs, err := l.Holders(ctx)
+	require.NoError(t, err)
+	require.Len(t, hs, 1)
+	assert.True(t, hs[0].ExpiresAt.Equal(round))
+}
+
+// The replies parse the same under RESP2 as under go-redis's default RESP3.
+func TestLimiterRESP2(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		opts := *b.client.(*redis.Client).Options()
+		opts.Protocol = 2
+		client := redis.NewClient(&opts)
+		t.Cleanup(func() { client.Close() })
+		ctx := context.Background()
+		l := newLimiterOn(t, client, slotlimit.Config{Key: testKey(t, b), Limit: 3, TTL: time.Minute})
+		res, err := l.TryAcquireN(ctx, "d1", 2)
+		require.NoError(t, err)
+		assert.True(t, res.Acquired)
+		assert.Equal(t, int64(2), res.Count)
+		hs, err := l.Holders(ctx)
+		require.NoError(t, err)
+		require.Len(t, hs, 1)
+		assert.Equal(t, slotlimit.Holder{ID: "d1", ExpiresAt: res.ExpiresAt, Weight: 2}, hs[0])
+		n, err := l.Count(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), n)
+		ok, err := l.Renew(ctx, "d1")
+		require.NoError(t, err)
+		assert.True(t, ok)
+		ok, err = l.Release(ctx, "d1")
+		require.NoError(t, err)
+		assert.True(t, ok)
+	})
 }

@@ -99,21 +99,25 @@ func poll(ctx context.Context, try func() (Result, error)) (Result, error) {
 	}
 }
 
-// acquireOutcome settles what a waiting acquire returns: an error matches
-// ctx.Err() whenever ctx is done, and a failed acquire reports no slot.
+// acquireOutcome settles what a waiting acquire returns: a failed acquire
+// reports no slot, and its error matches ctx.Err() whenever ctx is done,
+// unless Redis itself answered with an error, which is kept.
 func acquireOutcome(ctx context.Context, cfg Config, res Result, err error) (Result, error) {
 	if err == nil {
 		return res, nil
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && outcomeUnknown(err) {
 		err = opError("acquire", cfg.Key, ctx.Err())
 	}
 	return Result{Limit: cfg.Limit}, err
 }
 
 // pollDelay is a random time in [d/2, d], with d the retry hint clamped to
-// [minPoll, maxPoll].
+// [minPoll, maxPoll]; no hint (a key with no expiry) means maxPoll.
 func pollDelay(hint time.Duration) time.Duration {
+	if hint <= 0 {
+		hint = maxPoll
+	}
 	d := min(max(hint, minPoll), maxPoll)
 	return d/2 + rand.N(d/2+1)
 }

@@ -70,9 +70,11 @@ end
 local function expire_with_last_lease(leases, weights, extra)
 	local last = redis.call('ZRANGE', leases, -1, -1, 'WITHSCORES')
 	if last[2] then
-		redis.call('PEXPIREAT', leases, last[2])
+		-- A score may read back as "1.7e+12"; PEXPIREAT wants digits.
+		local at = string.format('%d', tonumber(last[2]))
+		redis.call('PEXPIREAT', leases, at)
 		if extra > 0 then
-			redis.call('PEXPIREAT', weights, last[2])
+			redis.call('PEXPIREAT', weights, at)
 		end
 	end
 end

@@ -81,8 +81,7 @@ func (s *Server) run(bin string) error {
 		"--logfile", filepath.Join(s.dir, "redis.log"),
 	}, s.args...)
 	cmd := exec.Command(bin, args...)
-	setParentDeathSignal(cmd)
-	if err := cmd.Start(); err != nil {
+	if err := startWithParentDeathSignal(cmd); err != nil {
 		return err
 	}
 	exited := make(chan struct{})

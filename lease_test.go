@@ -1,0 +1,207 @@
+package slotlimit_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit"
+)
+
+func TestNilAndRefusedLeasesReleaseSafely(t *testing.T) {
+	ctx := context.Background()
+	var nilLease *slotlimit.Lease
+	ok, err := nilLease.Release(ctx)
+	assert.False(t, ok)
+	assert.NoError(t, err)
+	ok, err = nilLease.Renew(ctx)
+	assert.False(t, ok)
+	assert.NoError(t, err)
+	work := nilLease.KeepAlive(ctx)
+	assert.ErrorIs(t, context.Cause(work), slotlimit.ErrLeaseLost)
+
+	b := newMiniredis(t)
+	l := newLimiter(t, b, testKey(t, b), 1, time.Minute)
+	held, err := l.TryAcquireLease(ctx, 1)
+	require.NoError(t, err)
+	require.True(t, held.Result().Acquired)
+	refused, err := l.TryAcquireLease(ctx, 1)
+	require.NoError(t, err)
+	require.False(t, refused.Result().Acquired)
+	ok, err = refused.Release(ctx)
+	assert.False(t, ok)
+	assert.NoError(t, err)
+	assert.Equal(t, []string{held.Holder()}, holderIDs(t, l), "releasing a refused lease touches no other")
+
+	ok, err = held.Release(ctx)
+	assert.True(t, ok)
+	assert.NoError(t, err)
+	ok, err = held.Release(ctx)
+	assert.False(t, ok, "a second release does nothing")
+	assert.NoError(t, err)
+}
+
+func TestLeaseHoldersAreRandom128Bit(t *testing.T) {
+	b := newMiniredis(t)
+	l := newLimiter(t, b, testKey(t, b), 10, time.Minute)
+	seen := map[string]bool{}
+	for i := 0; i < 5; i++ {
+		lease, err := l.AcquireLease(context.Background(), 1)
+		require.NoError(t, err)
+		id := lease.Holder()
+		assert.Len(t, id, 26, "128 bits in base32")
+		assert.False(t, seen[id])
+		seen[id] = true
+	}
+	assert.Len(t, holderIDs(t, l), 5)
+}
+
+// KeepAlive keeps a lease past many TTLs, and stops renewing on release.
+func TestLeaseKeepAliveAndStop(t *testing.T) {
+	b := newRealRedis(t)
+	client, tries := countingClient(t, b)
+	const ttl = 300 * time.Millisecond
+	l := newLimiterOn(t, client, slotlimit.Config{Key: testKey(t, b), Limit: 1, TTL: ttl})
+	ctx := context.Background()
+
+	lease, err := l.AcquireLease(ctx, 1)
+	require.NoError(t, err)
+	work := lease.KeepAlive(ctx)
+	assert.Equal(t, work, lease.KeepAlive(ctx), "one keep-alive per lease")
+	time.Sleep(4 * ttl)
+	assert.Equal(t, []string{lease.Holder()}, holderIDs(t, l), "alive after 4 TTLs")
+	assert.GreaterOrEqual(t, tries.renews.Load(), int64(6), "renewed about every TTL/3")
+	assert.NoError(t, work.Err())
+
+	ok, err := lease.Release(ctx)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.ErrorIs(t, work.Err(), context.Canceled, "the work context ends with the lease")
+	assert.NotErrorIs(t, context.Cause(work), slotlimit.ErrLeaseLost)
+	renews := tries.renews.Load()
+	time.Sleep(ttl)
+	assert.Equal(t, renews, tries.renews.Load(), "no renewal after release")
+	select {
+	case <-lease.Lost():
+		t.Fatal("a released lease is not lost")
+	default:
+	}
+}
+
+// Lost fires when the lease is deleted under it, and KeepAlive never
+// takes it back.
+func TestLeaseLostWhenKeyDeleted(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		key := testKey(t, b)
+		const ttl = 300 * time.Millisecond
+		l := newLimiter(t, b, key, 1, ttl)
+		lease, err := l.AcquireLease(ctx, 1)
+		require.NoError(t, err)
+		work := lease.KeepAlive(ctx)
+
+		require.NoError(t, b.client.Del(ctx, key).Err())
+		select {
+		case <-lease.Lost():
+		case <-time.After(3 * ttl):
+			t.Fatal("Lost did not fire")
+		}
+		<-work.Done()
+		assert.ErrorIs(t, context.Cause(work), slotlimit.ErrLeaseLost)
+		assert.Empty(t, holderIDs(t, l), "the lease was not re-acquired")
+		ok, err := lease.Release(ctx)
+		require.NoError(t, err)
+		assert.False(t, ok)
+	})
+}
+
+// failRenewals is a go-redis hook that fails every renew script call.
+type failRenewals struct{ on atomic.Bool }
+
+func (h *failRenewals) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *failRenewals) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *failRenewals) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := cmd.Name(); h.on.Load() && (name == "evalsha" || name == "eval") && len(cmd.Args()) == 7 {
+			cmd.SetErr(os.ErrDeadlineExceeded)
+			return cmd.Err()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// When renewals keep failing until the lease must have lapsed, it is lost.
+func TestLeaseLostWhenRenewalsFailPastDeadline(t *testing.T) {
+	b := newMiniredis(t)
+	client := redis.NewClient(b.client.(*redis.Client).Options())
+	t.Cleanup(func() { client.Close() })
+	fail := &failRenewals{}
+	client.AddHook(fail)
+	const ttl = 300 * time.Millisecond
+	l := newLimiterOn(t, client, slotlimit.Config{Key: testKey(t, b), Limit: 1, TTL: ttl})
+	ctx := context.Background()
+	lease, err := l.AcquireLease(ctx, 1)
+	require.NoError(t, err)
+	start := time.Now()
+	fail.on.Store(true)
+	work := lease.KeepAlive(ctx)
+	select {
+	case <-lease.Lost():
+		assert.GreaterOrEqual(t, time.Since(start), ttl*9/10, "not before the lease could have lapsed")
+	case <-time.After(5 * ttl):
+		t.Fatal("Lost did not fire")
+	}
+	<-work.Done()
+	assert.True(t, errors.Is(context.Cause(work), slotlimit.ErrLeaseLost))
+}
+
+// A lease from the Limiter.Lease accessor works on a named holder.
+func TestLeaseAccessor(t *testing.T) {
+	b := newMiniredis(t)
+	ctx := context.Background()
+	l := newLimiter(t, b, testKey(t, b), 1, time.Minute)
+	_, err := l.TryAcquire(ctx, "device-1")
+	require.NoError(t, err)
+	lease := l.Lease("device-1")
+	ok, err := lease.Renew(ctx)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	ok, err = lease.Release(ctx)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Empty(t, holderIDs(t, l))
+	ok, err = lease.Renew(ctx)
+	require.NoError(t, err)
+	assert.False(t, ok, "never re-acquires")
+	assert.Empty(t, holderIDs(t, l))
+}
+
+// A TryAcquireLease whose reply is lost releases its generated holder,
+// which nobody else could release.
+func TestTryAcquireLeaseUnknownOutcomeReleases(t *testing.T) {
+	b := newMiniredis(t)
+	l := newLimiter(t, b, testKey(t, b), 1, time.Minute)
+	client := redis.NewClient(b.client.(*redis.Client).Options())
+	t.Cleanup(func() { client.Close() })
+	hook := &failAfterSend{err: func() error { return os.ErrDeadlineExceeded }}
+	hook.armed.Store(true)
+	client.AddHook(hook)
+	faulty := newLimiterOn(t, client, l.Config())
+
+	lease, err := faulty.TryAcquireLease(context.Background(), 1)
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	assert.Nil(t, lease)
+	assert.False(t, hook.armed.Load(), "the fault struck after the script ran")
+	assert.Empty(t, holderIDs(t, l), "no phantom slot")
+}
