@@ -28,10 +28,15 @@ import (
 // keep itself alive. A lease can weigh more than one unit (TryAcquireN,
 // AcquireN), for work that counts as several holders.
 //
-// Waiters do not poll. A release publishes a notice, and the waiters of one
-// client share one subscription; each notice wakes only as many waiters as
-// units were freed. A waiter also tries again when the earliest lease is
-// due to lapse, so a lost notice delays it at most until then.
+// Waiters do not poll. A caller that must wait joins a queue in Redis, and
+// a release hands the units it frees straight to the first waiters in it,
+// in the same script, so no slot sits idle while a waiter learns that it is
+// free. A notice on a pub/sub channel then tells the waiter's process, and
+// the waiter claims the units with one more call; units handed to a waiter
+// that died return within seconds. The waiters of one client share one
+// subscription, and a notice wakes only the waiter it names. A waiter also looks again when the earliest lease is due
+// to lapse, and at least every second to keep its place in the queue, so a
+// lost notice delays it at most that long.
 //
 // The leases live in a sorted set at Config.Key, holder -> deadline, with
 // weights and the fair-mode queue in keys beside it in the same Redis
@@ -137,7 +142,7 @@ func (l *Limiter) try(ctx context.Context, holder string, n int64, queue bool) (
 		join = "1"
 	}
 	reply, err := acquireScript.Run(ctx, l.client, l.keys,
-		holder, l.limit, l.ttl, strconv.FormatInt(n, 10), l.fair, join, queueTTLArg, l.channel, l.notify,
+		holder, l.limit, l.ttl, strconv.FormatInt(n, 10), l.fair, join, queueTTLArg,
 	).Int64Slice()
 	if err != nil {
 		return Result{Limit: l.cfg.Limit}, opError("acquire", l.cfg.Key, err)
@@ -200,7 +205,7 @@ func (l *Limiter) Release(ctx context.Context, holder string) (bool, error) {
 	if err := checkHolder(holder); err != nil {
 		return false, err
 	}
-	n, err := releaseScript.Run(ctx, l.client, l.keys, holder, l.fair, l.channel, l.notify).Int64()
+	n, err := releaseScript.Run(ctx, l.client, l.keys, holder, l.limit, l.fair, l.channel, l.notify, queueTTLArg).Int64()
 	if err != nil {
 		return false, opError("release", l.cfg.Key, err)
 	}

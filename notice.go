@@ -3,7 +3,7 @@ package slotlimit
 import (
 	"context"
 	"reflect"
-	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +15,9 @@ import (
 // for all its waiters, not one per waiter: a single one on a standalone
 // server, and one per notice channel on Redis Cluster or a Ring, where a
 // channel lives on the node of its key.
+//
+// A notice names a holder that a release handed units to (see
+// scripts/release.lua); it wakes that holder's waiters and no others.
 type hub struct {
 	client     redis.UniversalClient
 	sharded    bool // SSUBSCRIBE (Cluster) rather than SUBSCRIBE
@@ -25,12 +28,13 @@ type hub struct {
 	subs     map[string]*subscription // by channel when perChannel, else ""
 }
 
-// A channel is one notice channel and its waiters, in arrival order.
+// A channel is one notice channel and its waiters.
 type channel struct {
 	name    string
 	sub     *subscription
 	ready   bool // the server confirmed the subscription
-	waiters []*waiter
+	waiters map[string][]*waiter
+	count   int
 	idle    *time.Timer // drops the channel once it has had no waiter for a while
 }
 
@@ -43,9 +47,9 @@ type subscription struct {
 
 // A waiter is one AcquireN call waiting for units.
 type waiter struct {
-	ch   *channel
-	n    int64
-	wake chan struct{} // a notice that units may be free; holds at most one
+	ch     *channel
+	holder string
+	wake   chan struct{} // holds at most one wake-up
 }
 
 // channelLinger is how long a channel stays subscribed without waiters, so
@@ -70,15 +74,15 @@ func hubFor(client redis.UniversalClient) *hub {
 	return shared.(*hub)
 }
 
-// join adds a waiter for n units on the named channel, subscribing to it
-// if no waiter of this process is subscribed yet. The subscription is
+// join adds a waiter for holder on the named channel, subscribing to it if
+// no waiter of this process is subscribed yet. The subscription is
 // confirmed asynchronously; until it is, the waiter polls (see ready).
-func (h *hub) join(name string, n int64) *waiter {
+func (h *hub) join(name, holder string) *waiter {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c := h.channels[name]
 	if c == nil {
-		c = &channel{name: name}
+		c = &channel{name: name, waiters: map[string][]*waiter{}}
 		h.channels[name] = c
 		h.subscribe(c)
 	}
@@ -86,29 +90,31 @@ func (h *hub) join(name string, n int64) *waiter {
 		c.idle.Stop()
 		c.idle = nil
 	}
-	w := &waiter{ch: c, n: n, wake: make(chan struct{}, 1)}
-	c.waiters = append(c.waiters, w)
+	w := &waiter{ch: c, holder: holder, wake: make(chan struct{}, 1)}
+	c.waiters[holder] = append(c.waiters[holder], w)
+	c.count++
 	return w
 }
 
-// leave removes w. A notice w received but did not need goes to the next
-// waiter.
+// leave removes w.
 func (h *hub) leave(w *waiter) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c := w.ch
-	for i, x := range c.waiters {
+	ws := c.waiters[w.holder]
+	for i, x := range ws {
 		if x == w {
-			c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)
+			ws = append(ws[:i], ws[i+1:]...)
+			c.count--
 			break
 		}
 	}
-	select {
-	case <-w.wake:
-		h.wakeLocked(c, w.n)
-	default:
+	if len(ws) == 0 {
+		delete(c.waiters, w.holder)
+	} else {
+		c.waiters[w.holder] = ws
 	}
-	if len(c.waiters) == 0 && c.idle == nil {
+	if c.count == 0 && c.idle == nil {
 		c.idle = time.AfterFunc(channelLinger, func() { h.drop(c) })
 	}
 }
@@ -153,7 +159,7 @@ func (h *hub) subscribe(c *channel) {
 func (h *hub) drop(c *channel) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if len(c.waiters) > 0 || h.channels[c.name] != c {
+	if c.count > 0 || h.channels[c.name] != c {
 		return
 	}
 	delete(h.channels, c.name)
@@ -182,12 +188,20 @@ func (h *hub) dispatch(ps *redis.PubSub) {
 				h.subscribed(m.Channel)
 			}
 		case *redis.Message:
-			units, _ := strconv.ParseInt(m.Payload, 10, 64)
-			h.mu.Lock()
-			if c := h.channels[m.Channel]; c != nil {
-				h.wakeLocked(c, units)
+			if holder, ok := strings.CutPrefix(m.Payload, "+"); ok {
+				h.handed(m.Channel, holder)
 			}
-			h.mu.Unlock()
+		}
+	}
+}
+
+// handed wakes the waiters of a holder that a release handed units to.
+func (h *hub) handed(name, holder string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c := h.channels[name]; c != nil {
+		for _, w := range c.waiters[holder] {
+			w.signal()
 		}
 	}
 }
@@ -203,24 +217,9 @@ func (h *hub) subscribed(name string) {
 		return
 	}
 	c.ready = true
-	for _, w := range c.waiters {
-		w.signal()
-	}
-}
-
-// wakeLocked wakes waiters of c, in arrival order, whose units fit in the
-// units freed; at least one, so that a notice is never wasted. A waiter
-// already woken counts against the units too. h.mu is held.
-func (h *hub) wakeLocked(c *channel, units int64) {
-	woke := false
-	for _, w := range c.waiters {
-		if units <= 0 && woke {
-			return
-		}
-		if w.n <= units || !woke {
+	for _, ws := range c.waiters {
+		for _, w := range ws {
 			w.signal()
-			units -= w.n
-			woke = true
 		}
 	}
 }

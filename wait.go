@@ -22,13 +22,14 @@ const (
 
 var queueTTLArg = formatMillis(queueTTL)
 
-// wait runs the acquire script until it succeeds, fails or ctx ends. Between
-// tries it sleeps until a release notice, until the earliest lease is due
-// to lapse, or in fair mode until its place in the queue needs refreshing.
-// When it fails, holder holds nothing: a try whose outcome is unknown is
-// undone, and a fair waiter leaves the queue.
+// wait runs the acquire script until it succeeds, fails or ctx ends. A
+// refused try joins the queue; between tries it sleeps until a release
+// hands it the units (the next try claims them), until the earliest lease
+// is due to lapse, or until its place in the queue needs refreshing. When it fails, holder holds nothing:
+// a try whose outcome is unknown is undone, and a waiter that gives up
+// leaves the queue and frees units it may have been handed meanwhile.
 func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, error) {
-	w := l.waiters.join(l.channel, n)
+	w := l.waiters.join(l.channel, holder)
 	defer l.waiters.leave(w)
 	var timer *time.Timer
 	for {
@@ -39,19 +40,13 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, err
 		if err != nil || res.Acquired {
 			return res, err
 		}
-		d := res.RetryAfter
-		if d > 0 {
+		d := queueTTL / 3
+		if res.RetryAfter > 0 && res.RetryAfter < d {
 			// Come back just after the lapse, spread over a little time.
-			d += minPoll + rand.N(min(d/8, 25*time.Millisecond)+1)
+			d = res.RetryAfter + minPoll + rand.N(min(res.RetryAfter/8, 25*time.Millisecond)+1)
 		}
-		if !l.waiters.ready(w) && (d == 0 || d > maxPoll) {
-			d = pollDelay(maxPoll)
-		}
-		if l.cfg.Fair && (d == 0 || d > queueTTL/3) {
-			d = queueTTL / 3
-		}
-		if d == 0 {
-			d = maxPoll
+		if !l.waiters.ready(w) {
+			d = min(d, pollDelay(maxPoll))
 		}
 		if timer == nil {
 			timer = time.NewTimer(d)
@@ -61,9 +56,7 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, err
 		}
 		select {
 		case <-ctx.Done():
-			if l.cfg.Fair {
-				l.releaseDetached(ctx, holder)
-			}
+			l.releaseDetached(ctx, holder)
 			return res, ctx.Err()
 		case <-w.wake:
 		case <-timer.C:

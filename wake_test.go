@@ -34,7 +34,7 @@ func (h *scriptTries) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if name := cmd.Name(); (name == "evalsha" || name == "eval") &&
 			(err == nil || !strings.HasPrefix(err.Error(), "NOSCRIPT")) {
 			switch len(cmd.Args()) {
-			case 17: // 5 keys, 9 arguments
+			case 15: // 5 keys, 7 arguments
 				h.acquires.Add(1)
 			case 7: // 2 keys, 2 arguments
 				h.renews.Add(1)

@@ -7,6 +7,11 @@
 --            IDs are never empty, so '' cannot clash with one.
 -- Units in use = ZCARD(leases) + extra. With no weighted holder the weights
 -- hash does not exist, and the unweighted path touches nothing else.
+--
+-- Callers that wait queue in three more keys of the same slot:
+--   queue      sorted set, holder -> arrival number
+--   deadlines  sorted set, holder -> when the entry lapses unless refreshed (ms)
+--   wants      hash, holder -> 'n:lease ms', and '' -> the last arrival number
 
 local function now_ms()
 	local t = redis.call('TIME')
@@ -79,10 +84,33 @@ local function expire_with_last_lease(leases, weights, extra)
 	end
 end
 
--- notify tells waiters that units were freed: command is 'publish',
+-- prune_queue drops the entries of waiters that stopped refreshing them.
+local function prune_queue(queue, deadlines, wants, now)
+	local gone = redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)
+	for _, holder in ipairs(gone) do
+		redis.call('ZREM', queue, holder)
+		redis.call('HDEL', wants, holder)
+	end
+	if #gone > 0 then
+		redis.call('ZREMRANGEBYSCORE', deadlines, '-inf', now)
+	end
+end
+
+local function leave_queue(queue, deadlines, wants, holder)
+	redis.call('ZREM', queue, holder)
+	redis.call('ZREM', deadlines, holder)
+	redis.call('HDEL', wants, holder)
+end
+
+-- wanted_units reads n from a wants entry, 'n:lease ms'.
+local function wanted_units(want)
+	return tonumber(string.match(want or '1', '^%d+'))
+end
+
+-- notify sends a notice to waiting processes: command is 'publish',
 -- 'spublish' (Redis Cluster) or '' for none.
-local function notify(command, channel, units)
+local function notify(command, channel, message)
 	if command ~= '' then
-		redis.call(command, channel, units)
+		redis.call(command, channel, message)
 	end
 end

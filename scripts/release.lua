@@ -1,47 +1,87 @@
--- release: free a holder's units, and take it out of the waiting queue.
+-- release: free a holder's units, take it out of the waiting queue, and hand
+-- the freed units to waiting callers.
 --
 -- KEYS[1]  leases: sorted set, holder -> lease deadline (ms, server time)
 -- KEYS[2]  weights: hash, see lib.lua
--- KEYS[3]  queue: sorted set, waiting holder -> arrival number (fair mode)
+-- KEYS[3]  queue: sorted set, waiting holder -> arrival number
 -- KEYS[4]  queue deadlines: sorted set, waiting holder -> when its entry lapses (ms)
--- KEYS[5]  queue weights: hash, waiting holder -> n when n > 1
+-- KEYS[5]  queue wants: hash, waiting holder -> 'n:lease ms'
 -- ARGV[1]  holder ID
--- ARGV[2]  '1' for fair mode: also leave the queue
--- ARGV[3]  notice channel
--- ARGV[4]  notice command: 'publish', 'spublish' or ''
+-- ARGV[2]  limit, in units
+-- ARGV[3]  '1' for fair mode: hand units out strictly in arrival order
+-- ARGV[4]  notice channel
+-- ARGV[5]  notice command: 'publish', 'spublish' or ''
+-- ARGV[6]  claim time, ms: how long a handed lease waits for its waiter
 --
 -- Returns 1 when the holder held a live lease, else 0. Releasing twice is
--- harmless. Freed units, and a waiter leaving the queue, are announced on
--- the notice channel with the number of units freed.
+-- harmless. Units freed go at once to the waiters queued first whose wants
+-- fit (in fair mode, only while the first in line fits), so no slot sits
+-- idle while a waiter learns that it is free. Each gets a lease that lasts
+-- the claim time (at most its lease time), and a notice '+holder' tells its
+-- process; the waiter claims the lease with acquire, which renews it to its
+-- full time. A waiter that died while queued thus holds units only until
+-- the claim time has passed.
 
 local leases, weights = KEYS[1], KEYS[2]
+local queue, qdeadlines, qwants = KEYS[3], KEYS[4], KEYS[5]
 local holder = ARGV[1]
 
 local deadline = redis.call('ZSCORE', leases, holder)
-
-local left = 0
-if ARGV[2] == '1' then
-	left = redis.call('ZREM', KEYS[3], holder)
-	if left == 1 then
-		redis.call('ZREM', KEYS[4], holder)
-		redis.call('HDEL', KEYS[5], holder)
-	end
+local left = redis.call('ZREM', queue, holder)
+if left == 1 then
+	redis.call('ZREM', qdeadlines, holder)
+	redis.call('HDEL', qwants, holder)
 end
 
-if not deadline then
-	if left == 1 then
-		notify(ARGV[4], ARGV[3], 0)
-	end
-	return 0
-end
-
+local now = now_ms()
 local extra = extra_units(weights)
-local weight = weight_of(weights, extra, holder)
-set_weight(weights, extra, holder, weight, 0)
-redis.call('ZREM', leases, holder)
-
-if tonumber(deadline) <= now_ms() then
+local live = false
+if deadline then
+	extra = set_weight(weights, extra, holder, weight_of(weights, extra, holder), 0)
+	redis.call('ZREM', leases, holder)
+	live = tonumber(deadline) > now
+end
+if (not live and left == 0) or redis.call('EXISTS', queue) == 0 then
+	if live then
+		return 1
+	end
 	return 0
 end
-notify(ARGV[4], ARGV[3], weight)
-return 1
+
+-- Hand out the free units, scanning a bounded stretch of the queue.
+extra = prune(leases, weights, extra, now)
+prune_queue(queue, qdeadlines, qwants, now)
+local free = tonumber(ARGV[2]) - redis.call('ZCARD', leases) - extra
+local fair = ARGV[3] == '1'
+local handed = false
+if free > 0 then
+	for _, waiter in ipairs(redis.call('ZRANGE', queue, 0, 99)) do
+		local want = redis.call('HGET', qwants, waiter)
+		local n = wanted_units(want)
+		local old = 0
+		if redis.call('ZSCORE', leases, waiter) then
+			old = weight_of(weights, extra, waiter)
+		end
+		if n - old <= free then
+			local until_ms = now + math.min(tonumber(string.match(want, ':(%d+)$')), tonumber(ARGV[6]))
+			redis.call('ZADD', leases, until_ms, waiter)
+			extra = set_weight(weights, extra, waiter, old, n)
+			leave_queue(queue, qdeadlines, qwants, waiter)
+			free = free - (n - old)
+			handed = true
+			notify(ARGV[5], ARGV[4], '+' .. waiter)
+			if free <= 0 then
+				break
+			end
+		elseif fair then
+			break
+		end
+	end
+end
+if handed then
+	expire_with_last_lease(leases, weights, extra)
+end
+if live then
+	return 1
+end
+return 0

@@ -1,0 +1,142 @@
+package slotlimit_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/internal/redistest"
+)
+
+// commandCount is a go-redis hook that counts the commands a client sends.
+type commandCount struct{ n atomic.Int64 }
+
+func (h *commandCount) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *commandCount) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *commandCount) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+// BenchmarkWaiters runs 200 workers on a real Redis against limit 60, each
+// holding its slot for 2ms, in turn with the two ways to wait:
+//
+//   - notify: Acquire, which sleeps until a release notice or a lease deadline;
+//   - poll:   TryAcquire again at once after each refusal, the baseline.
+//
+// An iteration is one successful acquire. It reports busy/limit, the mean
+// share of the limit held over the run; cmds/acquire, the Redis commands
+// the clients sent per successful acquire, the release included; and
+// refusals/s.
+//
+//	go test -run '^$' -bench BenchmarkWaiters -benchtime 20000x
+func BenchmarkWaiters(b *testing.B) {
+	const (
+		workers = 200
+		limit   = 60
+		hold    = 2 * time.Millisecond
+	)
+	addr := redistest.Addr(b)
+	for _, mode := range []string{"notify", "poll"} {
+		b.Run(mode, func(b *testing.B) {
+			client := redis.NewClient(&redis.Options{Addr: addr, PoolSize: workers + 10})
+			defer client.Close()
+			counter := &commandCount{}
+			client.AddHook(counter)
+			key := fmt.Sprintf("slotlimit-bench:waiters:%d", rand.Int64())
+			l, err := slotlimit.New(client, slotlimit.Config{Key: key, Limit: limit, TTL: time.Minute})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+
+			var (
+				left     atomic.Int64 // acquires still to do
+				refusals atomic.Int64
+				busy     atomic.Int64 // ns held, summed over all holders
+				wg       sync.WaitGroup
+			)
+			left.Store(int64(b.N))
+			// A sampler reads the slots held, as Redis counts them, every millisecond.
+			var held, samples atomic.Int64
+			sampling, stopSampling := context.WithCancel(ctx)
+			sampled := make(chan struct{})
+			go func() {
+				defer close(sampled)
+				tick := time.NewTicker(time.Millisecond)
+				defer tick.Stop()
+				for {
+					select {
+					case <-sampling.Done():
+						return
+					case <-tick.C:
+					}
+					if n, err := l.Count(sampling); err == nil {
+						held.Add(n)
+						samples.Add(1)
+					}
+				}
+			}()
+			b.ResetTimer()
+			start := time.Now()
+			for w := 0; w < workers; w++ {
+				wg.Add(1)
+				go func(holder string) {
+					defer wg.Done()
+					for left.Add(-1) >= 0 {
+						for {
+							var res slotlimit.Result
+							if mode == "notify" {
+								res, err = l.Acquire(ctx, holder)
+							} else {
+								res, err = l.TryAcquire(ctx, holder)
+							}
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							if res.Acquired {
+								break
+							}
+							refusals.Add(1)
+						}
+						got := time.Now()
+						time.Sleep(hold)
+						if _, err := l.Release(ctx, holder); err != nil {
+							b.Error(err)
+							return
+						}
+						busy.Add(int64(time.Since(got)))
+					}
+				}(fmt.Sprintf("worker-%d", w))
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			stopSampling()
+			<-sampled
+			b.ReportMetric(float64(held.Load())/float64(max(samples.Load(), 1))/limit, "held/limit")
+			b.ReportMetric(float64(busy.Load())/float64(elapsed)/limit, "working/limit")
+			b.ReportMetric(float64(counter.n.Load()-samples.Load())/float64(b.N), "cmds/acquire")
+			b.ReportMetric(float64(refusals.Load())/elapsed.Seconds(), "refusals/s")
+			client.Del(context.Background(), key)
+		})
+	}
+}
