@@ -60,11 +60,15 @@ func NewHolderID() string {
 func (l *Limiter) AcquireLease(ctx context.Context, n int64) (*Lease, error) {
 	x := l.Lease(NewHolderID())
 	start := time.Now()
-	res, err := l.AcquireN(ctx, x.holder, n)
+	res, handed, err := l.acquireN(ctx, x.holder, n)
 	if err != nil {
 		return nil, err
 	}
-	x.acquired(res, start)
+	x.res = res
+	x.deadline = start.Add(l.cfg.TTL)
+	if handed {
+		x.deadline = start.Add(min(l.cfg.TTL, queueTTL)) // until the confirmation is known
+	}
 	return x, nil
 }
 
@@ -85,16 +89,11 @@ func (l *Limiter) TryAcquireLease(ctx context.Context, n int64) (*Lease, error) 
 	}
 	x.res = res
 	if res.Acquired {
-		x.acquired(res, start)
+		x.deadline = start.Add(l.cfg.TTL)
 	} else {
 		x.released = true
 	}
 	return x, nil
-}
-
-func (x *Lease) acquired(res Result, start time.Time) {
-	x.res = res
-	x.deadline = start.Add(x.limiter.cfg.TTL)
 }
 
 // Holder returns the holder ID the lease is held by.

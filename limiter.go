@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -54,6 +56,10 @@ type Limiter struct {
 	notify  string   // the notice command: publish or spublish
 	fair    string   // "1" in fair mode
 	waiters *hub
+
+	confirmMu       sync.Mutex
+	confirms        map[string]*time.Timer // holder -> pending confirmation of a handed lease
+	pendingConfirms atomic.Int64
 }
 
 // New returns a Limiter for cfg. It returns an error matching
@@ -179,14 +185,22 @@ func (l *Limiter) Acquire(ctx context.Context, holder string) (Result, error) {
 // up to a second past ctx's end, and it also frees a lease holder held
 // before the call: after a failed AcquireN, holder holds nothing.
 func (l *Limiter) AcquireN(ctx context.Context, holder string, n int64) (Result, error) {
+	res, _, err := l.acquireN(ctx, holder, n)
+	return res, err
+}
+
+// acquireN is AcquireN that also reports whether a release handed the
+// units over, so that the lease's deadline is its claim deadline.
+func (l *Limiter) acquireN(ctx context.Context, holder string, n int64) (Result, bool, error) {
 	if err := l.check(holder, n); err != nil {
-		return Result{Limit: l.cfg.Limit}, err
+		return Result{Limit: l.cfg.Limit}, false, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Result{Limit: l.cfg.Limit}, opError("acquire", l.cfg.Key, err)
+		return Result{Limit: l.cfg.Limit}, false, opError("acquire", l.cfg.Key, err)
 	}
-	res, err := l.wait(ctx, holder, n)
-	return acquireOutcome(ctx, l.cfg, res, err)
+	res, handed, err := l.wait(ctx, holder, n)
+	res, err = acquireOutcome(ctx, l.cfg, res, err)
+	return res, handed, err
 }
 
 // releaseDetached releases holder after an acquire failed: it runs even
@@ -205,6 +219,7 @@ func (l *Limiter) Release(ctx context.Context, holder string) (bool, error) {
 	if err := checkHolder(holder); err != nil {
 		return false, err
 	}
+	l.cancelConfirm(holder)
 	n, err := releaseScript.Run(ctx, l.client, l.keys, holder, l.limit, l.fair, l.channel, l.notify, queueTTLArg).Int64()
 	if err != nil {
 		return false, opError("release", l.cfg.Key, err)

@@ -3,6 +3,7 @@ package slotlimit
 import (
 	"context"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -47,9 +48,11 @@ type subscription struct {
 
 // A waiter is one AcquireN call waiting for units.
 type waiter struct {
-	ch     *channel
-	holder string
-	wake   chan struct{} // holds at most one wake-up
+	ch       *channel
+	holder   string
+	wake     chan struct{} // holds at most one wake-up
+	handed   Result        // set, under hub.mu, when a release handed holder its units
+	isHanded bool
 }
 
 // channelLinger is how long a channel stays subscribed without waiters, so
@@ -126,6 +129,13 @@ func (h *hub) ready(w *waiter) bool {
 	return w.ch.ready
 }
 
+// handedLease returns the lease a release handed w's holder, if one did.
+func (h *hub) handedLease(w *waiter) (Result, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return w.handed, w.isHanded
+}
+
 // subscribe starts subscribing c. h.mu is held.
 func (h *hub) subscribe(c *channel) {
 	key := ""
@@ -188,19 +198,36 @@ func (h *hub) dispatch(ps *redis.PubSub) {
 				h.subscribed(m.Channel)
 			}
 		case *redis.Message:
-			if holder, ok := strings.CutPrefix(m.Payload, "+"); ok {
-				h.handed(m.Channel, holder)
+			if holder, res, ok := parseHanded(m.Payload); ok {
+				h.hand(m.Channel, holder, res)
 			}
 		}
 	}
 }
 
-// handed wakes the waiters of a holder that a release handed units to.
-func (h *hub) handed(name, holder string) {
+// parseHanded reads a notice '+deadline ms:units in use:holder'.
+func parseHanded(payload string) (holder string, res Result, ok bool) {
+	rest, ok := strings.CutPrefix(payload, "+")
+	if !ok {
+		return "", Result{}, false
+	}
+	deadline, rest, ok1 := strings.Cut(rest, ":")
+	count, holder, ok2 := strings.Cut(rest, ":")
+	ms, err1 := strconv.ParseInt(deadline, 10, 64)
+	n, err2 := strconv.ParseInt(count, 10, 64)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil {
+		return "", Result{}, false
+	}
+	return holder, Result{Acquired: true, Count: n, ExpiresAt: time.UnixMilli(ms)}, true
+}
+
+// hand wakes the waiters of a holder that a release handed units to.
+func (h *hub) hand(name, holder string, res Result) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c := h.channels[name]; c != nil {
 		for _, w := range c.waiters[holder] {
+			w.handed, w.isHanded = res, true
 			w.signal()
 		}
 	}

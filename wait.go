@@ -24,11 +24,13 @@ var queueTTLArg = formatMillis(queueTTL)
 
 // wait runs the acquire script until it succeeds, fails or ctx ends. A
 // refused try joins the queue; between tries it sleeps until a release
-// hands it the units (the next try claims them), until the earliest lease
-// is due to lapse, or until its place in the queue needs refreshing. When it fails, holder holds nothing:
+// hands it the units, until the earliest lease is due to lapse, or until
+// its place in the queue needs refreshing. Units handed over come with the
+// claim deadline, and a confirmation is scheduled (see confirmLater); the
+// second result reports that. When it fails, holder holds nothing:
 // a try whose outcome is unknown is undone, and a waiter that gives up
 // leaves the queue and frees units it may have been handed meanwhile.
-func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, error) {
+func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, bool, error) {
 	w := l.waiters.join(l.channel, holder)
 	defer l.waiters.leave(w)
 	var timer *time.Timer
@@ -38,7 +40,7 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, err
 			l.releaseDetached(ctx, holder)
 		}
 		if err != nil || res.Acquired {
-			return res, err
+			return res, false, err
 		}
 		d := queueTTL / 3
 		if res.RetryAfter > 0 && res.RetryAfter < d {
@@ -57,8 +59,13 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, err
 		select {
 		case <-ctx.Done():
 			l.releaseDetached(ctx, holder)
-			return res, ctx.Err()
+			return res, false, ctx.Err()
 		case <-w.wake:
+			if handed, ok := l.waiters.handedLease(w); ok {
+				handed.Limit, handed.Weight = l.cfg.Limit, n
+				l.confirmLater(holder)
+				return handed, true, nil
+			}
 		case <-timer.C:
 		}
 	}

@@ -266,3 +266,52 @@ func TestLimitChangeTakesEffectAtNextCall(t *testing.T) {
 		assert.Equal(t, int64(5), res.Count)
 	})
 }
+
+// A release hands its units to a waiter with a short claim deadline, and
+// the waiter's Limiter renews the lease to its full TTL soon after, unless
+// it is released first.
+func TestHandedLeaseIsConfirmed(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		key := testKey(t, b)
+		holder := newLimiter(t, b, key, 1, time.Minute)
+		client, tries := countingClient(t, b)
+		waiter := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Hour})
+
+		for _, releaseFirst := range []bool{false, true} {
+			_, err := holder.TryAcquire(ctx, "holder")
+			require.NoError(t, err)
+			got := make(chan slotlimit.Result, 1)
+			go func() {
+				res, err := waiter.Acquire(ctx, "waiter")
+				assert.NoError(t, err)
+				got <- res
+			}()
+			awaitQueued(t, b, key, 1)
+			now := b.now()
+			_, err = holder.Release(ctx, "holder")
+			require.NoError(t, err)
+			res := <-got
+			require.True(t, res.Acquired)
+			assert.WithinDuration(t, now.Add(3*time.Second), res.ExpiresAt, time.Second, "the claim deadline")
+			renews := tries.renews.Load()
+			if releaseFirst {
+				_, err = waiter.Release(ctx, "waiter")
+				require.NoError(t, err)
+			}
+			time.Sleep(1500 * time.Millisecond)
+			if releaseFirst {
+				assert.Equal(t, renews, tries.renews.Load(), "no confirmation after a release")
+				assert.Empty(t, holderIDs(t, holder))
+				continue
+			}
+			hs, err := holder.Holders(ctx)
+			require.NoError(t, err)
+			require.Len(t, hs, 1)
+			assert.WithinDuration(t, b.now().Add(time.Hour), hs[0].ExpiresAt, 5*time.Second, "renewed to the waiter's TTL")
+			_, err = waiter.Release(ctx, "waiter")
+			require.NoError(t, err)
+		}
+	})
+}

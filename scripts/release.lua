@@ -17,10 +17,10 @@
 -- harmless. Units freed go at once to the waiters queued first whose wants
 -- fit (in fair mode, only while the first in line fits), so no slot sits
 -- idle while a waiter learns that it is free. Each gets a lease that lasts
--- the claim time (at most its lease time), and a notice '+holder' tells its
--- process; the waiter claims the lease with acquire, which renews it to its
--- full time. A waiter that died while queued thus holds units only until
--- the claim time has passed.
+-- the claim time (at most its lease time), and a notice
+-- '+deadline ms:units in use:holder' tells its process, which renews the
+-- lease to its full time unless it is released first. A waiter that died
+-- while queued thus holds units only until the claim time has passed.
 
 local leases, weights = KEYS[1], KEYS[2]
 local queue, qdeadlines, qwants = KEYS[3], KEYS[4], KEYS[5]
@@ -69,7 +69,8 @@ if free > 0 then
 			leave_queue(queue, qdeadlines, qwants, waiter)
 			free = free - (n - old)
 			handed = true
-			notify(ARGV[5], ARGV[4], '+' .. waiter)
+			local units = tonumber(ARGV[2]) - free
+			notify(ARGV[5], ARGV[4], '+' .. string.format('%d', until_ms) .. ':' .. units .. ':' .. waiter)
 			if free <= 0 then
 				break
 			end
