@@ -44,13 +44,16 @@ func (h *commandCount) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 //
 //   - held/limit: the mean share of the limit held, as Redis counts it,
 //     sampled every millisecond;
+//
 //   - working/limit: the mean share of the limit spent inside the guarded
 //     section, the 2ms holds themselves;
+//
 //   - cmds/acquire: the Redis commands the clients sent per successful
 //     acquire, the release included (the sampler's excluded);
+//
 //   - refusals/s: refused tries, for the poller.
 //
-//	go test -run '^$' -bench BenchmarkWaiters -benchtime 20000x
+//     go test -run '^$' -bench BenchmarkWaiters -benchtime 20000x
 func BenchmarkWaiters(b *testing.B) {
 	const (
 		workers = 200
