@@ -35,25 +35,19 @@ func (h *commandCount) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 }
 
 // BenchmarkWaiters runs 200 workers on a real Redis against limit 60, each
-// holding its slot for 2ms, in turn with the two ways to wait:
+// holding its slot for 2ms, in turn with the two ways to wait: notify is
+// Acquire, which sleeps until a release hands it units or a lease is due
+// to lapse; poll, the baseline, calls TryAcquire again at once after each
+// refusal. Run it with
 //
-//   - notify: Acquire, which sleeps until a release notice or a lease deadline;
-//   - poll:   TryAcquire again at once after each refusal, the baseline.
+//	go test -run '^$' -bench BenchmarkWaiters -benchtime 20000x
 //
-// An iteration is one successful acquire. It reports
-//
-//   - held/limit: the mean share of the limit held, as Redis counts it,
-//     sampled every millisecond;
-//
-//   - working/limit: the mean share of the limit spent inside the guarded
-//     section, the 2ms holds themselves;
-//
-//   - cmds/acquire: the Redis commands the clients sent per successful
-//     acquire, the release included (the sampler's excluded);
-//
-//   - refusals/s: refused tries, for the poller.
-//
-//     go test -run '^$' -bench BenchmarkWaiters -benchtime 20000x
+// An iteration is one successful acquire. It reports held/limit, the mean
+// share of the limit held as Redis counts it, sampled every millisecond;
+// working/limit, the mean share of the limit spent inside the guarded
+// section (the 2ms holds themselves); cmds/acquire, the Redis commands the
+// clients sent per successful acquire, the release included and the
+// sampler's excluded; and refusals/s, the poller's refused tries.
 func BenchmarkWaiters(b *testing.B) {
 	const (
 		workers = 200
