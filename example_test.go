@@ -2,6 +2,7 @@ package slotlimit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -164,4 +165,58 @@ func ExampleCounter() {
 func ExampleConfig_String() {
 	fmt.Println(slotlimit.Config{Key: "ar:0571", Limit: 60, TTL: 5 * time.Minute})
 	// Output: "ar:0571" 60 slots, 5m0s leases
+}
+
+// A worker waits for a slot, keeps it alive while it works, and frees it
+// when done. Work that outlives the lease is cancelled if the lease is lost.
+func ExampleLimiter_AcquireLease() {
+	client, mr := exampleRedis()
+	defer mr.Close()
+	ctx := context.Background()
+
+	limiter, err := slotlimit.New(client, slotlimit.Config{Key: "jobs:render", Limit: 2, TTL: 30 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+
+	lease, err := limiter.AcquireLease(ctx, 1)
+	defer lease.Release(context.WithoutCancel(ctx)) // safe even when lease is nil
+	if err != nil {
+		fmt.Println("no slot:", err)
+		return
+	}
+	work := lease.KeepAlive(ctx) // renews every 10s; cancelled if the lease is lost
+	select {
+	case <-work.Done():
+		fmt.Println("lease lost:", context.Cause(work))
+	default:
+		fmt.Printf("working with %d of %d slots in use\n", lease.Result().Count, lease.Result().Limit)
+	}
+
+	// Output:
+	// working with 1 of 2 slots in use
+}
+
+// A large job counts as several holders.
+func ExampleLimiter_TryAcquireN() {
+	client, mr := exampleRedis()
+	defer mr.Close()
+	ctx := context.Background()
+
+	limiter, err := slotlimit.New(client, slotlimit.Config{Key: "ar:0571", Limit: 60, TTL: time.Minute})
+	if err != nil {
+		panic(err)
+	}
+	res, err := limiter.TryAcquireN(ctx, "bulk-upload-7", 10)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("acquired=%v weight=%d in use=%d/%d\n", res.Acquired, res.Weight, res.Count, res.Limit)
+
+	_, err = limiter.TryAcquireN(ctx, "too-big", 61)
+	fmt.Println(errors.Is(err, slotlimit.ErrInvalidWeight))
+
+	// Output:
+	// acquired=true weight=10 in use=10/60
+	// true
 }
