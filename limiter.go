@@ -130,7 +130,8 @@ func (l *Limiter) TryAcquireN(ctx context.Context, holder string, n int64) (Resu
 	if err := l.check(holder, n); err != nil {
 		return Result{Limit: l.cfg.Limit}, err
 	}
-	return l.try(ctx, holder, n, false)
+	res, _, err := l.try(ctx, holder, n, false)
+	return res, err
 }
 
 func (l *Limiter) check(holder string, n int64) error {
@@ -141,8 +142,9 @@ func (l *Limiter) check(holder string, n int64) error {
 }
 
 // try runs the acquire script once; queue says whether a refused caller
-// joins the fair-mode queue.
-func (l *Limiter) try(ctx context.Context, holder string, n int64, queue bool) (Result, error) {
+// joins the queue, and the arrival number it returns names the caller's
+// queue entry (0: none).
+func (l *Limiter) try(ctx context.Context, holder string, n int64, queue bool) (Result, int64, error) {
 	join := "0"
 	if queue {
 		join = "1"
@@ -151,10 +153,10 @@ func (l *Limiter) try(ctx context.Context, holder string, n int64, queue bool) (
 		holder, l.limit, l.ttl, strconv.FormatInt(n, 10), l.fair, join, queueTTLArg,
 	).Int64Slice()
 	if err != nil {
-		return Result{Limit: l.cfg.Limit}, opError("acquire", l.cfg.Key, err)
+		return Result{Limit: l.cfg.Limit}, 0, opError("acquire", l.cfg.Key, err)
 	}
-	if len(reply) != 5 {
-		return Result{Limit: l.cfg.Limit}, opError("acquire", l.cfg.Key, errUnexpectedReply(reply))
+	if len(reply) != 6 {
+		return Result{Limit: l.cfg.Limit}, 0, opError("acquire", l.cfg.Key, errUnexpectedReply(reply))
 	}
 	res := Result{Acquired: reply[0] == 1, Count: reply[1], Limit: l.cfg.Limit, Weight: reply[4]}
 	if res.Acquired {
@@ -162,7 +164,7 @@ func (l *Limiter) try(ctx context.Context, holder string, n int64, queue bool) (
 	} else {
 		res.RetryAfter = time.Duration(reply[3]) * time.Millisecond
 	}
-	return res, nil
+	return res, reply[5], nil
 }
 
 // Acquire takes a slot for holder, waiting until one is free or ctx is

@@ -46,14 +46,27 @@ type subscription struct {
 	channels int
 }
 
-// A waiter is one AcquireN call waiting for units.
+// A waiter is one AcquireN call waiting for units. Its fields below wake
+// are guarded by hub.mu.
 type waiter struct {
-	ch       *channel
-	holder   string
-	wake     chan struct{} // holds at most one wake-up
-	handed   Result        // set, under hub.mu, when a release handed holder its units
-	isHanded bool
+	ch     *channel
+	holder string
+	wake   chan struct{} // holds at most one wake-up
+
+	arrival int64     // the waiter's queue entry, from its last try; 0: none
+	trusted time.Time // until when a notice for that entry can be trusted
+
+	// The last notice for the waiter's holder: the queue entry it served
+	// and the lease. It may come before the try that names the entry.
+	handedTo int64
+	handed   Result
 }
+
+// trustNotices is how long after a try is sent a notice for the queue
+// entry it returned is trusted: the lease it hands over lasts the claim
+// time, queueTTL, from a moment after that send, so a notice read well
+// within it finds the lease live. A later notice is checked with a try.
+const trustNotices = queueTTL - time.Second
 
 // channelLinger is how long a channel stays subscribed without waiters, so
 // that bursts of waiting do not subscribe and unsubscribe each time.
@@ -129,11 +142,22 @@ func (h *hub) ready(w *waiter) bool {
 	return w.ch.ready
 }
 
-// handedLease returns the lease a release handed w's holder, if one did.
+// queued records the queue entry w's last try, sent at sent, returned.
+func (h *hub) queued(w *waiter, arrival int64, sent time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w.arrival, w.trusted = arrival, sent.Add(trustNotices)
+	if arrival != 0 && w.handedTo == arrival {
+		w.signal() // the notice came first
+	}
+}
+
+// handedLease returns the lease a release handed w's queue entry, if one
+// did and the notice can still be trusted.
 func (h *hub) handedLease(w *waiter) (Result, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return w.handed, w.isHanded
+	return w.handed, w.arrival != 0 && w.handedTo == w.arrival && time.Now().Before(w.trusted)
 }
 
 // subscribe starts subscribing c. h.mu is held.
@@ -198,37 +222,42 @@ func (h *hub) dispatch(ps *redis.PubSub) {
 				h.subscribed(m.Channel)
 			}
 		case *redis.Message:
-			if holder, res, ok := parseHanded(m.Payload); ok {
-				h.hand(m.Channel, holder, res)
+			if holder, arrival, res, ok := parseHanded(m.Payload); ok {
+				h.hand(m.Channel, holder, arrival, res)
 			}
 		}
 	}
 }
 
-// parseHanded reads a notice '+deadline ms:units in use:holder'.
-func parseHanded(payload string) (holder string, res Result, ok bool) {
+// parseHanded reads a notice '+deadline ms:units in use:arrival number:holder'.
+func parseHanded(payload string) (holder string, arrival int64, res Result, ok bool) {
 	rest, ok := strings.CutPrefix(payload, "+")
+	var fields [3]int64
+	for i := range fields {
+		var field string
+		var found bool
+		field, rest, found = strings.Cut(rest, ":")
+		n, err := strconv.ParseInt(field, 10, 64)
+		ok = ok && found && err == nil
+		fields[i] = n
+	}
 	if !ok {
-		return "", Result{}, false
+		return "", 0, Result{}, false
 	}
-	deadline, rest, ok1 := strings.Cut(rest, ":")
-	count, holder, ok2 := strings.Cut(rest, ":")
-	ms, err1 := strconv.ParseInt(deadline, 10, 64)
-	n, err2 := strconv.ParseInt(count, 10, 64)
-	if !ok1 || !ok2 || err1 != nil || err2 != nil {
-		return "", Result{}, false
-	}
-	return holder, Result{Acquired: true, Count: n, ExpiresAt: time.UnixMilli(ms)}, true
+	return rest, fields[2], Result{Acquired: true, Count: fields[1], ExpiresAt: time.UnixMilli(fields[0])}, true
 }
 
-// hand wakes the waiters of a holder that a release handed units to.
-func (h *hub) hand(name, holder string, res Result) {
+// hand tells the waiters of holder that a release handed units to its
+// queue entry arrival, and wakes those that wait on that entry.
+func (h *hub) hand(name, holder string, arrival int64, res Result) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c := h.channels[name]; c != nil {
 		for _, w := range c.waiters[holder] {
-			w.handed, w.isHanded = res, true
-			w.signal()
+			w.handedTo, w.handed = arrival, res
+			if w.arrival == arrival {
+				w.signal()
+			}
 		}
 	}
 }

@@ -35,13 +35,15 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, boo
 	defer l.waiters.leave(w)
 	var timer *time.Timer
 	for {
-		res, err := l.try(ctx, holder, n, true)
+		sent := time.Now()
+		res, arrival, err := l.try(ctx, holder, n, true)
 		if err != nil && outcomeUnknown(err) {
 			l.releaseDetached(ctx, holder)
 		}
 		if err != nil || res.Acquired {
 			return res, false, err
 		}
+		l.waiters.queued(w, arrival, sent)
 		d := queueTTL / 3
 		if res.RetryAfter > 0 && res.RetryAfter < d {
 			// Come back just after the lapse, spread over a little time.

@@ -13,7 +13,9 @@
 -- ARGV[6]  '1' to join the queue when refused (a waiting caller)
 -- ARGV[7]  queue entry lease, ms: a waiter that stops trying leaves the queue then
 --
--- Returns {acquired (0|1), units in use, deadline ms, retry-after ms, units held}.
+-- Returns {acquired (0|1), units in use, deadline ms, retry-after ms, units held,
+-- arrival number}; the arrival number names the caller's queue entry, 0 when
+-- it is not queued, and a release's notice names it too.
 -- A holder keeps one lease: asking again renews it, and a new n re-weighs it
 -- if the difference fits; a refused re-weigh leaves the old lease as it was.
 -- Retry-after is the time until the earliest lease lapses, 0 when none will.
@@ -73,13 +75,17 @@ if granted then
 	if queued then
 		leave_queue(queue, qdeadlines, qwants, holder)
 	end
-	return {1, units - old + n, deadline, 0, n}
+	return {1, units - old + n, deadline, 0, n, 0}
 end
 
+local arrival = 0
 if ARGV[6] == '1' then
 	local qttl = tonumber(ARGV[7])
-	if not queued then
-		redis.call('ZADD', queue, redis.call('HINCRBY', qwants, '', 1), holder)
+	if queued then
+		arrival = tonumber(redis.call('ZSCORE', queue, holder))
+	else
+		arrival = redis.call('HINCRBY', qwants, '', 1)
+		redis.call('ZADD', queue, arrival, holder)
 	end
 	redis.call('HSET', qwants, holder, n .. ':' .. ttl)
 	redis.call('ZADD', qdeadlines, now + qttl, holder)
@@ -92,4 +98,4 @@ local retry = 0
 if first[2] then
 	retry = tonumber(first[2]) - now
 end
-return {0, units, 0, retry, old}
+return {0, units, 0, retry, old, arrival}

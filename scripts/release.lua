@@ -18,8 +18,10 @@
 -- fit (in fair mode, only while the first in line fits), so no slot sits
 -- idle while a waiter learns that it is free. Each gets a lease that lasts
 -- the claim time (at most its lease time), and a notice
--- '+deadline ms:units in use:holder' tells its process, which renews the
--- lease to its full time unless it is released first. A waiter that died
+-- '+deadline ms:units in use:arrival number:holder' tells its process, which
+-- renews the lease to its full time unless it is released first. The
+-- arrival number names the queue entry served, so that a late notice is
+-- never taken for a later wait of the same holder. A waiter that died
 -- while queued thus holds units only until the claim time has passed.
 
 local leases, weights = KEYS[1], KEYS[2]
@@ -55,7 +57,9 @@ local free = tonumber(ARGV[2]) - redis.call('ZCARD', leases) - extra
 local fair = ARGV[3] == '1'
 local handed = false
 if free > 0 then
-	for _, waiter in ipairs(redis.call('ZRANGE', queue, 0, 99)) do
+	local line = redis.call('ZRANGE', queue, 0, 99, 'WITHSCORES')
+	for i = 1, #line, 2 do
+		local waiter, arrival = line[i], line[i + 1]
 		local want = redis.call('HGET', qwants, waiter)
 		local n = wanted_units(want)
 		local old = 0
@@ -70,7 +74,8 @@ if free > 0 then
 			free = free - (n - old)
 			handed = true
 			local units = tonumber(ARGV[2]) - free
-			notify(ARGV[5], ARGV[4], '+' .. string.format('%d', until_ms) .. ':' .. units .. ':' .. waiter)
+			notify(ARGV[5], ARGV[4], '+' .. string.format('%d', until_ms) .. ':' .. units .. ':' ..
+				string.format('%d', tonumber(arrival)) .. ':' .. waiter)
 			if free <= 0 then
 				break
 			end
