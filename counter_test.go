@@ -285,10 +285,7 @@ func TestCounterAcquireDoesNotSpin(t *testing.T) {
 	b := newMiniredis(t)
 	key := testKey(t, b)
 	require.NoError(t, b.client.Set(context.Background(), key, 2, 0).Err())
-	client := redis.NewClient(b.client.(*redis.Client).Options())
-	t.Cleanup(func() { client.Close() })
-	var calls atomic.Int64
-	client.AddHook(&countScripts{n: &calls})
+	client, counts := countedClient(t, b)
 	c, err := slotlimit.NewCounter(client, slotlimit.Config{Key: key, Limit: 2})
 	require.NoError(t, err)
 
@@ -296,23 +293,6 @@ func TestCounterAcquireDoesNotSpin(t *testing.T) {
 	defer cancel()
 	_, err = c.Acquire(ctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.LessOrEqual(t, calls.Load(), int64(12), "tries in 500ms")
-}
-
-// countScripts is a go-redis hook that counts script calls.
-type countScripts struct{ n *atomic.Int64 }
-
-func (h *countScripts) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *countScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func (h *countScripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if name := cmd.Name(); name == "evalsha" {
-			h.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
+	assert.Positive(t, counts.get("counter acquire"))
+	assert.LessOrEqual(t, counts.get("counter acquire"), int64(12), "tries in 500ms")
 }

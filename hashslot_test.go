@@ -15,45 +15,27 @@ import (
 	"github.com/slotlimit/slotlimit"
 )
 
-// scriptKeys is a go-redis hook that records the KEYS of every script call.
-type scriptKeys struct{ calls [][]string }
-
-func (h *scriptKeys) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *scriptKeys) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, cmd := range cmds {
-			h.record(cmd)
+// scriptKeys returns a hook that records the KEYS of every script call,
+// and the notice channel among its arguments: on Cluster it must share the
+// keys' slot too.
+func scriptKeys(calls *[][]string) hook {
+	return func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+		if scriptOp(cmd) != "" {
+			args := cmd.Args()
+			n, _ := strconv.Atoi(fmt.Sprint(args[2]))
+			keys := make([]string, n)
+			for i := range keys {
+				keys[i] = fmt.Sprint(args[3+i])
+			}
+			for _, arg := range args[3+n:] {
+				if s := fmt.Sprint(arg); strings.HasSuffix(s, ":free") {
+					keys = append(keys, s)
+				}
+			}
+			*calls = append(*calls, keys)
 		}
-		return next(ctx, cmds)
-	}
-}
-
-func (h *scriptKeys) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.record(cmd)
 		return next(ctx, cmd)
 	}
-}
-
-func (h *scriptKeys) record(cmd redis.Cmder) {
-	name := cmd.Name()
-	if !strings.HasPrefix(name, "eval") {
-		return
-	}
-	args := cmd.Args()
-	n, _ := strconv.Atoi(fmt.Sprint(args[2]))
-	keys := make([]string, n)
-	for i := range keys {
-		keys[i] = fmt.Sprint(args[3+i])
-	}
-	// The notice channel is an argument; on Cluster it must share the slot too.
-	for _, arg := range args[3+n:] {
-		if s := fmt.Sprint(arg); strings.HasSuffix(s, ":free") {
-			keys = append(keys, s)
-		}
-	}
-	h.calls = append(h.calls, keys)
 }
 
 // hashSlot is the Redis Cluster slot of key: CRC16 of its hash tag, mod 16384.
@@ -89,12 +71,12 @@ func TestHashSlot(t *testing.T) {
 // works on Redis Cluster without CROSSSLOT errors.
 func TestAllKeysShareOneHashSlot(t *testing.T) {
 	b := newMiniredis(t)
-	hook := &scriptKeys{}
-	b.client.AddHook(hook)
+	var calls [][]string
+	b.client.AddHook(scriptKeys(&calls))
 	ctx := context.Background()
 
 	for _, key := range []string{"ar:0571", "{tenant-7}:ar:0571", "a{b", "{x}", "a{b}c{d}"} {
-		hook.calls = nil
+		calls = nil
 		l, err := slotlimit.New(b.client, slotlimit.Config{Key: key, Limit: 2, TTL: time.Minute})
 		require.NoError(t, err)
 		fair, err := slotlimit.New(b.client, slotlimit.Config{Key: key, Limit: 2, TTL: time.Minute, Fair: true})
@@ -113,9 +95,9 @@ func TestAllKeysShareOneHashSlot(t *testing.T) {
 		c.TryAcquire(ctx)
 		c.Release(ctx)
 
-		require.NotEmpty(t, hook.calls, key)
+		require.NotEmpty(t, calls, key)
 		channels := 0
-		for _, keys := range hook.calls {
+		for _, keys := range calls {
 			require.NotEmpty(t, keys, "%s: scripts name their keys", key)
 			if strings.HasSuffix(keys[len(keys)-1], ":free") {
 				channels++

@@ -66,7 +66,7 @@ func TestLeaseHoldersAreRandom128Bit(t *testing.T) {
 // KeepAlive keeps a lease past many TTLs, and stops renewing on release.
 func TestLeaseKeepAliveAndStop(t *testing.T) {
 	b := newRealRedis(t)
-	client, tries := countingClient(t, b)
+	client, tries := countedClient(t, b)
 	const ttl = 300 * time.Millisecond
 	l := newLimiterOn(t, client, slotlimit.Config{Key: testKey(t, b), Limit: 1, TTL: ttl})
 	ctx := context.Background()
@@ -77,7 +77,7 @@ func TestLeaseKeepAliveAndStop(t *testing.T) {
 	assert.Equal(t, work, lease.KeepAlive(ctx), "one keep-alive per lease")
 	time.Sleep(4 * ttl)
 	assert.Equal(t, []string{lease.Holder()}, holderIDs(t, l), "alive after 4 TTLs")
-	assert.GreaterOrEqual(t, tries.renews.Load(), int64(6), "renewed about every TTL/3")
+	assert.GreaterOrEqual(t, tries.get("renew"), int64(6), "renewed about every TTL/3")
 	assert.NoError(t, work.Err())
 
 	ok, err := lease.Release(ctx)
@@ -85,9 +85,9 @@ func TestLeaseKeepAliveAndStop(t *testing.T) {
 	assert.True(t, ok)
 	assert.ErrorIs(t, work.Err(), context.Canceled, "the work context ends with the lease")
 	assert.NotErrorIs(t, context.Cause(work), slotlimit.ErrLeaseLost)
-	renews := tries.renews.Load()
+	renews := tries.get("renew")
 	time.Sleep(ttl)
-	assert.Equal(t, renews, tries.renews.Load(), "no renewal after release")
+	assert.Equal(t, renews, tries.get("renew"), "no renewal after release")
 	select {
 	case <-lease.Lost():
 		t.Fatal("a released lease is not lost")
@@ -122,39 +122,25 @@ func TestLeaseLostWhenKeyDeleted(t *testing.T) {
 	})
 }
 
-// failRenewals is a go-redis hook that fails every renew script call.
-type failRenewals struct{ on atomic.Bool }
-
-func (h *failRenewals) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *failRenewals) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func (h *failRenewals) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if name := cmd.Name(); h.on.Load() && (name == "evalsha" || name == "eval") && len(cmd.Args()) == 7 {
+// When renewals keep failing until the lease must have lapsed, it is lost.
+func TestLeaseLostWhenRenewalsFailPastDeadline(t *testing.T) {
+	b := newMiniredis(t)
+	client := newClient(t, b)
+	var failing atomic.Bool
+	client.AddHook(hook(func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+		if failing.Load() && scriptOp(cmd) == "renew" {
 			cmd.SetErr(os.ErrDeadlineExceeded)
 			return cmd.Err()
 		}
 		return next(ctx, cmd)
-	}
-}
-
-// When renewals keep failing until the lease must have lapsed, it is lost.
-func TestLeaseLostWhenRenewalsFailPastDeadline(t *testing.T) {
-	b := newMiniredis(t)
-	client := redis.NewClient(b.client.(*redis.Client).Options())
-	t.Cleanup(func() { client.Close() })
-	fail := &failRenewals{}
-	client.AddHook(fail)
+	}))
 	const ttl = 300 * time.Millisecond
 	l := newLimiterOn(t, client, slotlimit.Config{Key: testKey(t, b), Limit: 1, TTL: ttl})
 	ctx := context.Background()
 	lease, err := l.AcquireLease(ctx, 1)
 	require.NoError(t, err)
 	start := time.Now()
-	fail.on.Store(true)
+	failing.Store(true)
 	work := lease.KeepAlive(ctx)
 	select {
 	case <-lease.Lost():
@@ -192,16 +178,15 @@ func TestLeaseAccessor(t *testing.T) {
 func TestTryAcquireLeaseUnknownOutcomeReleases(t *testing.T) {
 	b := newMiniredis(t)
 	l := newLimiter(t, b, testKey(t, b), 1, time.Minute)
-	client := redis.NewClient(b.client.(*redis.Client).Options())
-	t.Cleanup(func() { client.Close() })
-	hook := &failAfterSend{err: func() error { return os.ErrDeadlineExceeded }}
-	hook.armed.Store(true)
-	client.AddHook(hook)
+	client := newClient(t, b)
+	var armed atomic.Bool
+	armed.Store(true)
+	client.AddHook(failAfterSend(&armed, func() error { return os.ErrDeadlineExceeded }))
 	faulty := newLimiterOn(t, client, l.Config())
 
 	lease, err := faulty.TryAcquireLease(context.Background(), 1)
 	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
 	assert.Nil(t, lease)
-	assert.False(t, hook.armed.Load(), "the fault struck after the script ran")
+	assert.False(t, armed.Load(), "the fault struck after the script ran")
 	assert.Empty(t, holderIDs(t, l), "no phantom slot")
 }

@@ -15,25 +15,6 @@ import (
 	"github.com/slotlimit/slotlimit/internal/redistest"
 )
 
-// commandCount is a go-redis hook that counts the commands a client sends.
-type commandCount struct{ n atomic.Int64 }
-
-func (h *commandCount) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *commandCount) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-func (h *commandCount) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
-}
-
 // BenchmarkWaiters runs 200 workers on a real Redis against limit 60, each
 // holding its slot for 2ms, in turn with the two ways to wait: notify is
 // Acquire, which sleeps until a release hands it units or a lease is due
@@ -59,8 +40,11 @@ func BenchmarkWaiters(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			client := redis.NewClient(&redis.Options{Addr: addr, PoolSize: workers + 10})
 			defer client.Close()
-			counter := &commandCount{}
-			client.AddHook(counter)
+			var commands atomic.Int64
+			client.AddHook(hook(func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+				commands.Add(1)
+				return next(ctx, cmd)
+			}))
 			key := fmt.Sprintf("slotlimit-bench:waiters:%d", rand.Int64())
 			l, err := slotlimit.New(client, slotlimit.Config{Key: key, Limit: limit, TTL: time.Minute})
 			if err != nil {
@@ -136,7 +120,7 @@ func BenchmarkWaiters(b *testing.B) {
 			<-sampled
 			b.ReportMetric(float64(held.Load())/float64(max(samples.Load(), 1))/limit, "held/limit")
 			b.ReportMetric(float64(busy.Load())/float64(elapsed)/limit, "working/limit")
-			b.ReportMetric(float64(counter.n.Load()-samples.Load())/float64(b.N), "cmds/acquire")
+			b.ReportMetric(float64(commands.Load()-samples.Load())/float64(b.N), "cmds/acquire")
 			b.ReportMetric(float64(refusals.Load())/elapsed.Seconds(), "refusals/s")
 			client.Del(context.Background(), key)
 		})

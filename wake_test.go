@@ -3,8 +3,6 @@ package slotlimit_test
 import (
 	"context"
 	"fmt"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,45 +12,6 @@ import (
 
 	"github.com/slotlimit/slotlimit"
 )
-
-// scriptTries is a go-redis hook that counts the script calls that reached
-// the server (a NOSCRIPT reply, answered by EVAL, counts once) by number of
-// keys and arguments, which tells the operations apart.
-type scriptTries struct {
-	acquires, renews atomic.Int64
-}
-
-func (h *scriptTries) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *scriptTries) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func (h *scriptTries) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		if name := cmd.Name(); (name == "evalsha" || name == "eval") &&
-			(err == nil || !strings.HasPrefix(err.Error(), "NOSCRIPT")) {
-			switch len(cmd.Args()) {
-			case 15: // 5 keys, 7 arguments
-				h.acquires.Add(1)
-			case 7: // 2 keys, 2 arguments
-				h.renews.Add(1)
-			}
-		}
-		return err
-	}
-}
-
-// countingClient returns a new client to b's server whose script calls are
-// counted.
-func countingClient(t *testing.T, b *backend) (*redis.Client, *scriptTries) {
-	client := redis.NewClient(b.client.(*redis.Client).Options())
-	t.Cleanup(func() { client.Close() })
-	tries := &scriptTries{}
-	client.AddHook(tries)
-	return client, tries
-}
 
 func newLimiterOn(t *testing.T, client redis.UniversalClient, cfg slotlimit.Config) *slotlimit.Limiter {
 	t.Helper()
@@ -92,16 +51,16 @@ func TestAcquireWakesOnReleaseWithoutPolling(t *testing.T) {
 		_, err := holder.TryAcquire(ctx, "d1")
 		require.NoError(t, err)
 
-		client, tries := countingClient(t, b)
+		client, tries := countedClient(t, b)
 		waiter := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute})
 		done := acquireAsync(ctx, waiter, "d2", 1)
 		time.Sleep(500 * time.Millisecond) // a poller would have tried 5 times or more
-		assert.LessOrEqual(t, tries.acquires.Load(), int64(2), "tries while the slot stayed taken")
+		assert.LessOrEqual(t, tries.get("acquire"), int64(2), "tries while the slot stayed taken")
 
 		_, err = holder.Release(ctx, "d1")
 		require.NoError(t, err)
 		requireDone(t, done, 2*time.Second, "waiter after the release")
-		assert.LessOrEqual(t, tries.acquires.Load(), int64(3))
+		assert.LessOrEqual(t, tries.get("acquire"), int64(3))
 		assert.Equal(t, []string{"d2"}, holderIDs(t, holder))
 	})
 }
@@ -119,14 +78,14 @@ func TestWaiterRecoversLostNoticeAtDeadline(t *testing.T) {
 		_, err := holder.TryAcquire(ctx, "d1")
 		require.NoError(t, err)
 
-		client, tries := countingClient(t, b)
+		client, tries := countedClient(t, b)
 		waiter := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute})
 		done := acquireAsync(ctx, waiter, "d2", 1)
 		time.Sleep(100 * time.Millisecond)
 		require.NoError(t, b.client.ZRem(ctx, key, "d1").Err()) // freed, with no notice
 
 		requireDone(t, done, 3*time.Second, "waiter at the deadline")
-		assert.LessOrEqual(t, tries.acquires.Load(), int64(3), "it slept until the deadline")
+		assert.LessOrEqual(t, tries.get("acquire"), int64(3), "it slept until the deadline")
 		assert.Equal(t, []string{"d2"}, holderIDs(t, holder))
 	})
 }
@@ -141,7 +100,7 @@ func TestNoticeWakesOnlyAsManyAsFreed(t *testing.T) {
 		_, err := holder.TryAcquire(ctx, "d1")
 		require.NoError(t, err)
 
-		client, tries := countingClient(t, b)
+		client, tries := countedClient(t, b)
 		waiter := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute})
 		const waiters = 8
 		done := make(chan error, waiters)
@@ -152,13 +111,13 @@ func TestNoticeWakesOnlyAsManyAsFreed(t *testing.T) {
 			}(string(rune('a' + i)))
 		}
 		time.Sleep(500 * time.Millisecond) // all asleep
-		before := tries.acquires.Load()
+		before := tries.get("acquire")
 
 		_, err = holder.Release(ctx, "d1")
 		require.NoError(t, err)
 		requireDone(t, done, 2*time.Second, "one waiter")
 		time.Sleep(200 * time.Millisecond)
-		assert.LessOrEqual(t, tries.acquires.Load()-before, int64(2), "tries after one release")
+		assert.LessOrEqual(t, tries.get("acquire")-before, int64(2), "tries after one release")
 		n, err := holder.Count(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), n)
@@ -276,7 +235,7 @@ func TestHandedLeaseIsConfirmed(t *testing.T) {
 		defer cancel()
 		key := testKey(t, b)
 		holder := newLimiter(t, b, key, 1, time.Minute)
-		client, tries := countingClient(t, b)
+		client, tries := countedClient(t, b)
 		waiter := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Hour})
 
 		for _, releaseFirst := range []bool{false, true} {
@@ -295,14 +254,14 @@ func TestHandedLeaseIsConfirmed(t *testing.T) {
 			res := <-got
 			require.True(t, res.Acquired)
 			assert.WithinDuration(t, now.Add(3*time.Second), res.ExpiresAt, time.Second, "the claim deadline")
-			renews := tries.renews.Load()
+			renews := tries.get("renew")
 			if releaseFirst {
 				_, err = waiter.Release(ctx, "waiter")
 				require.NoError(t, err)
 			}
 			time.Sleep(1500 * time.Millisecond)
 			if releaseFirst {
-				assert.Equal(t, renews, tries.renews.Load(), "no confirmation after a release")
+				assert.Equal(t, renews, tries.get("renew"), "no confirmation after a release")
 				assert.Empty(t, holderIDs(t, holder))
 				continue
 			}
