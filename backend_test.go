@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 // A backend is a Redis the suite runs against, with a way to move its clock.
 type backend struct {
 	client redis.UniversalClient
+	opts   redis.UniversalOptions // for more clients of the same server
 	real   bool
 
 	// advance moves the server's clock forward by d: miniredis jumps,
@@ -42,10 +43,12 @@ func newMiniredis(t *testing.T) *backend {
 	now := miniredisStart
 	mr.SetTime(now)
 	mr.ClockTTL(true)
-	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	opts := redis.UniversalOptions{Addrs: []string{mr.Addr()}}
+	client := redis.NewUniversalClient(&opts)
 	t.Cleanup(func() { client.Close() })
 	return &backend{
 		client: client,
+		opts:   opts,
 		advance: func(d time.Duration) {
 			now = now.Add(d)
 			mr.SetTime(now)
@@ -55,10 +58,21 @@ func newMiniredis(t *testing.T) *backend {
 }
 
 func newRealRedis(t *testing.T) *backend {
-	client := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	return newRealBackend(t, redis.UniversalOptions{Addrs: []string{redistest.Addr(t)}})
+}
+
+// newRedisCluster is a 3-master, 3-replica Redis Cluster, reached through
+// a cluster client.
+func newRedisCluster(t *testing.T) *backend {
+	return newRealBackend(t, redis.UniversalOptions{Addrs: redistest.ClusterAddrs(t)})
+}
+
+func newRealBackend(t *testing.T, opts redis.UniversalOptions) *backend {
+	client := redis.NewUniversalClient(&opts)
 	t.Cleanup(func() { client.Close() })
 	return &backend{
 		client:  client,
+		opts:    opts,
 		real:    true,
 		advance: func(d time.Duration) { time.Sleep(d) },
 		now: func() time.Time {
@@ -69,10 +83,39 @@ func newRealRedis(t *testing.T) *backend {
 	}
 }
 
-// eachBackend runs test against miniredis and against a real Redis.
+// eachBackend runs test against miniredis, a real Redis, and a real Redis
+// Cluster.
 func eachBackend(t *testing.T, test func(t *testing.T, b *backend)) {
 	t.Run("miniredis", func(t *testing.T) { test(t, newMiniredis(t)) })
 	t.Run("redis", func(t *testing.T) { test(t, newRealRedis(t)) })
+	t.Run("cluster", func(t *testing.T) { test(t, newRedisCluster(t)) })
+}
+
+// newClient returns another client of b's server, its options changed by
+// tweaks.
+func newClient(t *testing.T, b *backend, tweaks ...func(*redis.UniversalOptions)) redis.UniversalClient {
+	opts := b.opts
+	for _, tweak := range tweaks {
+		tweak(&opts)
+	}
+	client := redis.NewUniversalClient(&opts)
+	t.Cleanup(func() { client.Close() })
+	return client
+}
+
+// storedKeys returns those of a Limiter's keys for key that exist: the
+// lease set and the keys beside it (see keys.go).
+func storedKeys(t *testing.T, b *backend, key string) []string {
+	t.Helper()
+	stored := []string{}
+	for _, k := range []string{key, "{" + key + "}/w", "{" + key + "}/q", "{" + key + "}/qd", "{" + key + "}/qw"} {
+		n, err := b.client.Exists(context.Background(), k).Result()
+		require.NoError(t, err)
+		if n == 1 {
+			stored = append(stored, k)
+		}
+	}
+	return stored
 }
 
 // testKey returns a key no other test uses, deleted when t ends.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 // the scripts keep beside the key (see scripts/acquire.lua).
 func awaitQueued(t *testing.T, b *backend, key string, n int64) {
 	t.Helper()
-	queue := "{" + key + "}:q"
+	queue := "{" + key + "}/q"
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		if got, _ := b.client.ZCard(context.Background(), queue).Result(); got == n {
@@ -29,10 +30,30 @@ func awaitQueued(t *testing.T, b *backend, key string, n int64) {
 	t.Fatalf("%d waiters did not queue", n)
 }
 
-func newClient(t *testing.T, b *backend) *redis.Client {
-	client := redis.NewClient(b.client.(*redis.Client).Options())
-	t.Cleanup(func() { client.Close() })
-	return client
+// awaitSubscribed waits until some process subscribes to key's notices.
+func awaitSubscribed(t *testing.T, b *backend, key string) {
+	t.Helper()
+	channel := "{" + key + "}/free"
+	ctx := context.Background()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		var n atomic.Int64
+		if cluster, ok := b.client.(*redis.ClusterClient); ok {
+			cluster.ForEachShard(ctx, func(ctx context.Context, shard *redis.Client) error {
+				subs, _ := shard.PubSubShardNumSub(ctx, channel).Result()
+				n.Add(subs[channel])
+				return nil
+			})
+		} else {
+			subs, _ := b.client.PubSubNumSub(ctx, channel).Result()
+			n.Add(subs[channel])
+		}
+		if n.Load() > 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("nobody subscribed to the notices")
 }
 
 // In fair mode, waiters on two clients take the slot in the order they

@@ -28,7 +28,7 @@ func scriptKeys(calls *[][]string) hook {
 				keys[i] = fmt.Sprint(args[3+i])
 			}
 			for _, arg := range args[3+n:] {
-				if s := fmt.Sprint(arg); strings.HasSuffix(s, ":free") {
+				if s := fmt.Sprint(arg); strings.HasSuffix(s, "/free") || strings.HasSuffix(s, ":free") {
 					keys = append(keys, s)
 				}
 			}
@@ -99,7 +99,7 @@ func TestAllKeysShareOneHashSlot(t *testing.T) {
 		channels := 0
 		for _, keys := range calls {
 			require.NotEmpty(t, keys, "%s: scripts name their keys", key)
-			if strings.HasSuffix(keys[len(keys)-1], ":free") {
+			if strings.HasSuffix(keys[len(keys)-1], "free") {
 				channels++
 			}
 			for _, k := range keys {
@@ -119,4 +119,27 @@ func TestNewRejectsKeyWithoutUsableHashSlot(t *testing.T) {
 		_, err = slotlimit.NewCounter(b.client, slotlimit.Config{Key: key, Limit: 1})
 		assert.NoError(t, err, "%s: a Counter has one key and takes any", key)
 	}
+}
+
+// The keys beside "k" and beside "{k}" are apart, though both hash alike:
+// their weights and queues never mix.
+func TestTaggedAndUntaggedKeysKeepApart(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		key := testKey(t, b)
+		plain := newLimiter(t, b, key, 5, time.Minute)
+		tagged := newLimiter(t, b, "{"+key+"}", 5, time.Minute)
+		t.Cleanup(func() { b.client.Del(ctx, "{"+key+"}") })
+		for _, l := range []*slotlimit.Limiter{plain, tagged} {
+			res, err := l.TryAcquireN(ctx, "h", 3)
+			require.NoError(t, err)
+			assert.True(t, res.Acquired)
+			assert.Equal(t, int64(3), res.Count)
+		}
+		for _, l := range []*slotlimit.Limiter{plain, tagged} {
+			n, err := l.Count(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, int64(3), n)
+		}
+	})
 }

@@ -83,7 +83,7 @@ func (c *scriptCounts) get(op string) int64 {
 
 // countedClient returns a new client to b's server whose script calls are
 // counted.
-func countedClient(t *testing.T, b *backend) (*redis.Client, *scriptCounts) {
+func countedClient(t *testing.T, b *backend) (redis.UniversalClient, *scriptCounts) {
 	client := newClient(t, b)
 	counts := &scriptCounts{n: map[string]int64{}}
 	client.AddHook(counts.hook())

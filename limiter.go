@@ -71,20 +71,14 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 	if err != nil {
 		return nil, err
 	}
-	prefix, ok := sameSlotPrefix(s.cfg.Key)
+	aux, channel, ok := keyNames(s.cfg.Key)
 	if !ok {
 		return nil, invalidConfig("Key %q has a '}' but no hash tag", s.cfg.Key)
 	}
 	l := &Limiter{
-		slots: s,
-		keys: []string{
-			s.cfg.Key,
-			prefix + weightsSuffix,
-			prefix + queueSuffix,
-			prefix + deadlinesSuffix,
-			prefix + queueWtSuffix,
-		},
-		channel: prefix + channelSuffix,
+		slots:   s,
+		keys:    append([]string{s.cfg.Key}, aux[:]...),
+		channel: channel,
 		notify:  "publish",
 		fair:    "0",
 		waiters: hubFor(client),

@@ -39,11 +39,13 @@ type channel struct {
 	idle    *time.Timer // drops the channel once it has had no waiter for a while
 }
 
-// A subscription is one pub/sub connection.
+// A subscription is one pub/sub connection. Its fields are guarded by
+// hub.mu.
 type subscription struct {
-	key      string
-	ps       *redis.PubSub
-	channels int
+	key        string
+	ps         *redis.PubSub   // nil until opened
+	subscribed map[string]bool // channels the server confirmed
+	closed     bool
 }
 
 // A waiter is one AcquireN call waiting for units. Its fields below wake
@@ -160,7 +162,13 @@ func (h *hub) handedLease(w *waiter) (Result, bool) {
 	return w.handed, w.arrival != 0 && w.handedTo == w.arrival && time.Now().Before(w.trusted)
 }
 
-// subscribe starts subscribing c. h.mu is held.
+// subscribe starts subscribing c. h.mu is held. A standalone server has
+// one subscription for every channel, opened at once (go-redis connects
+// lazily); on Cluster and Ring each channel has its own, opened with the
+// channel so that it connects to the channel's node. Channels stay
+// subscribed while their subscription is open, so that joining and
+// leaving never race a SUBSCRIBE against an UNSUBSCRIBE; notices for a
+// channel without waiters are ignored.
 func (h *hub) subscribe(c *channel) {
 	key := ""
 	if h.perChannel {
@@ -168,28 +176,48 @@ func (h *hub) subscribe(c *channel) {
 	}
 	s := h.subs[key]
 	if s == nil {
-		s = &subscription{key: key}
-		if h.sharded {
-			s.ps = h.client.SSubscribe(context.Background())
-		} else {
-			s.ps = h.client.Subscribe(context.Background())
-		}
+		s = &subscription{key: key, subscribed: map[string]bool{}}
 		h.subs[key] = s
-		go h.dispatch(s.ps)
-	}
-	s.channels++
-	c.sub = s
-	go func() {
-		// A failure leaves c not ready, and its waiters poll.
-		if h.sharded {
-			s.ps.SSubscribe(context.Background(), c.name) //nolint:errcheck
-		} else {
-			s.ps.Subscribe(context.Background(), c.name) //nolint:errcheck
+		if !h.perChannel {
+			s.ps = h.client.Subscribe(context.Background())
+			go h.dispatch(s, s.ps)
 		}
-	}()
+	}
+	c.sub = s
+	if s.subscribed[c.name] {
+		c.ready = true
+		return
+	}
+	if h.perChannel {
+		go h.open(s, c.name)
+		return
+	}
+	// The channel is recorded even if the write fails, and go-redis
+	// subscribes it again when it reconnects.
+	go s.ps.Subscribe(context.Background(), c.name) //nolint:errcheck
 }
 
-// drop unsubscribes c if it still has no waiters.
+// open opens a per-channel subscription and reads it.
+func (h *hub) open(s *subscription, name string) {
+	var ps *redis.PubSub
+	if h.sharded {
+		ps = h.client.SSubscribe(context.Background(), name)
+	} else {
+		ps = h.client.Subscribe(context.Background(), name)
+	}
+	h.mu.Lock()
+	closed := s.closed
+	s.ps = ps
+	h.mu.Unlock()
+	if closed {
+		ps.Close()
+		return
+	}
+	h.dispatch(s, ps)
+}
+
+// drop forgets c if it still has no waiters, and closes a subscription
+// left with no channel in use.
 func (h *hub) drop(c *channel) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -198,28 +226,25 @@ func (h *hub) drop(c *channel) {
 	}
 	delete(h.channels, c.name)
 	s := c.sub
-	s.channels--
-	if s.channels == 0 {
-		delete(h.subs, s.key)
-		go s.ps.Close()
-		return
-	}
-	go func() {
-		if h.sharded {
-			s.ps.SUnsubscribe(context.Background(), c.name) //nolint:errcheck
-		} else {
-			s.ps.Unsubscribe(context.Background(), c.name) //nolint:errcheck
+	for _, other := range h.channels {
+		if other.sub == s {
+			return
 		}
-	}()
+	}
+	delete(h.subs, s.key)
+	s.closed = true
+	if s.ps != nil {
+		go s.ps.Close()
+	}
 }
 
 // dispatch reads one subscription until it is closed.
-func (h *hub) dispatch(ps *redis.PubSub) {
+func (h *hub) dispatch(s *subscription, ps *redis.PubSub) {
 	for msg := range ps.ChannelWithSubscriptions() {
 		switch m := msg.(type) {
 		case *redis.Subscription:
 			if m.Kind == "subscribe" || m.Kind == "ssubscribe" {
-				h.subscribed(m.Channel)
+				h.subscribed(s, m.Channel)
 			}
 		case *redis.Message:
 			if holder, arrival, res, ok := parseHanded(m.Payload); ok {
@@ -265,11 +290,12 @@ func (h *hub) hand(name, holder string, arrival int64, res Result) {
 // subscribed marks a channel ready and wakes all its waiters: notices sent
 // before, or while a broken connection was restored, are lost, so each
 // waiter must look again.
-func (h *hub) subscribed(name string) {
+func (h *hub) subscribed(s *subscription, name string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	s.subscribed[name] = true
 	c := h.channels[name]
-	if c == nil {
+	if c == nil || c.sub != s {
 		return
 	}
 	c.ready = true

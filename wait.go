@@ -34,15 +34,18 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, boo
 	w := l.waiters.join(l.channel, holder)
 	defer l.waiters.leave(w)
 	var timer *time.Timer
+	queued := false
 	for {
 		sent := time.Now()
 		res, arrival, err := l.try(ctx, holder, n, true)
-		if err != nil && outcomeUnknown(err) {
+		if err != nil && (queued || outcomeUnknown(err)) {
+			// Units may be held, or handed over from the queue.
 			l.releaseDetached(ctx, holder)
 		}
 		if err != nil || res.Acquired {
 			return res, false, err
 		}
+		queued = queued || arrival != 0
 		l.waiters.queued(w, arrival, sent)
 		d := queueTTL / 3
 		if res.RetryAfter > 0 && res.RetryAfter < d {

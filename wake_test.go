@@ -248,6 +248,7 @@ func TestHandedLeaseIsConfirmed(t *testing.T) {
 				got <- res
 			}()
 			awaitQueued(t, b, key, 1)
+			awaitSubscribed(t, b, key)
 			now := b.now()
 			_, err = holder.Release(ctx, "holder")
 			require.NoError(t, err)

@@ -63,11 +63,17 @@ if free > 0 then
 		local want = redis.call('HGET', qwants, waiter)
 		local n = wanted_units(want)
 		local old = 0
-		if redis.call('ZSCORE', leases, waiter) then
+		local held = redis.call('ZSCORE', leases, waiter)
+		if held then
 			old = weight_of(weights, extra, waiter)
 		end
-		if n - old <= free then
-			local until_ms = now + math.min(tonumber(string.match(want, ':(%d+)$')), tonumber(ARGV[6]))
+		if not want then
+			-- An entry without its wants (evicted?) is dropped, not served.
+			leave_queue(queue, qdeadlines, qwants, waiter)
+		elseif n - old <= free then
+			-- A lease the waiter holds already is never shortened.
+			local until_ms = math.max(tonumber(held or 0),
+				now + math.min(tonumber(string.match(want, ':(%d+)$')), tonumber(ARGV[6])))
 			redis.call('ZADD', leases, until_ms, waiter)
 			extra = set_weight(weights, extra, waiter, old, n)
 			leave_queue(queue, qdeadlines, qwants, waiter)

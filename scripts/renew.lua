@@ -1,4 +1,5 @@
--- renew: extend a live lease to the lease time from now.
+-- renew: extend a live lease to the lease time from now; a lease that runs
+-- longer already (given by a Limiter with a longer lease time) is kept.
 --
 -- KEYS[1]  leases: sorted set, holder -> lease deadline (ms, server time)
 -- KEYS[2]  weights: hash, see lib.lua
@@ -19,7 +20,7 @@ if tonumber(deadline) <= now then
 	return 0
 end
 
-deadline = now + ttl
+deadline = math.max(tonumber(deadline), now + ttl)
 redis.call('ZADD', leases, deadline, holder)
 expire_with_last_lease(leases, KEYS[2], extra_units(KEYS[2]))
 return deadline

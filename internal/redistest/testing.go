@@ -7,6 +7,7 @@ import (
 )
 
 var shared struct {
+	mu     sync.Mutex // guards the lazy start of the shared cluster
 	once   sync.Once
 	server *Server
 	addr   string
@@ -46,10 +47,13 @@ func Unavailable(tb testing.TB, err error) {
 	tb.Skipf("skipping real-Redis test: %v (install redis-server or set %s)", err, AddrEnv)
 }
 
-// Shutdown stops the shared server, if one was started. Call it from
-// TestMain after m.Run.
+// Shutdown stops the shared server and cluster, if they were started.
+// Call it from TestMain after m.Run.
 func Shutdown() {
 	if shared.server != nil {
 		shared.server.Close()
+	}
+	if sharedCluster.cluster != nil {
+		sharedCluster.cluster.Close()
 	}
 }
