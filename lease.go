@@ -35,9 +35,11 @@ type Lease struct {
 	lostOnce sync.Once
 
 	mu       sync.Mutex
-	released bool
+	released bool          // Release was called: renewals stop, Lost never fires
+	freed    bool          // a Release succeeded, or there was nothing to free
 	deadline time.Time     // a local-clock bound before which the lease cannot lapse
 	stop     chan struct{} // closed by Release; stops KeepAlive
+	stopOnce sync.Once
 	done     chan struct{} // closed when KeepAlive's renewals have stopped
 	work     context.Context
 }
@@ -67,9 +69,41 @@ func (l *Limiter) AcquireLease(ctx context.Context, n int64) (*Lease, error) {
 	x.res = res
 	x.deadline = start.Add(l.cfg.TTL)
 	if handed {
-		x.deadline = start.Add(min(l.cfg.TTL, queueTTL)) // until the confirmation is known
+		// The lease lasts the claim time until it is confirmed, and the
+		// Lease confirms it itself, so that its deadline follows.
+		x.deadline = start.Add(min(l.cfg.TTL, queueTTL))
+		l.cancelConfirm(x.holder)
+		time.AfterFunc(confirmAfter, x.confirm)
 	}
 	return x, nil
+}
+
+// confirm renews a lease that a release handed over, trying again until
+// its claim deadline; if that passes first, the lease is lost.
+func (x *Lease) confirm() {
+	for {
+		x.mu.Lock()
+		released, deadline := x.released, x.deadline
+		x.mu.Unlock()
+		if released {
+			return
+		}
+		if !time.Now().Before(deadline) {
+			x.mu.Lock()
+			if !x.released {
+				x.markLost()
+			}
+			x.mu.Unlock()
+			return
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		_, err := x.Renew(ctx) // false marks the lease lost
+		cancel()
+		if err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // TryAcquireLease takes n units under a new random holder ID if they are
@@ -91,7 +125,7 @@ func (l *Limiter) TryAcquireLease(ctx context.Context, n int64) (*Lease, error) 
 	if res.Acquired {
 		x.deadline = start.Add(l.cfg.TTL)
 	} else {
-		x.released = true
+		x.released, x.freed = true, true
 	}
 	return x, nil
 }
@@ -127,24 +161,31 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 
 // Release frees the lease and stops KeepAlive. It reports whether a live
 // lease was freed. Releasing a nil Lease, a refused one, or one already
-// released does nothing and returns false and a nil error.
+// released does nothing and returns false and a nil error; after a
+// Release that failed, Release tries again.
 func (x *Lease) Release(ctx context.Context) (bool, error) {
 	if x == nil {
 		return false, nil
 	}
 	x.mu.Lock()
-	if x.released {
+	if x.freed {
 		x.mu.Unlock()
 		return false, nil
 	}
 	x.released = true
-	close(x.stop)
+	x.stopOnce.Do(func() { close(x.stop) })
 	done := x.done
 	x.mu.Unlock()
 	if done != nil {
 		<-done // no renewal races the release
 	}
-	return x.limiter.Release(ctx, x.holder)
+	ok, err := x.limiter.Release(ctx, x.holder)
+	if err == nil {
+		x.mu.Lock()
+		x.freed = true
+		x.mu.Unlock()
+	}
+	return ok, err
 }
 
 // Renew extends the lease to TTL from now. It returns false, and the lease

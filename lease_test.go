@@ -190,3 +190,63 @@ func TestTryAcquireLeaseUnknownOutcomeReleases(t *testing.T) {
 	assert.False(t, armed.Load(), "the fault struck after the script ran")
 	assert.Empty(t, holderIDs(t, l), "no phantom slot")
 }
+
+// A lease handed over by a release confirms itself: its holder keeps it
+// past the claim time with no KeepAlive.
+func TestHandedLeaseOutlivesClaimTime(t *testing.T) {
+	b := newRealRedis(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	key := testKey(t, b)
+	l := newLimiter(t, b, key, 1, time.Minute)
+	_, err := l.TryAcquire(ctx, "first")
+	require.NoError(t, err)
+	got := make(chan *slotlimit.Lease, 1)
+	go func() {
+		lease, err := l.AcquireLease(ctx, 1)
+		assert.NoError(t, err)
+		got <- lease
+	}()
+	awaitQueued(t, b, key, 1)
+	awaitSubscribed(t, b, key)
+	_, err = l.Release(ctx, "first")
+	require.NoError(t, err)
+	lease := <-got
+	require.NotNil(t, lease)
+	time.Sleep(4 * time.Second) // past the 3s claim time
+	assert.Equal(t, []string{lease.Holder()}, holderIDs(t, l))
+	select {
+	case <-lease.Lost():
+		t.Fatal("a confirmed lease is not lost")
+	default:
+	}
+	ok, err := lease.Release(ctx)
+	require.NoError(t, err)
+	assert.True(t, ok)
+}
+
+// A Release that failed can be tried again.
+func TestLeaseReleaseRetriesAfterError(t *testing.T) {
+	b := newMiniredis(t)
+	ctx := context.Background()
+	client := newClient(t, b)
+	var failing atomic.Bool
+	client.AddHook(hook(func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+		if failing.Load() && scriptOp(cmd) == "release" {
+			cmd.SetErr(os.ErrDeadlineExceeded)
+			return cmd.Err()
+		}
+		return next(ctx, cmd)
+	}))
+	l := newLimiterOn(t, client, slotlimit.Config{Key: testKey(t, b), Limit: 1, TTL: time.Minute})
+	lease, err := l.AcquireLease(ctx, 1)
+	require.NoError(t, err)
+	failing.Store(true)
+	_, err = lease.Release(ctx)
+	require.Error(t, err)
+	failing.Store(false)
+	ok, err := lease.Release(ctx)
+	require.NoError(t, err)
+	assert.True(t, ok, "the second Release freed the lease")
+	assert.Empty(t, holderIDs(t, l))
+}

@@ -42,6 +42,12 @@ func TestHandedNoticeMatchesQueueEntry(t *testing.T) {
 		{"waiter not queued yet", 5, 0, 0, true, false},
 		{"too late to trust", 5, 5, queueTTL, false, false},
 	}
+	// Settle the subscription first: its confirmation wakes every waiter.
+	settled := h.join("ch", "other")
+	defer h.leave(settled)
+	for !h.ready(settled) {
+		time.Sleep(time.Millisecond)
+	}
 	for i, s := range steps {
 		w := h.join("ch", "holder")
 		if s.noticeFirst {

@@ -275,3 +275,22 @@ func TestHandedLeaseIsConfirmed(t *testing.T) {
 		}
 	})
 }
+
+// A Ring client waits on notices like any other.
+func TestRingClientWaits(t *testing.T) {
+	b := newMiniredis(t)
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"one": b.opts.Addrs[0]}})
+	t.Cleanup(func() { ring.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	key := testKey(t, b)
+	l := newLimiterOn(t, ring, slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute})
+	_, err := l.Acquire(ctx, "first")
+	require.NoError(t, err)
+	done := acquireAsync(ctx, l, "second", 1)
+	awaitQueued(t, b, key, 1)
+	_, err = l.Release(ctx, "first")
+	require.NoError(t, err)
+	requireDone(t, done, 3*time.Second, "second")
+	assert.Equal(t, []string{"second"}, holderIDs(t, l))
+}
