@@ -200,3 +200,29 @@ func TestUnfairLetsCallersPass(t *testing.T) {
 	cancel()
 	<-heavy
 }
+
+// Without Fair, a release serves a queued waiter whose units fit, passing
+// over one ahead that wants more than is free.
+func TestUnfairReleaseServesWaiterThatFits(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		key := testKey(t, b)
+		l := newLimiter(t, b, key, 2, time.Minute)
+		for _, h := range []string{"h1", "h2"} {
+			_, err := l.TryAcquire(ctx, h)
+			require.NoError(t, err)
+		}
+		heavy := acquireAsync(ctx, l, "heavy", 2)
+		awaitQueued(t, b, key, 1)
+		light := acquireAsync(ctx, l, "light", 1)
+		awaitQueued(t, b, key, 2)
+		awaitSubscribed(t, b, key)
+		_, err := l.Release(ctx, "h1")
+		require.NoError(t, err)
+		requireDone(t, light, 3*time.Second, "light, past heavy")
+		assert.Equal(t, map[string]int64{"h2": 1, "light": 1}, holderWeights(t, l))
+		cancel()
+		<-heavy
+	})
+}

@@ -50,16 +50,24 @@ if (not live and left == 0) or redis.call('EXISTS', queue) == 0 then
 	return 0
 end
 
--- Hand out the free units, scanning a bounded stretch of the queue.
+-- Hand out the free units. Each waiter wants at least one, so a batch of
+-- as many waiters as free units is read at a time; waiters passed over
+-- (wanting too much, in unfair mode) are counted in skipped, and at most
+-- 100 queue entries are read in all.
 extra = prune(leases, weights, extra, now)
 prune_queue(queue, qdeadlines, qwants, now)
 local free = tonumber(ARGV[2]) - redis.call('ZCARD', leases) - extra
 local fair = ARGV[3] == '1'
 local handed = false
-if free > 0 then
-	local line = redis.call('ZRANGE', queue, 0, 99, 'WITHSCORES')
-	for i = 1, #line, 2 do
-		local waiter, arrival = line[i], line[i + 1]
+local skipped, read = 0, 0
+while free > 0 and read < 100 do
+	local batch = redis.call('ZRANGE', queue, skipped, skipped + math.min(free, 100 - read) - 1)
+	if #batch == 0 then
+		break
+	end
+	read = read + #batch
+	local blocked = false
+	for _, waiter in ipairs(batch) do
 		local want = redis.call('HGET', qwants, waiter)
 		local n = wanted_units(want)
 		local old = 0
@@ -74,6 +82,7 @@ if free > 0 then
 			-- A lease the waiter holds already is never shortened.
 			local until_ms = math.max(tonumber(held or 0),
 				now + math.min(tonumber(string.match(want, ':(%d+)$')), tonumber(ARGV[6])))
+			local arrival = redis.call('ZSCORE', queue, waiter)
 			redis.call('ZADD', leases, until_ms, waiter)
 			extra = set_weight(weights, extra, waiter, old, n)
 			leave_queue(queue, qdeadlines, qwants, waiter)
@@ -86,8 +95,14 @@ if free > 0 then
 				break
 			end
 		elseif fair then
+			blocked = true
 			break
+		else
+			skipped = skipped + 1
 		end
+	end
+	if blocked then
+		break
 	end
 end
 if handed then
