@@ -34,6 +34,17 @@ type Config struct {
 	// slots cover every waiter queued ahead as well. Every Limiter on one
 	// Key should agree on Fair. A Counter ignores it.
 	Fair bool
+
+	// Replicas, when above 0, makes every write wait until that many
+	// replicas have it (Redis WAIT), so that a lease survives a failover
+	// to one of them. A write they do not acknowledge within
+	// ReplicaTimeout fails with ErrNotReplicated. Each write then costs a
+	// round trip to the replicas. 0, the default, leaves replication
+	// asynchronous: a failover can lose the last writes.
+	Replicas int
+
+	// ReplicaTimeout bounds the wait for Replicas; 0 means one second.
+	ReplicaTimeout time.Duration
 }
 
 // check validates c and fills in the default TTL.
@@ -47,6 +58,13 @@ func (c Config) check(defaultTTL time.Duration) (Config, error) {
 		return c, invalidConfig("TTL is %v, must not be negative", c.TTL)
 	case c.TTL > 0 && c.TTL < time.Millisecond:
 		return c, invalidConfig("TTL is %v, must be at least 1ms", c.TTL)
+	case c.Replicas < 0:
+		return c, invalidConfig("Replicas is %d, must not be negative", c.Replicas)
+	case c.ReplicaTimeout < 0:
+		return c, invalidConfig("ReplicaTimeout is %v, must not be negative", c.ReplicaTimeout)
+	}
+	if c.Replicas > 0 && c.ReplicaTimeout == 0 {
+		c.ReplicaTimeout = time.Second
 	}
 	if c.TTL == 0 {
 		c.TTL = defaultTTL

@@ -49,9 +49,9 @@ func (c *Counter) Config() Config {
 // with no holder identity it cannot be undone: at worst one slot stays
 // taken until the key expires.
 func (c *Counter) TryAcquire(ctx context.Context) (Result, error) {
-	reply, err := counterAcquireScript.Run(ctx, c.client, c.keys, c.limit, c.ttl).Int64Slice()
+	reply, err := c.runWrite(ctx, counterAcquireScript, c.keys, c.limit, c.ttl).Int64Slice()
 	if err != nil {
-		return Result{Limit: c.cfg.Limit}, opError("acquire", c.cfg.Key, err)
+		return Result{Limit: c.cfg.Limit}, callError(ctx, "acquire", c.cfg.Key, err)
 	}
 	if len(reply) != 3 {
 		return Result{Limit: c.cfg.Limit}, opError("acquire", c.cfg.Key, errUnexpectedReply(reply))
@@ -78,9 +78,9 @@ func (c *Counter) Acquire(ctx context.Context) (Result, error) {
 // Release gives back one slot. It returns false when the count was
 // already 0 or the key was gone, and never takes the count below 0.
 func (c *Counter) Release(ctx context.Context) (bool, error) {
-	n, err := counterReleaseScript.Run(ctx, c.client, c.keys).Int64()
+	n, err := c.runWrite(ctx, counterReleaseScript, c.keys).Int64()
 	if err != nil {
-		return false, opError("release", c.cfg.Key, err)
+		return false, callError(ctx, "release", c.cfg.Key, err)
 	}
 	return n == 1, nil
 }
@@ -92,7 +92,7 @@ func (c *Counter) Count(ctx context.Context) (int64, error) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, opError("count", c.cfg.Key, err)
+		return 0, callError(ctx, "count", c.cfg.Key, err)
 	}
 	return n, nil
 }

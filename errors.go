@@ -1,6 +1,7 @@
 package slotlimit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -49,4 +50,15 @@ func checkWeight(n, limit int64) error {
 // connection error says which limiter it came from. It keeps err for errors.Is.
 func opError(op, key string, err error) error {
 	return fmt.Errorf("slotlimit: %s %q: %w", op, key, err)
+}
+
+// callError is opError for a call made with ctx: when ctx is done and err
+// came from the connection (go-redis reports a ctx deadline as an i/o
+// timeout when ContextTimeoutEnabled is set), the error matches ctx.Err()
+// as well as err.
+func callError(ctx context.Context, op, key string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && outcomeUnknown(err) && !errors.Is(err, ctxErr) {
+		return fmt.Errorf("slotlimit: %s %q: %w: %w", op, key, ctxErr, err)
+	}
+	return opError(op, key, err)
 }

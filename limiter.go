@@ -143,11 +143,11 @@ func (l *Limiter) try(ctx context.Context, holder string, n int64, queue bool) (
 	if queue {
 		join = "1"
 	}
-	reply, err := acquireScript.Run(ctx, l.client, l.keys,
+	reply, err := l.runWrite(ctx, acquireScript, l.keys,
 		holder, l.limit, l.ttl, strconv.FormatInt(n, 10), l.fair, join, queueTTLArg,
 	).Int64Slice()
 	if err != nil {
-		return Result{Limit: l.cfg.Limit}, 0, opError("acquire", l.cfg.Key, err)
+		return Result{Limit: l.cfg.Limit}, 0, callError(ctx, "acquire", l.cfg.Key, err)
 	}
 	if len(reply) != 6 {
 		return Result{Limit: l.cfg.Limit}, 0, opError("acquire", l.cfg.Key, errUnexpectedReply(reply))
@@ -192,7 +192,7 @@ func (l *Limiter) acquireN(ctx context.Context, holder string, n int64) (Result,
 		return Result{Limit: l.cfg.Limit}, false, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Result{Limit: l.cfg.Limit}, false, opError("acquire", l.cfg.Key, err)
+		return Result{Limit: l.cfg.Limit}, false, callError(ctx, "acquire", l.cfg.Key, err)
 	}
 	res, handed, err := l.wait(ctx, holder, n)
 	res, err = acquireOutcome(ctx, l.cfg, res, err)
@@ -216,9 +216,9 @@ func (l *Limiter) Release(ctx context.Context, holder string) (bool, error) {
 		return false, err
 	}
 	l.cancelConfirm(holder)
-	n, err := releaseScript.Run(ctx, l.client, l.keys, holder, l.limit, l.fair, l.channel, l.notify, queueTTLArg).Int64()
+	n, err := l.runWrite(ctx, releaseScript, l.keys, holder, l.limit, l.fair, l.channel, l.notify, queueTTLArg).Int64()
 	if err != nil {
-		return false, opError("release", l.cfg.Key, err)
+		return false, callError(ctx, "release", l.cfg.Key, err)
 	}
 	return n == 1, nil
 }
@@ -235,9 +235,9 @@ func (l *Limiter) renew(ctx context.Context, holder string) (time.Time, bool, er
 	if err := checkHolder(holder); err != nil {
 		return time.Time{}, false, err
 	}
-	deadline, err := renewScript.Run(ctx, l.client, l.keys[:2], holder, l.ttl).Int64()
+	deadline, err := l.runWrite(ctx, renewScript, l.keys[:2], holder, l.ttl).Int64()
 	if err != nil {
-		return time.Time{}, false, opError("renew", l.cfg.Key, err)
+		return time.Time{}, false, callError(ctx, "renew", l.cfg.Key, err)
 	}
 	if deadline == 0 {
 		return time.Time{}, false, nil
@@ -250,7 +250,7 @@ func (l *Limiter) renew(ctx context.Context, holder string) (time.Time, bool, er
 func (l *Limiter) Count(ctx context.Context) (int64, error) {
 	n, err := countScript.Run(ctx, l.client, l.keys[:2]).Int64()
 	if err != nil {
-		return 0, opError("count", l.cfg.Key, err)
+		return 0, callError(ctx, "count", l.cfg.Key, err)
 	}
 	return n, nil
 }
@@ -259,7 +259,7 @@ func (l *Limiter) Count(ctx context.Context) (int64, error) {
 func (l *Limiter) Holders(ctx context.Context) ([]Holder, error) {
 	reply, err := holdersScript.Run(ctx, l.client, l.keys[:2]).StringSlice()
 	if err != nil {
-		return nil, opError("holders", l.cfg.Key, err)
+		return nil, callError(ctx, "holders", l.cfg.Key, err)
 	}
 	if len(reply)%3 != 0 {
 		return nil, opError("holders", l.cfg.Key, errUnexpectedReply(reply))
@@ -268,11 +268,11 @@ func (l *Limiter) Holders(ctx context.Context) ([]Holder, error) {
 	for i := 0; i < len(reply); i += 3 {
 		ms, err := strconv.ParseFloat(reply[i+1], 64)
 		if err != nil {
-			return nil, opError("holders", l.cfg.Key, err)
+			return nil, callError(ctx, "holders", l.cfg.Key, err)
 		}
 		weight, err := strconv.ParseInt(reply[i+2], 10, 64)
 		if err != nil {
-			return nil, opError("holders", l.cfg.Key, err)
+			return nil, callError(ctx, "holders", l.cfg.Key, err)
 		}
 		holders = append(holders, Holder{ID: reply[i], ExpiresAt: time.UnixMilli(int64(ms)), Weight: weight})
 	}

@@ -49,7 +49,8 @@ func StartCluster() (*Cluster, error) {
 	}
 	c := &Cluster{}
 	for i := 0; i < 6; i++ {
-		n, err := Start("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000")
+		n, err := Start("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
+			"--repl-diskless-sync-delay", "0")
 		if err != nil {
 			c.Close()
 			return nil, err
@@ -92,8 +93,13 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
 	defer client.Close()
 	for {
+		// Every master answers, and has its replica online.
 		err := client.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-			return m.Ping(ctx).Err()
+			info, err := m.Info(ctx, "replication").Result()
+			if err == nil && !strings.Contains(info, "state=online") {
+				err = fmt.Errorf("replica of %s not online", m.Options().Addr)
+			}
+			return err
 		})
 		if err == nil {
 			// One key per master, so that every shard has answered a write.
