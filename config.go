@@ -8,6 +8,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// MaxLimit is the highest Config.Limit: the scripts count units in Lua
+// numbers, which are exact up to 2^53.
+const MaxLimit = 1 << 53
+
 // Default lease times, used when Config.TTL is 0.
 const (
 	DefaultTTL        = 5 * time.Minute
@@ -20,7 +24,8 @@ type Config struct {
 	// Every Limiter and Counter built with the same Key shares the same slots.
 	Key string
 
-	// Limit is the most holders at once; it must be at least 1.
+	// Limit is the most holders at once, or units when leases weigh more
+	// than one; it must be at least 1 and at most MaxLimit.
 	Limit int64
 
 	// TTL is the lease time: a slot that is neither renewed nor released
@@ -52,8 +57,8 @@ func (c Config) check(defaultTTL time.Duration) (Config, error) {
 	switch {
 	case c.Key == "":
 		return c, invalidConfig("Key is empty")
-	case c.Limit < 1:
-		return c, invalidConfig("Limit is %d, must be at least 1", c.Limit)
+	case c.Limit < 1 || c.Limit > MaxLimit:
+		return c, invalidConfig("Limit is %d, must be 1 to %d", c.Limit, int64(MaxLimit))
 	case c.TTL < 0:
 		return c, invalidConfig("TTL is %v, must not be negative", c.TTL)
 	case c.TTL > 0 && c.TTL < time.Millisecond:

@@ -204,7 +204,9 @@ func TestFailoverKeepsAcknowledgedLeases(t *testing.T) {
 			cfg := slotlimit.Config{Key: "slotlimit-test:failover", Limit: 10, TTL: time.Minute,
 				Replicas: replicas, ReplicaTimeout: 200 * time.Millisecond}
 			l := newLimiterOn(t, client, cfg)
-			res, err := l.TryAcquire(ctx, "before")
+			patient := cfg
+			patient.ReplicaTimeout = 5 * time.Second // the replica is there: wait for it
+			res, err := newLimiterOn(t, client, patient).TryAcquire(ctx, "before")
 			require.NoError(t, err)
 			require.True(t, res.Acquired)
 			require.Eventually(t, func() bool {

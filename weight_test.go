@@ -137,3 +137,27 @@ func TestAcquireNWaitsForEnoughUnits(t *testing.T) {
 		assert.Equal(t, map[string]int64{"b": 2, "c": 1}, holderWeights(t, l))
 	})
 }
+
+// Weights up to MaxLimit round-trip exactly; Redis prints a Lua number with
+// 14 digits, so the scripts must not let it.
+func TestHugeWeightsRoundTrip(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		l := newLimiter(t, b, testKey(t, b), slotlimit.MaxLimit, time.Minute)
+		const big = 123456789012345
+		res, err := l.TryAcquireN(ctx, "big", big)
+		require.NoError(t, err)
+		assert.Equal(t, int64(big), res.Weight)
+		res, err = l.TryAcquireN(ctx, "rest", slotlimit.MaxLimit-big)
+		require.NoError(t, err)
+		assert.True(t, res.Acquired)
+		assert.Equal(t, int64(slotlimit.MaxLimit), res.Count)
+		assert.Equal(t, map[string]int64{"big": big, "rest": slotlimit.MaxLimit - big}, holderWeights(t, l))
+		n, err := l.Count(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(slotlimit.MaxLimit), n)
+
+		_, err = slotlimit.New(b.client, slotlimit.Config{Key: "k", Limit: slotlimit.MaxLimit + 1})
+		assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig)
+	})
+}

@@ -87,7 +87,7 @@ if ARGV[6] == '1' then
 		arrival = redis.call('HINCRBY', qwants, '', 1)
 		redis.call('ZADD', queue, arrival, holder)
 	end
-	redis.call('HSET', qwants, holder, n .. ':' .. ttl)
+	redis.call('HSET', qwants, holder, string.format('%d:%d', n, ttl))
 	redis.call('ZADD', qdeadlines, now + qttl, holder)
 	redis.call('PEXPIRE', queue, qttl)
 	redis.call('PEXPIRE', qdeadlines, qttl)

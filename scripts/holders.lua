@@ -13,6 +13,6 @@ local out = {}
 for i = 1, #live, 2 do
 	out[#out + 1] = live[i]
 	out[#out + 1] = live[i + 1]
-	out[#out + 1] = tostring(weight_of(weights, extra, live[i]))
+	out[#out + 1] = string.format('%d', weight_of(weights, extra, live[i]))
 end
 return out

@@ -5,7 +5,9 @@
 --   weights  hash, holder -> weight for holders of more than one unit, and
 --            field '' -> the sum of their extra units (weight - 1). Holder
 --            IDs are never empty, so '' cannot clash with one.
--- Units in use = ZCARD(leases) + extra. With no weighted holder the weights
+-- Units in use = ZCARD(leases) + extra. Units are Lua numbers, exact up to
+-- 2^53, which bounds the limit; numbers become text with '%d', since Redis
+-- prints a Lua number with 14 digits at most. With no weighted holder the weights
 -- hash does not exist, and the unweighted path touches nothing else.
 --
 -- Callers that wait queue in three more keys of the same slot:

@@ -89,8 +89,7 @@ while free > 0 and read < 100 do
 			free = free - (n - old)
 			handed = true
 			local units = tonumber(ARGV[2]) - free
-			notify(ARGV[5], ARGV[4], '+' .. string.format('%d', until_ms) .. ':' .. units .. ':' ..
-				string.format('%d', tonumber(arrival)) .. ':' .. waiter)
+			notify(ARGV[5], ARGV[4], string.format('+%d:%d:%d:', until_ms, units, tonumber(arrival)) .. waiter)
 			if free <= 0 then
 				break
 			end
