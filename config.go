@@ -96,10 +96,6 @@ type Result struct {
 
 	// ExpiresAt is when the caller's slot lapses unless it is renewed or
 	// released, by the Redis server's clock. It is zero when not Acquired.
-	// When a waiting Acquire was handed its units by a release, ExpiresAt is
-	// the short claim deadline, a few seconds off; the Limiter renews the
-	// lease to its full TTL about a second later unless it is released
-	// first.
 	ExpiresAt time.Time
 
 	// RetryAfter is set when not Acquired: the time until the earliest

@@ -62,48 +62,13 @@ func NewHolderID() string {
 func (l *Limiter) AcquireLease(ctx context.Context, n int64) (*Lease, error) {
 	x := l.Lease(NewHolderID())
 	start := time.Now()
-	res, handed, err := l.acquireN(ctx, x.holder, n)
+	res, err := l.AcquireN(ctx, x.holder, n)
 	if err != nil {
 		return nil, err
 	}
 	x.res = res
 	x.deadline = start.Add(l.cfg.TTL)
-	if handed {
-		// The lease lasts the claim time until it is confirmed, and the
-		// Lease confirms it itself, so that its deadline follows.
-		x.deadline = start.Add(min(l.cfg.TTL, queueTTL))
-		l.cancelConfirm(x.holder)
-		time.AfterFunc(confirmAfter, x.confirm)
-	}
 	return x, nil
-}
-
-// confirm renews a lease that a release handed over, trying again until
-// its claim deadline; if that passes first, the lease is lost.
-func (x *Lease) confirm() {
-	for {
-		x.mu.Lock()
-		released, deadline := x.released, x.deadline
-		x.mu.Unlock()
-		if released {
-			return
-		}
-		if !time.Now().Before(deadline) {
-			x.mu.Lock()
-			if !x.released {
-				x.markLost()
-			}
-			x.mu.Unlock()
-			return
-		}
-		ctx, cancel := context.WithDeadline(context.Background(), deadline)
-		_, err := x.Renew(ctx) // false marks the lease lost
-		cancel()
-		if err == nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // TryAcquireLease takes n units under a new random holder ID if they are

@@ -191,7 +191,7 @@ func TestTryAcquireLeaseUnknownOutcomeReleases(t *testing.T) {
 	assert.Empty(t, holderIDs(t, l), "no phantom slot")
 }
 
-// A lease handed over by a release confirms itself: its holder keeps it
+// A lease handed over by a release is claimed to its full TTL: its holder keeps it
 // past the claim time with no KeepAlive.
 func TestHandedLeaseOutlivesClaimTime(t *testing.T) {
 	b := newRealRedis(t)
@@ -217,7 +217,7 @@ func TestHandedLeaseOutlivesClaimTime(t *testing.T) {
 	assert.Equal(t, []string{lease.Holder()}, holderIDs(t, l))
 	select {
 	case <-lease.Lost():
-		t.Fatal("a confirmed lease is not lost")
+		t.Fatal("a claimed lease is not lost")
 	default:
 	}
 	ok, err := lease.Release(ctx)

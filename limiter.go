@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -34,8 +32,8 @@ import (
 // a release hands the units it frees straight to the first waiters in it,
 // in the same script, so no slot sits idle while a waiter learns that it is
 // free. A notice on a pub/sub channel then tells the waiter's process, and
-// the waiter claims the units with one more call; units handed to a waiter
-// that died return within seconds. The waiters of one client share one
+// the waiter claims the units with one more call before AcquireN returns;
+// units handed to a waiter that died return within seconds. The waiters of one client share one
 // subscription, and a notice wakes only the waiter it names. A waiter also looks again when the earliest lease is due
 // to lapse, and at least every second to keep its place in the queue, so a
 // lost notice delays it at most that long.
@@ -56,10 +54,6 @@ type Limiter struct {
 	notify  string   // the notice command: publish or spublish
 	fair    string   // "1" in fair mode
 	waiters *hub
-
-	confirmMu       sync.Mutex
-	confirms        map[string]*time.Timer // holder -> pending confirmation of a handed lease
-	pendingConfirms atomic.Int64
 }
 
 // New returns a Limiter for cfg. It returns an error matching
@@ -181,22 +175,14 @@ func (l *Limiter) Acquire(ctx context.Context, holder string) (Result, error) {
 // up to a second past ctx's end, and it also frees a lease holder held
 // before the call: after a failed AcquireN, holder holds nothing.
 func (l *Limiter) AcquireN(ctx context.Context, holder string, n int64) (Result, error) {
-	res, _, err := l.acquireN(ctx, holder, n)
-	return res, err
-}
-
-// acquireN is AcquireN that also reports whether a release handed the
-// units over, so that the lease's deadline is its claim deadline.
-func (l *Limiter) acquireN(ctx context.Context, holder string, n int64) (Result, bool, error) {
 	if err := l.check(holder, n); err != nil {
-		return Result{Limit: l.cfg.Limit}, false, err
+		return Result{Limit: l.cfg.Limit}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Result{Limit: l.cfg.Limit}, false, callError(ctx, "acquire", l.cfg.Key, err)
+		return Result{Limit: l.cfg.Limit}, callError(ctx, "acquire", l.cfg.Key, err)
 	}
-	res, handed, err := l.wait(ctx, holder, n)
-	res, err = acquireOutcome(ctx, l.cfg, res, err)
-	return res, handed, err
+	res, err := l.wait(ctx, holder, n)
+	return acquireOutcome(ctx, l.cfg, res, err)
 }
 
 // releaseDetached releases holder after an acquire failed: it runs even
@@ -215,7 +201,6 @@ func (l *Limiter) Release(ctx context.Context, holder string) (bool, error) {
 	if err := checkHolder(holder); err != nil {
 		return false, err
 	}
-	l.cancelConfirm(holder)
 	n, err := l.runWrite(ctx, releaseScript, l.keys, holder, l.limit, l.fair, l.channel, l.notify, queueTTLArg).Int64()
 	if err != nil {
 		return false, callError(ctx, "release", l.cfg.Key, err)

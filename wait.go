@@ -25,12 +25,12 @@ var queueTTLArg = formatMillis(queueTTL)
 // wait runs the acquire script until it succeeds, fails or ctx ends. A
 // refused try joins the queue; between tries it sleeps until a release
 // hands it the units, until the earliest lease is due to lapse, or until
-// its place in the queue needs refreshing. Units handed over come with the
-// claim deadline, and a confirmation is scheduled (see confirmLater); the
-// second result reports that. When it fails, holder holds nothing:
+// its place in the queue needs refreshing. Units handed over last only the
+// claim time, so wait claims them, renewing the lease to its full time,
+// before it returns: a lease it returns never lapses sooner than TTL. When it fails, holder holds nothing:
 // a try whose outcome is unknown is undone, and a waiter that gives up
 // leaves the queue and frees units it may have been handed meanwhile.
-func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, bool, error) {
+func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, error) {
 	w := l.waiters.join(l.channel, holder)
 	defer l.waiters.leave(w)
 	var timer *time.Timer
@@ -43,7 +43,7 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, boo
 			l.releaseDetached(ctx, holder)
 		}
 		if err != nil || res.Acquired {
-			return res, false, err
+			return res, err
 		}
 		queued = queued || arrival != 0
 		l.waiters.queued(w, arrival, sent)
@@ -64,12 +64,19 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, boo
 		select {
 		case <-ctx.Done():
 			l.releaseDetached(ctx, holder)
-			return res, false, ctx.Err()
+			return res, ctx.Err()
 		case <-w.wake:
 			if handed, ok := l.waiters.handedLease(w); ok {
-				handed.Limit, handed.Weight = l.cfg.Limit, n
-				l.confirmLater(holder)
-				return handed, true, nil
+				deadline, live, err := l.renew(ctx, holder)
+				if err != nil {
+					l.releaseDetached(ctx, holder)
+					return res, err
+				}
+				if live {
+					handed.Limit, handed.Weight, handed.ExpiresAt = l.cfg.Limit, n, deadline
+					return handed, nil
+				}
+				// Gone already (its claim time ran out): try again.
 			}
 		case <-timer.C:
 		}

@@ -18,10 +18,10 @@
 -- fit (in fair mode, only while the first in line fits), so no slot sits
 -- idle while a waiter learns that it is free. Each gets a lease that lasts
 -- the claim time (at most its lease time), and a notice
--- '+deadline ms:units in use:arrival number:holder' tells its process, which
--- renews the lease to its full time unless it is released first. The
--- arrival number names the queue entry served, so that a late notice is
--- never taken for a later wait of the same holder. A waiter that died
+-- '+deadline ms:units in use:arrival number:holder' tells its process, where
+-- the waiter claims the lease by renewing it to its full time. The arrival
+-- number names the queue entry served, so that a late notice is never taken
+-- for a later wait of the same holder. A waiter that died
 -- while queued thus holds units only until the claim time has passed.
 
 local leases, weights = KEYS[1], KEYS[2]
