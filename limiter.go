@@ -146,13 +146,7 @@ func (l *Limiter) try(ctx context.Context, holder string, n int64, queue bool) (
 	if len(reply) != 6 {
 		return Result{Limit: l.cfg.Limit}, 0, opError("acquire", l.cfg.Key, errUnexpectedReply(reply))
 	}
-	res := Result{Acquired: reply[0] == 1, Count: reply[1], Limit: l.cfg.Limit, Weight: reply[4]}
-	if res.Acquired {
-		res.ExpiresAt = time.UnixMilli(reply[2])
-	} else {
-		res.RetryAfter = time.Duration(reply[3]) * time.Millisecond
-	}
-	return res, reply[5], nil
+	return l.result(reply), reply[5], nil
 }
 
 // Acquire takes a slot for holder, waiting until one is free or ctx is

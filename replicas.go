@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -50,7 +49,7 @@ func (s *slots) runWrite(ctx context.Context, script *redis.Script, keys []strin
 		})
 	}
 	send(false)
-	if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+	if isNoScript(cmd.Err()) {
 		send(true)
 	}
 	if cmd.Err() != nil {
