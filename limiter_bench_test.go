@@ -1,0 +1,111 @@
+package slotlimit
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit/internal/redistest"
+)
+
+// benchServers runs bench against miniredis and a real Redis.
+func benchServers(b *testing.B, bench func(b *testing.B, client *redis.Client)) {
+	b.Run("miniredis", func(b *testing.B) {
+		mr := miniredis.RunT(b)
+		client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+		defer client.Close()
+		bench(b, client)
+	})
+	b.Run("redis", func(b *testing.B) {
+		client := redis.NewClient(&redis.Options{Addr: redistest.Addr(b), PoolSize: 64})
+		defer client.Close()
+		bench(b, client)
+	})
+}
+
+var benchKeys atomic.Int64
+
+func benchLimiter(b *testing.B, client *redis.Client) *Limiter {
+	l, err := New(client, Config{Key: fmt.Sprintf("slotlimit-bench:%d", benchKeys.Add(1)), Limit: 1 << 30, TTL: time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return l
+}
+
+// BenchmarkTryAcquireRelease measures a TryAcquire and Release pair through
+// the library (library) against the same two scripts run by go-redis's
+// EvalSha with the same keys and arguments and nothing around them (bare),
+// in parallel, with allocations. The library's overhead is the ratio.
+//
+//	go test -run '^$' -bench BenchmarkTryAcquireRelease -benchmem
+func BenchmarkTryAcquireRelease(b *testing.B) {
+	benchServers(b, func(b *testing.B, client *redis.Client) {
+		ctx := context.Background()
+		b.Run("library", func(b *testing.B) {
+			l := benchLimiter(b, client)
+			var workers atomic.Int64
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				holder := fmt.Sprintf("h%d", workers.Add(1))
+				for pb.Next() {
+					if _, err := l.TryAcquire(ctx, holder); err != nil {
+						b.Error(err)
+						return
+					}
+					if _, err := l.Release(ctx, holder); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+		b.Run("bare", func(b *testing.B) {
+			l := benchLimiter(b, client)
+			acquireScript.Load(ctx, client)
+			releaseScript.Load(ctx, client)
+			var workers atomic.Int64
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				holder := fmt.Sprintf("h%d", workers.Add(1))
+				for pb.Next() {
+					if err := acquireScript.EvalSha(ctx, client, l.keys, holder, l.limit, l.ttl, "1", l.fair, "0", queueTTLArg).Err(); err != nil {
+						b.Error(err)
+						return
+					}
+					if err := releaseScript.EvalSha(ctx, client, l.keys, holder, l.limit, l.fair, l.channel, l.notify, queueTTLArg).Err(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	})
+}
+
+// BenchmarkTryAcquireAllocs compares one TryAcquire's allocations with one
+// bare EvalSha of the acquire script, serially.
+func BenchmarkTryAcquireAllocs(b *testing.B) {
+	benchServers(b, func(b *testing.B, client *redis.Client) {
+		ctx := context.Background()
+		l := benchLimiter(b, client)
+		acquireScript.Load(ctx, client)
+		b.Run("library", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				l.TryAcquire(ctx, "h")
+			}
+		})
+		b.Run("bare", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				acquireScript.EvalSha(ctx, client, l.keys, "h", l.limit, l.ttl, "1", l.fair, "0", queueTTLArg)
+			}
+		})
+	})
+}
