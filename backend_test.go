@@ -108,7 +108,7 @@ func newClient(t *testing.T, b *backend, tweaks ...func(*redis.UniversalOptions)
 func storedKeys(t *testing.T, b *backend, key string) []string {
 	t.Helper()
 	stored := []string{}
-	for _, k := range []string{key, "{" + key + "}/w", "{" + key + "}/q", "{" + key + "}/qd", "{" + key + "}/qw"} {
+	for _, k := range []string{key, "{" + key + "}/w", "{" + key + "}/q", "{" + key + "}/qd", "{" + key + "}/qw", "{" + key + "}/full"} {
 		n, err := b.client.Exists(context.Background(), k).Result()
 		require.NoError(t, err)
 		if n == 1 {

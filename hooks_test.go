@@ -35,9 +35,9 @@ func scriptOp(cmd redis.Cmder) string {
 	args := cmd.Args()
 	keys, _ := strconv.Atoi(fmt.Sprint(args[2]))
 	switch [2]int{keys, len(args) - 3 - keys} {
-	case [2]int{5, 7}:
+	case [2]int{6, 7}:
 		return "acquire"
-	case [2]int{5, 6}:
+	case [2]int{6, 6}:
 		return "release"
 	case [2]int{2, 2}:
 		return "renew"

@@ -49,7 +49,7 @@ import (
 // A Limiter is safe for concurrent use.
 type Limiter struct {
 	slots
-	keys    []string // leases, weights, queue, queue deadlines, queue weights
+	keys    []string // leases, weights, queue, queue deadlines, queue wants, full marker
 	channel string   // the notice channel
 	notify  string   // the notice command: publish or spublish
 	fair    string   // "1" in fair mode

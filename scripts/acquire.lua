@@ -5,6 +5,8 @@
 -- KEYS[3]  queue: sorted set, waiting holder -> arrival number
 -- KEYS[4]  queue deadlines: sorted set, waiting holder -> when its entry lapses (ms)
 -- KEYS[5]  queue wants: hash, waiting holder -> 'n:lease ms'; '' -> last arrival number
+-- KEYS[6]  full marker: string, the units in use, set by a refusal for lack of
+--          units and expiring when the earliest lease lapses
 -- ARGV[1]  holder ID
 -- ARGV[2]  limit, in units
 -- ARGV[3]  lease time, ms
@@ -23,12 +25,27 @@
 -- may hand it units directly (see release.lua).
 -- The first write comes after the first read of KEYS[1], so a key of another
 -- type fails with WRONGTYPE before anything is written.
+--
+-- The full marker makes the commonest call at a full key, a refusal, cheap.
+-- Every grant, release and shrink deletes it, and a refusal for lack of
+-- units sets it. So while it lives, the leases are those that were there
+-- when it was set, only renewed since: the units in use are as it says, and
+-- none lapses before it expires. A caller that holds no lease and does not
+-- queue is then refused without reading the clock. A marker that says too
+-- much can only refuse, never admit.
 
 local leases, weights = KEYS[1], KEYS[2]
-local queue, qdeadlines, qwants = KEYS[3], KEYS[4], KEYS[5]
+local queue, qdeadlines, qwants, full = KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local holder = ARGV[1]
 local limit, ttl, n = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local fair = ARGV[5] == '1'
+
+if ARGV[6] ~= '1' then
+	local marked = redis.call('GET', full)
+	if marked and tonumber(marked) + n > limit and not redis.call('ZSCORE', leases, holder) then
+		return {0, tonumber(marked), 0, redis.call('PTTL', full), 0, 0}
+	end
+end
 
 local now = now_ms()
 local extra = extra_units(weights)
@@ -68,6 +85,7 @@ if fair or ARGV[6] == '1' then
 end
 
 if granted then
+	redis.call('DEL', full)
 	local deadline = now + ttl
 	redis.call('ZADD', leases, deadline, holder)
 	extra = set_weight(weights, extra, holder, old, n)
@@ -97,5 +115,8 @@ end
 local retry = 0
 if first[2] then
 	retry = tonumber(first[2]) - now
+	if n - old > limit - units then
+		redis.call('SET', full, units, 'PX', retry)
+	end
 end
 return {0, units, 0, retry, old, arrival}

@@ -6,6 +6,7 @@
 -- KEYS[3]  queue: sorted set, waiting holder -> arrival number
 -- KEYS[4]  queue deadlines: sorted set, waiting holder -> when its entry lapses (ms)
 -- KEYS[5]  queue wants: hash, waiting holder -> 'n:lease ms'
+-- KEYS[6]  full marker: see acquire.lua; deleted, as units are freed
 -- ARGV[1]  holder ID
 -- ARGV[2]  limit, in units
 -- ARGV[3]  '1' for fair mode: hand units out strictly in arrival order
@@ -41,6 +42,7 @@ local live = false
 if deadline then
 	extra = set_weight(weights, extra, holder, weight_of(weights, extra, holder), 0)
 	redis.call('ZREM', leases, holder)
+	redis.call('DEL', KEYS[6])
 	live = tonumber(deadline) > now
 end
 if (not live and left == 0) or redis.call('EXISTS', queue) == 0 then

@@ -1,0 +1,81 @@
+package slotlimit_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit"
+)
+
+// A refusal for lack of units marks the key full, so that the refusals
+// after it are cheap (see scripts/acquire.lua). Every change that frees or
+// grants units must end the mark: a stale one would keep refusing.
+func TestFullMarkEndsWithEveryChange(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		try := func(l *slotlimit.Limiter, holder string, n int64) bool {
+			t.Helper()
+			res, err := l.TryAcquireN(ctx, holder, n)
+			require.NoError(t, err)
+			return res.Acquired
+		}
+		full := func(l *slotlimit.Limiter) {
+			t.Helper()
+			require.True(t, try(l, "a", 1))
+			require.True(t, try(l, "b", 1))
+			require.False(t, try(l, "c", 1), "full")
+			require.False(t, try(l, "c", 1), "still full, from the mark")
+		}
+
+		t.Run("release", func(t *testing.T) {
+			l := newLimiter(t, b, testKey(t, b), 2, time.Minute)
+			full(l)
+			_, err := l.Release(ctx, "a")
+			require.NoError(t, err)
+			assert.True(t, try(l, "c", 1))
+		})
+		t.Run("lapse", func(t *testing.T) {
+			l := newLimiter(t, b, testKey(t, b), 2, leaseTTL)
+			full(l)
+			b.advance(leaseTTL + leaseTTL/3)
+			assert.True(t, try(l, "c", 1))
+		})
+		t.Run("holder renews through the mark", func(t *testing.T) {
+			l := newLimiter(t, b, testKey(t, b), 2, time.Minute)
+			full(l)
+			assert.True(t, try(l, "a", 1))
+			assert.False(t, try(l, "c", 1))
+		})
+		t.Run("higher limit", func(t *testing.T) {
+			key := testKey(t, b)
+			full(newLimiter(t, b, key, 2, time.Minute))
+			assert.True(t, try(newLimiter(t, b, key, 3, time.Minute), "c", 1))
+		})
+		t.Run("smaller weight fits", func(t *testing.T) {
+			l := newLimiter(t, b, testKey(t, b), 3, time.Minute)
+			require.True(t, try(l, "a", 2))
+			require.False(t, try(l, "b", 2))
+			assert.True(t, try(l, "c", 1))
+		})
+		t.Run("shrink", func(t *testing.T) {
+			l := newLimiter(t, b, testKey(t, b), 2, time.Minute)
+			require.True(t, try(l, "a", 2))
+			require.False(t, try(l, "b", 1))
+			require.True(t, try(l, "a", 1))
+			assert.True(t, try(l, "b", 1))
+		})
+		t.Run("renewal shortened by a shorter TTL", func(t *testing.T) {
+			key := testKey(t, b)
+			long := newLimiter(t, b, key, 2, time.Minute)
+			full(long)
+			short := newLimiter(t, b, key, 2, leaseTTL)
+			require.True(t, try(short, "a", 1)) // a's lease now ends sooner
+			b.advance(leaseTTL + leaseTTL/3)
+			assert.True(t, try(long, "c", 1), "a lapsed, though the mark was set for a minute")
+		})
+	})
+}
