@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/slotlimit/slotlimit"
+)
+
+// allocRuns is how many calls testing.AllocsPerRun averages over.
+const allocRuns = 1000
+
+// Calls whose allocations the allocation budget compares.
+const (
+	allocEvalSha    = "go-redis EvalSha, library acquire script, reply as []int64"
+	allocTryAcquire = "Limiter.TryAcquire"
+)
+
+// An allocRow is the heap allocations of one call, in this process.
+type allocRow struct {
+	call   string
+	allocs float64
+}
+
+// allocs measures the allocations per call of the library's calls and of
+// the bare go-redis calls they make, on the same warmed client. Each bare
+// call reads its reply as the library does. Acquires renew one holder's
+// lease, so every call takes the same path.
+func (b *bench) allocs(ctx context.Context) ([]allocRow, error) {
+	cfg := slotlimit.Config{Key: b.prefix + "allocs", Limit: highLimit, TTL: leaseTTL}
+	l := b.limiter("allocs", highLimit, leaseTTL)
+	acquire, release, err := b.capture(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	a, r := acquire.argv, release.argv
+	holder := "worker-0"
+	limit := strconv.FormatInt(cfg.Limit, 10)
+	counter := []string{b.prefix + "allocs:seed"}
+	holders := ids(holderForm, batchSize)
+
+	var first error
+	check := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
+	c := b.client
+	rows := []allocRow{
+		{allocEvalSha, testing.AllocsPerRun(allocRuns, func() {
+			_, err := c.EvalSha(ctx, acquire.sha, acquire.keys, holder, a[1], a[2], a[3], a[4], a[5], a[6]).Int64Slice()
+			check(err)
+		})},
+		{allocTryAcquire, testing.AllocsPerRun(allocRuns, func() {
+			_, err := l.TryAcquire(ctx, holder)
+			check(err)
+		})},
+		{"go-redis EvalSha, library release script, reply as int64", testing.AllocsPerRun(allocRuns, func() {
+			_, err := c.EvalSha(ctx, release.sha, release.keys, holder, r[1], r[2], r[3], r[4], r[5]).Int64()
+			check(err)
+		})},
+		{"Limiter.Release", testing.AllocsPerRun(allocRuns, func() {
+			_, err := l.Release(ctx, holder)
+			check(err)
+		})},
+		{"go-redis EvalSha, seed acquire script", testing.AllocsPerRun(allocRuns, func() {
+			check(c.EvalSha(ctx, b.scripts.seedAcquire.sha, counter, limit).Err())
+		})},
+		{"go-redis INCR", testing.AllocsPerRun(allocRuns, func() {
+			check(c.Incr(ctx, counter[0]).Err())
+		})},
+		{"Limiter.TryAcquireBatch of 100, per holder", testing.AllocsPerRun(allocRuns/10, func() {
+			_, err := l.TryAcquireBatch(ctx, holders)
+			check(err)
+		}) / batchSize},
+	}
+	if _, err := l.ReleaseBatch(ctx, append(holders, holder)); err != nil {
+		check(err)
+	}
+	return rows, first
+}

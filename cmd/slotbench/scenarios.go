@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/slotlimit/slotlimit"
+)
+
+// Shapes of the scenarios that no flag changes.
+const (
+	highLimit  = 1000 // a limit no-contention load never reaches
+	areaLimit  = 60   // the external system's limit in the seed
+	batchSize  = 100
+	leaseTTL   = time.Minute
+	holderForm = "dev-%011d" // a 15-byte device ID; one of digits only would be stored as an integer
+)
+
+// A phase is one measured stretch of load, or the sum of several.
+type phase struct {
+	ops     int64 // calls completed: pairs, tries or bursts
+	elapsed time.Duration
+	sent    int64       // commands the load client sent
+	trips   int64       // round trips: single commands and pipelines
+	server  serverStats // INFO commandstats over the phase
+}
+
+func (p phase) add(q phase) phase {
+	return phase{p.ops + q.ops, p.elapsed + q.elapsed, p.sent + q.sent, p.trips + q.trips, p.server.add(q.server)}
+}
+
+// rate returns n per second of the phase.
+func (p phase) rate(n int64) float64 {
+	if p.elapsed <= 0 {
+		return 0
+	}
+	return float64(n) / p.elapsed.Seconds()
+}
+
+// measure runs load between a CONFIG RESETSTAT and a read of INFO
+// commandstats.
+func (b *bench) measure(ctx context.Context, load func() (int64, error)) (phase, error) {
+	if err := resetStats(ctx, b.admin); err != nil {
+		return phase{}, err
+	}
+	sent, trips := b.hook.sent.Load(), b.hook.trips.Load()
+	start := time.Now()
+	ops, err := load()
+	elapsed := time.Since(start)
+	if err != nil {
+		return phase{}, err
+	}
+	stats, err := readStats(ctx, b.admin)
+	if err != nil {
+		return phase{}, err
+	}
+	return phase{ops: ops, elapsed: elapsed, sent: b.hook.sent.Load() - sent, trips: b.hook.trips.Load() - trips, server: stats}, nil
+}
+
+func (b *bench) limiter(key string, limit int64, ttl time.Duration) *slotlimit.Limiter {
+	l, err := slotlimit.New(b.client, slotlimit.Config{Key: b.prefix + key, Limit: limit, TTL: ttl})
+	if err != nil {
+		panic(err) // every Config here is valid
+	}
+	return l
+}
+
+func ids(format string, n int) []string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = fmt.Sprintf(format, i)
+	}
+	return s
+}
+
+// pairResult is one pairer's load, summed over rounds.
+type pairResult struct {
+	name     string
+	commands []string
+	phase
+	acquire, release timings
+}
+
+// serverUsecPerPair returns the server time of the pairer's own commands
+// per pair, in µs.
+func (r pairResult) serverUsecPerPair() float64 {
+	if r.ops == 0 {
+		return 0
+	}
+	return float64(r.server.usec(r.commands...)) / float64(r.ops)
+}
+
+// runPairs runs each pairer on workers goroutines for -rounds rounds of
+// -duration each, taking turns, so that a drift in the machine's speed
+// falls on all of them alike.
+func (b *bench) runPairs(ctx context.Context, pairers []pairer, workers int) ([]pairResult, error) {
+	results := make([]pairResult, len(pairers))
+	for i, p := range pairers {
+		results[i] = pairResult{name: p.name, commands: p.commands, acquire: newTimings(workers), release: newTimings(workers)}
+	}
+	for range b.rounds {
+		for i, p := range pairers {
+			r := &results[i]
+			ph, err := b.measure(ctx, func() (int64, error) {
+				return drive(ctx, workers, b.duration, b.maxOps, func(ctx context.Context, w int) error {
+					t0 := time.Now()
+					if err := p.acquire(ctx, w); err != nil {
+						return err
+					}
+					t1 := time.Now()
+					if err := p.release(ctx, w); err != nil {
+						return err
+					}
+					r.acquire.add(w, t1.Sub(t0))
+					r.release.add(w, time.Since(t1))
+					return nil
+				})
+			})
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", p.name, err)
+			}
+			r.phase = r.phase.add(ph)
+		}
+	}
+	return results, nil
+}
+
+// noContention is scenario 1: TryAcquire+Release pairs of distinct
+// holders on one key whose limit is never reached, and the baselines.
+func (b *bench) noContention(ctx context.Context) ([]pairResult, error) {
+	holders := ids("worker-%d", b.workers)
+	cfg := slotlimit.Config{Key: b.prefix + "pairs", Limit: highLimit, TTL: leaseTTL}
+	l := b.limiter("pairs", highLimit, leaseTTL)
+	acquire, release, err := b.capture(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return b.runPairs(ctx, []pairer{
+		incrDecr(b.client, b.prefix+"incr"),
+		seedPair(b.client, b.scripts, b.prefix+"seed", highLimit),
+		rawLease(b.client, acquire, release, holders),
+		limiterPair(l, holders),
+	}, b.workers)
+}
+
+// A contended phase is scenario 2 in one mode.
+type contended struct {
+	mode      string
+	acquires  int64
+	tries     int64   // acquire-script calls the load client sent
+	held      float64 // mean slots held as Redis counts them, over the limit
+	inSection float64 // mean slots spent in the guarded section (the holds), over the limit
+	phase
+}
+
+// contention is scenario 2: -contenders workers on one key of limit 60,
+// each holding its slot for -hold. A poller calls TryAcquire again at once
+// after a refusal; a waiter calls Acquire.
+func (b *bench) contention(ctx context.Context, wait bool) (contended, error) {
+	mode := "polling TryAcquire"
+	key := "contended:poll"
+	if wait {
+		mode, key = "Acquire (waits, hand-off)", "contended:wait"
+	}
+	l := b.limiter(key, areaLimit, leaseTTL)
+	holders := ids("worker-%d", b.contenders)
+	var acquires, busy atomic.Int64
+	tries := b.hook.scripts[b.scripts.acquire.sha]
+	tries0 := tries.Load()
+	sampling, stopSampling := context.WithCancel(ctx)
+	held := sampleHeld(sampling, b.admin, b.prefix+key)
+	ph, err := b.measure(ctx, func() (int64, error) {
+		return drive(ctx, b.contenders, b.duration, b.maxOps, func(ctx context.Context, w int) error {
+			var res slotlimit.Result
+			var err error
+			if wait {
+				res, err = l.Acquire(ctx, holders[w])
+			} else {
+				res, err = l.TryAcquire(ctx, holders[w])
+			}
+			if err != nil || !res.Acquired {
+				return err
+			}
+			got := time.Now()
+			time.Sleep(b.hold)
+			busy.Add(int64(time.Since(got)))
+			release, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			defer cancel()
+			if _, err := l.Release(release, holders[w]); err != nil {
+				return err
+			}
+			acquires.Add(1)
+			return nil
+		})
+	})
+	stopSampling()
+	mean := <-held
+	if err != nil {
+		return contended{}, fmt.Errorf("%s: %w", mode, err)
+	}
+	return contended{
+		mode:      mode,
+		acquires:  acquires.Load(),
+		tries:     tries.Load() - tries0,
+		held:      mean / areaLimit,
+		inSection: float64(busy.Load()) / float64(ph.elapsed) / areaLimit,
+		phase:     ph,
+	}, nil
+}
+
+// sampleHeld reads the live leases at key about every millisecond until
+// ctx ends, then sends their mean. It reads them with ZCOUNT, as Count does
+// when no lease weighs more than one unit, so that its reads are told
+// apart from the load's in INFO commandstats.
+func sampleHeld(ctx context.Context, admin *redis.Client, key string) <-chan float64 {
+	mean := make(chan float64, 1)
+	go func() {
+		var sum, n int64
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				mean <- float64(sum) / float64(max(n, 1))
+				return
+			case <-tick.C:
+			}
+			now := "(" + strconv.FormatInt(time.Now().UnixMilli(), 10)
+			if held, err := admin.ZCount(ctx, key, now, "+inf").Result(); err == nil {
+				sum += held
+				n++
+			}
+		}
+	}()
+	return mean
+}
