@@ -33,7 +33,8 @@ var queueTTLArg = formatMillis(queueTTL)
 func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, error) {
 	w := l.waiters.join(l.channel, holder)
 	defer l.waiters.leave(w)
-	var timer *time.Timer
+	timer := stoppedTimer()
+	defer timer.Stop()
 	queued := false
 	for {
 		sent := time.Now()
@@ -55,12 +56,7 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, err
 		if !l.waiters.ready(w) {
 			d = min(d, pollDelay(maxPoll))
 		}
-		if timer == nil {
-			timer = time.NewTimer(d)
-			defer timer.Stop()
-		} else {
-			timer.Reset(d)
-		}
+		timer.Reset(d)
 		select {
 		case <-ctx.Done():
 			l.releaseDetached(ctx, holder)
@@ -87,7 +83,8 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, err
 // sleeps until the earliest lease is due to lapse, capped at maxPoll and
 // jittered. It is how a Counter waits, since its scripts send no notices.
 func poll(ctx context.Context, try func() (Result, error)) (Result, error) {
-	var timer *time.Timer
+	timer := stoppedTimer()
+	defer timer.Stop()
 	for {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
@@ -97,12 +94,7 @@ func poll(ctx context.Context, try func() (Result, error)) (Result, error) {
 			return res, err
 		}
 		d := pollDelay(res.RetryAfter)
-		if timer == nil {
-			timer = time.NewTimer(d)
-			defer timer.Stop()
-		} else {
-			timer.Reset(d)
-		}
+		timer.Reset(d)
 		select {
 		case <-ctx.Done():
 			return res, ctx.Err()
@@ -122,6 +114,13 @@ func acquireOutcome(ctx context.Context, cfg Config, res Result, err error) (Res
 		err = opError("acquire", cfg.Key, ctx.Err())
 	}
 	return Result{Limit: cfg.Limit}, err
+}
+
+// stoppedTimer returns a timer for a wait loop to Reset before each sleep.
+func stoppedTimer() *time.Timer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
 }
 
 // pollDelay is a random time in [d/2, d], with d the retry hint clamped to
