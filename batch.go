@@ -2,9 +2,6 @@ package slotlimit
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -62,10 +59,8 @@ func (l *Limiter) ReleaseBatch(ctx context.Context, holders []string) ([]bool, e
 	return released, nil
 }
 
-// batch runs script once per holder in one pipeline. A pipeline has no
-// NOSCRIPT fallback, so when the server lacks the script, batch loads it
-// and sends again just the calls that met NOSCRIPT (they did not run), in
-// order; a SCRIPT FLUSH halfway through a batch thus runs no call twice.
+// batch checks every holder, then runs script once per holder in one
+// pipeline (see pipeline).
 func (l *Limiter) batch(ctx context.Context, op string, script *redis.Script, holders []string, args func(string) []any) ([]*redis.Cmd, error) {
 	for _, holder := range holders {
 		if err := checkHolder(holder); err != nil {
@@ -75,64 +70,15 @@ func (l *Limiter) batch(ctx context.Context, op string, script *redis.Script, ho
 	if len(holders) == 0 {
 		return nil, nil
 	}
-	var conn redis.Cmdable = l.client
-	if cluster, ok := l.client.(*redis.ClusterClient); ok {
-		master, err := cluster.MasterForKey(ctx, l.cfg.Key)
-		if err != nil {
-			return nil, callError(ctx, op, l.cfg.Key, err)
-		}
-		conn = master
+	calls := make([][]any, len(holders))
+	for i, holder := range holders {
+		calls[i] = args(holder)
 	}
-	cmds := make([]*redis.Cmd, len(holders))
-	var wait *redis.Cmd
-	send := func(which []int) error {
-		_, err := conn.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, i := range which {
-				cmds[i] = script.EvalSha(ctx, p, l.keys, args(holders[i])...)
-			}
-			if l.cfg.Replicas > 0 {
-				wait = p.Do(ctx, "wait", l.cfg.Replicas, l.cfg.ReplicaTimeout.Milliseconds())
-			}
-			return nil
-		})
-		if err != nil && !errors.As(err, new(redis.Error)) {
-			return callError(ctx, op, l.cfg.Key, err) // a reply error stays with its call
-		}
-		return nil
-	}
-	all := make([]int, len(holders))
-	for i := range all {
-		all[i] = i
-	}
-	if err := send(all); err != nil {
-		return nil, err
-	}
-	var again []int
-	for i, cmd := range cmds {
-		if isNoScript(cmd.Err()) {
-			again = append(again, i)
-		}
-	}
-	if len(again) > 0 {
-		if err := script.Load(ctx, conn).Err(); err != nil {
-			return nil, callError(ctx, op, l.cfg.Key, err)
-		}
-		if err := send(again); err != nil {
-			return nil, err
-		}
-	}
-	if wait != nil {
-		if acked, err := wait.Int64(); err != nil {
-			return nil, callError(ctx, op, l.cfg.Key, err)
-		} else if acked < int64(l.cfg.Replicas) {
-			return nil, callError(ctx, op, l.cfg.Key, fmt.Errorf("%w: %d of %d", ErrNotReplicated, acked, l.cfg.Replicas))
-		}
+	cmds, err := l.pipeline(ctx, script, l.keys, calls)
+	if err != nil {
+		return nil, callError(ctx, op, l.cfg.Key, err)
 	}
 	return cmds, nil
-}
-
-func isNoScript(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }
 
 // result reads an acquire script's reply.

@@ -15,8 +15,9 @@ const (
 	minPoll = time.Millisecond
 	// cleanupTimeout bounds the release that follows a failed acquire.
 	cleanupTimeout = time.Second
-	// queueTTL is how long a fair-mode waiter keeps its place in the queue
-	// without trying again; a waiter that dies leaves the queue then.
+	// queueTTL is how long a waiter keeps its place in the queue without
+	// trying again, so a waiter that dies leaves the queue then; it is also
+	// the claim time of units a release hands to a waiter.
 	queueTTL = 3 * time.Second
 )
 
@@ -27,9 +28,10 @@ var queueTTLArg = formatMillis(queueTTL)
 // hands it the units, until the earliest lease is due to lapse, or until
 // its place in the queue needs refreshing. Units handed over last only the
 // claim time, so wait claims them, renewing the lease to its full time,
-// before it returns: a lease it returns never lapses sooner than TTL. When it fails, holder holds nothing:
-// a try whose outcome is unknown is undone, and a waiter that gives up
-// leaves the queue and frees units it may have been handed meanwhile.
+// before it returns: a lease it returns never lapses sooner than TTL. When
+// it fails, holder holds nothing: a try whose outcome is unknown is undone,
+// and a waiter that gives up leaves the queue and frees units it may have
+// been handed meanwhile.
 func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, error) {
 	w := l.waiters.join(l.channel, holder)
 	defer l.waiters.leave(w)
