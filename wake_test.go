@@ -249,7 +249,14 @@ func TestHandedLeaseIsClaimedBeforeAcquireReturns(t *testing.T) {
 		}()
 		awaitQueued(t, b, key, 1)
 		awaitSubscribed(t, b, key)
+		// The waiter tries once more when its process reads the subscription's
+		// confirmation; wait for that before counting.
 		acquires := tries.get("acquire")
+		for settled := false; !settled; {
+			time.Sleep(100 * time.Millisecond)
+			now := tries.get("acquire")
+			settled, acquires = now == acquires, now
+		}
 		_, err = holder.Release(ctx, "holder")
 		require.NoError(t, err)
 		res := <-got
