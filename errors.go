@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 var (
@@ -57,8 +58,22 @@ func opError(op, key string, err error) error {
 // timeout when ContextTimeoutEnabled is set), the error matches ctx.Err()
 // as well as err.
 func callError(ctx context.Context, op, key string, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil && outcomeUnknown(err) && !errors.Is(err, ctxErr) {
+	if ctxErr := ctxDone(ctx); ctxErr != nil && outcomeUnknown(err) && !errors.Is(err, ctxErr) {
 		return fmt.Errorf("slotlimit: %s %q: %w: %w", op, key, ctxErr, err)
 	}
 	return opError(op, key, err)
+}
+
+// ctxDone is ctx.Err(), counting a deadline that has passed as exceeded
+// even before ctx's own timer has fired: go-redis sets the connection's
+// deadline to ctx's, and the read can time out a moment before ctx is
+// marked done.
+func ctxDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if deadline, ok := ctx.Deadline(); ok && !time.Now().Before(deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }

@@ -112,8 +112,8 @@ func acquireOutcome(ctx context.Context, cfg Config, res Result, err error) (Res
 	if err == nil {
 		return res, nil
 	}
-	if ctx.Err() != nil && outcomeUnknown(err) {
-		err = opError("acquire", cfg.Key, ctx.Err())
+	if ctxErr := ctxDone(ctx); ctxErr != nil && outcomeUnknown(err) {
+		err = opError("acquire", cfg.Key, ctxErr)
 	}
 	return Result{Limit: cfg.Limit}, err
 }
