@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -103,12 +104,16 @@ func newClient(t *testing.T, b *backend, tweaks ...func(*redis.UniversalOptions)
 	return client
 }
 
-// storedKeys returns those of a Limiter's keys for key that exist: the
-// lease set and the keys beside it (see keys.go).
-func storedKeys(t *testing.T, b *backend, key string) []string {
+// storedKeys returns those of the keys of a Limiter for key and limit
+// that exist: the lease set and the keys beside it (see keys.go).
+func storedKeys(t *testing.T, b *backend, key string, limit int64) []string {
 	t.Helper()
 	stored := []string{}
-	for _, k := range []string{key, "{" + key + "}/w", "{" + key + "}/q", "{" + key + "}/qd", "{" + key + "}/qw", "{" + key + "}/full"} {
+	names := []string{key}
+	for _, suffix := range []string{"w", "full:" + strconv.FormatInt(limit, 10), "q", "qd", "qw"} {
+		names = append(names, "{"+key+"}/"+suffix)
+	}
+	for _, k := range names {
 		n, err := b.client.Exists(context.Background(), k).Result()
 		require.NoError(t, err)
 		if n == 1 {

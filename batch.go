@@ -2,7 +2,6 @@ package slotlimit
 
 import (
 	"context"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -18,22 +17,23 @@ import (
 // outcome unknown; as with TryAcquire, trying again or releasing the
 // holders is safe.
 func (l *Limiter) TryAcquireBatch(ctx context.Context, holders []string) ([]Result, error) {
-	cmds, err := l.batch(ctx, "acquire", acquireScript, holders, func(holder string) []any {
-		return []any{holder, l.limit, l.ttl, "1", l.fair, "0", queueTTLArg}
+	keys, _ := l.acquireCall("", 1, false)
+	cmds, err := l.batch(ctx, "acquire", acquireScript, keys, holders, func(holder string) []any {
+		_, args := l.acquireCall(holder, 1, false)
+		return args
 	})
 	if err != nil {
 		return nil, err
 	}
 	results := make([]Result, len(cmds))
 	for i, cmd := range cmds {
-		reply, err := cmd.Int64Slice()
-		if err == nil && len(reply) != 6 {
-			err = errUnexpectedReply(reply)
-		}
+		reply, err := cmd.Result()
 		if err != nil {
 			return nil, callError(ctx, "acquire", l.cfg.Key, err)
 		}
-		results[i] = l.result(reply)
+		if results[i], _, err = l.result(reply); err != nil {
+			return nil, opError("acquire", l.cfg.Key, err)
+		}
 	}
 	return results, nil
 }
@@ -42,9 +42,7 @@ func (l *Limiter) TryAcquireBatch(ctx context.Context, holders []string) ([]Resu
 // and reports for each whether it held a live lease. Like TryAcquireBatch,
 // it checks every holder first and sends nothing if one is invalid.
 func (l *Limiter) ReleaseBatch(ctx context.Context, holders []string) ([]bool, error) {
-	cmds, err := l.batch(ctx, "release", releaseScript, holders, func(holder string) []any {
-		return []any{holder, l.limit, l.fair, l.channel, l.notify, queueTTLArg}
-	})
+	cmds, err := l.batch(ctx, "release", releaseScript, l.keys, holders, l.releaseArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +59,7 @@ func (l *Limiter) ReleaseBatch(ctx context.Context, holders []string) ([]bool, e
 
 // batch checks every holder, then runs script once per holder in one
 // pipeline (see pipeline).
-func (l *Limiter) batch(ctx context.Context, op string, script *redis.Script, holders []string, args func(string) []any) ([]*redis.Cmd, error) {
+func (l *Limiter) batch(ctx context.Context, op string, script *redis.Script, keys, holders []string, args func(string) []any) ([]*redis.Cmd, error) {
 	for _, holder := range holders {
 		if err := checkHolder(holder); err != nil {
 			return nil, err
@@ -74,20 +72,9 @@ func (l *Limiter) batch(ctx context.Context, op string, script *redis.Script, ho
 	for i, holder := range holders {
 		calls[i] = args(holder)
 	}
-	cmds, err := l.pipeline(ctx, script, l.keys, calls)
+	cmds, err := l.pipeline(ctx, script, keys, calls)
 	if err != nil {
 		return nil, callError(ctx, op, l.cfg.Key, err)
 	}
 	return cmds, nil
-}
-
-// result reads an acquire script's reply.
-func (l *Limiter) result(reply []int64) Result {
-	res := Result{Acquired: reply[0] == 1, Count: reply[1], Limit: l.cfg.Limit, Weight: reply[4]}
-	if res.Acquired {
-		res.ExpiresAt = time.UnixMilli(reply[2])
-	} else {
-		res.RetryAfter = time.Duration(reply[3]) * time.Millisecond
-	}
-	return res
 }

@@ -35,7 +35,7 @@ func scriptOp(cmd redis.Cmder) string {
 	args := cmd.Args()
 	keys, _ := strconv.Atoi(fmt.Sprint(args[2]))
 	switch [2]int{keys, len(args) - 3 - keys} {
-	case [2]int{6, 7}:
+	case [2]int{3, 4}, [2]int{6, 7}:
 		return "acquire"
 	case [2]int{6, 6}:
 		return "release"

@@ -1,16 +1,21 @@
 package slotlimit
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
-// keyNames returns the names of the keys a Limiter keeps beside its lease
-// set at key (weights; queue, queue deadlines, queue wants; the full
-// marker) and of its notice channel, all in key's Redis Cluster hash slot. A key with a hash
-// tag keeps it and gains a suffix after ':', as "{tenant}:ar:1:w"; any
-// other key becomes the hash tag and gains a suffix after '/', as
-// "{ar:1}/w". The two forms never meet, so "{x}" and "x" keep apart. It
-// reports false for a key that has a '}' but no hash tag, since no tag can
-// then reproduce its slot.
-func keyNames(key string) (aux [5]string, channel string, ok bool) {
+// keyNames returns the names of the keys a Limiter of limit keeps beside
+// its lease set at key (weights; the full marker; queue, queue deadlines,
+// queue wants) and of its notice channel, all in key's Redis Cluster hash
+// slot. A key with a hash tag keeps it and gains a suffix after ':', as
+// "{tenant}:ar:1:w"; any other key becomes the hash tag and gains a suffix
+// after '/', as "{ar:1}/w". The two forms never meet, so "{x}" and "x" keep
+// apart. The full marker's name carries the limit, as "{ar:1}/full:60",
+// since it says that this many units are in use. keyNames reports false
+// for a key that has a '}' but no hash tag, since no tag can then
+// reproduce its slot.
+func keyNames(key string, limit int64) (aux [5]string, channel string, ok bool) {
 	var prefix string
 	switch {
 	case hasHashTag(key):
@@ -20,7 +25,8 @@ func keyNames(key string) (aux [5]string, channel string, ok bool) {
 	default:
 		prefix = "{" + key + "}/"
 	}
-	return [5]string{prefix + "w", prefix + "q", prefix + "qd", prefix + "qw", prefix + "full"}, prefix + "free", true
+	full := prefix + "full:" + strconv.FormatInt(limit, 10)
+	return [5]string{prefix + "w", full, prefix + "q", prefix + "qd", prefix + "qw"}, prefix + "free", true
 }
 
 // hasHashTag reports whether key has a non-empty {...} section, the part

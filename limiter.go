@@ -49,7 +49,7 @@ import (
 // A Limiter is safe for concurrent use.
 type Limiter struct {
 	slots
-	keys    []string // leases, weights, queue, queue deadlines, queue wants, full marker
+	keys    []string // leases, weights, full marker; queue, queue deadlines, queue wants
 	channel string   // the notice channel
 	notify  string   // the notice command: publish or spublish
 	fair    string   // "1" in fair mode
@@ -65,7 +65,7 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 	if err != nil {
 		return nil, err
 	}
-	aux, channel, ok := keyNames(s.cfg.Key)
+	aux, channel, ok := keyNames(s.cfg.Key, s.cfg.Limit)
 	if !ok {
 		return nil, invalidConfig("Key %q has a '}' but no hash tag", s.cfg.Key)
 	}
@@ -133,20 +133,67 @@ func (l *Limiter) check(holder string, n int64) error {
 // joins the queue, and the arrival number it returns names the caller's
 // queue entry (0: none).
 func (l *Limiter) try(ctx context.Context, holder string, n int64, queue bool) (Result, int64, error) {
+	keys, args := l.acquireCall(holder, n, queue)
+	reply, err := l.runWrite(ctx, acquireScript, keys, args...).Result()
+	if err != nil {
+		return Result{Limit: l.cfg.Limit}, 0, callError(ctx, "acquire", l.cfg.Key, err)
+	}
+	res, arrival, err := l.result(reply)
+	if err != nil {
+		return res, 0, opError("acquire", l.cfg.Key, err)
+	}
+	return res, arrival, nil
+}
+
+// acquireCall returns the keys and arguments of an acquire script call
+// (see scripts/acquire.lua). The queue's keys go only to calls that read
+// or join it, in fair mode or waiting, since each costs the server time.
+func (l *Limiter) acquireCall(holder string, n int64, queue bool) ([]string, []any) {
+	weight := "1"
+	if n != 1 {
+		weight = strconv.FormatInt(n, 10)
+	}
+	if !queue && !l.cfg.Fair {
+		return l.keys[:3], []any{holder, l.limit, l.ttl, weight}
+	}
 	join := "0"
 	if queue {
 		join = "1"
 	}
-	reply, err := l.runWrite(ctx, acquireScript, l.keys,
-		holder, l.limit, l.ttl, strconv.FormatInt(n, 10), l.fair, join, queueTTLArg,
-	).Int64Slice()
-	if err != nil {
-		return Result{Limit: l.cfg.Limit}, 0, callError(ctx, "acquire", l.cfg.Key, err)
+	return l.keys, []any{holder, l.limit, l.ttl, weight, l.fair, join, queueTTLArg}
+}
+
+// result reads an acquire script's reply: a refusal by the full marker,
+// or the whole outcome and the arrival number.
+func (l *Limiter) result(reply any) (Result, int64, error) {
+	res := Result{Limit: l.cfg.Limit}
+	switch r := reply.(type) {
+	case int64:
+		if r < 0 {
+			res.Count = l.cfg.Limit
+			res.RetryAfter = time.Duration(-r) * time.Millisecond
+			return res, 0, nil
+		}
+	case []any:
+		if len(r) == 6 {
+			var v [6]int64
+			for i, x := range r {
+				n, ok := x.(int64)
+				if !ok {
+					return res, 0, errUnexpectedReply(reply)
+				}
+				v[i] = n
+			}
+			res.Acquired, res.Count, res.Weight = v[0] == 1, v[1], v[4]
+			if res.Acquired {
+				res.ExpiresAt = time.UnixMilli(v[2])
+			} else {
+				res.RetryAfter = time.Duration(v[3]) * time.Millisecond
+			}
+			return res, v[5], nil
+		}
 	}
-	if len(reply) != 6 {
-		return Result{Limit: l.cfg.Limit}, 0, opError("acquire", l.cfg.Key, errUnexpectedReply(reply))
-	}
-	return l.result(reply), reply[5], nil
+	return res, 0, errUnexpectedReply(reply)
 }
 
 // Acquire takes a slot for holder, waiting until one is free or ctx is
@@ -195,11 +242,17 @@ func (l *Limiter) Release(ctx context.Context, holder string) (bool, error) {
 	if err := checkHolder(holder); err != nil {
 		return false, err
 	}
-	n, err := l.runWrite(ctx, releaseScript, l.keys, holder, l.limit, l.fair, l.channel, l.notify, queueTTLArg).Int64()
+	n, err := l.runWrite(ctx, releaseScript, l.keys, l.releaseArgs(holder)...).Int64()
 	if err != nil {
 		return false, callError(ctx, "release", l.cfg.Key, err)
 	}
 	return n == 1, nil
+}
+
+// releaseArgs returns the arguments of a release script call (see
+// scripts/release.lua).
+func (l *Limiter) releaseArgs(holder string) []any {
+	return []any{holder, l.limit, l.fair, l.channel, l.notify, queueTTLArg}
 }
 
 // Renew extends holder's lease to TTL from now. It returns false when

@@ -483,7 +483,7 @@ func TestLimiterWrongTypeKeyIsLeftAlone(t *testing.T) {
 			assert.Equal(t, kind.want, kind.read(key), kind.name)
 			assert.Equal(t, kind.name, b.client.Type(ctx, key).Val())
 			assert.Equal(t, time.Duration(-1), b.client.PTTL(ctx, key).Val(), "%s: no expiry was set", kind.name)
-			assert.Equal(t, []string{key}, storedKeys(t, b, key), "%s: no other key was written", kind.name)
+			assert.Equal(t, []string{key}, storedKeys(t, b, key, 1), "%s: no other key was written", kind.name)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package slotlimit
 
 import (
 	_ "embed"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -10,30 +11,28 @@ import (
 // and falls back to EVAL when the server answers NOSCRIPT, which also caches
 // the script again, so a SCRIPT FLUSH or a restarted server needs no care here.
 var (
-	// libLua holds helpers that the lease scripts share; it is prepended
-	// to each of them.
 	//go:embed scripts/lib.lua
 	libLua string
 
 	//go:embed scripts/acquire.lua
 	acquireLua    string
-	acquireScript = redis.NewScript(libLua + acquireLua)
+	acquireScript = leaseScript(acquireLua)
 
 	//go:embed scripts/release.lua
 	releaseLua    string
-	releaseScript = redis.NewScript(libLua + releaseLua)
+	releaseScript = leaseScript(releaseLua)
 
 	//go:embed scripts/renew.lua
 	renewLua    string
-	renewScript = redis.NewScript(libLua + renewLua)
+	renewScript = leaseScript(renewLua)
 
 	//go:embed scripts/count.lua
 	countLua    string
-	countScript = redis.NewScript(libLua + countLua)
+	countScript = leaseScript(countLua)
 
 	//go:embed scripts/holders.lua
 	holdersLua    string
-	holdersScript = redis.NewScript(libLua + holdersLua)
+	holdersScript = leaseScript(holdersLua)
 
 	//go:embed scripts/counter_acquire.lua
 	counterAcquireLua    string
@@ -43,3 +42,16 @@ var (
 	counterReleaseLua    string
 	counterReleaseScript = redis.NewScript(counterReleaseLua)
 )
+
+// includeLib is the line of a lease script where lib.lua's helpers go. A
+// script puts it where it first needs them, so that a call that returns
+// before that line does not pay for defining them.
+const includeLib = "-- #include lib.lua\n"
+
+// leaseScript returns src with lib.lua in place of its include line.
+func leaseScript(src string) *redis.Script {
+	if strings.Count(src, includeLib) != 1 {
+		panic("slotlimit: a lease script must include lib.lua once")
+	}
+	return redis.NewScript(strings.Replace(src, includeLib, libLua, 1))
+}

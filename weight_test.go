@@ -110,7 +110,7 @@ func TestWeightedLeaseLapsesWithAllItsUnits(t *testing.T) {
 		assert.Equal(t, int64(4), res.Count)
 
 		b.advance(2 * leaseTTL) // everything lapsed: no key is left
-		assert.Empty(t, storedKeys(t, b, key))
+		assert.Empty(t, storedKeys(t, b, key, 4))
 	})
 }
 

@@ -5,6 +5,8 @@
 --
 -- Returns the units in use.
 
+-- #include lib.lua
+
 local leases, weights = KEYS[1], KEYS[2]
 local now = now_ms()
 local extra = extra_units(weights)

@@ -5,6 +5,8 @@
 --
 -- Returns a flat array {holder, deadline ms, weight, holder, deadline ms, weight, ...}.
 
+-- #include lib.lua
+
 local leases, weights = KEYS[1], KEYS[2]
 local now = now_ms()
 local extra = extra_units(weights)

@@ -55,21 +55,22 @@ local function set_weight(weights, extra, holder, old, new)
 	return extra
 end
 
--- prune drops lapsed leases (live while now < deadline), only when the
--- earliest has lapsed. It returns the new extra sum and the earliest live
--- lease as {holder, deadline}, or {} when there is none.
+-- prune drops lapsed leases (live while now < deadline) and returns the new
+-- extra sum. With no weighted holder it is one command that reads nothing
+-- unless a lease has lapsed.
 local function prune(leases, weights, extra, now)
-	local first = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
-	if first[2] == nil or tonumber(first[2]) > now then
-		return extra, first
-	end
 	if extra > 0 then
 		for _, holder in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now)) do
 			extra = set_weight(weights, extra, holder, weight_of(weights, extra, holder), 0)
 		end
 	end
 	redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
-	return extra, redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
+	return extra
+end
+
+-- earliest returns the earliest lease deadline, or nil when there is none.
+local function earliest(leases)
+	return tonumber(redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2])
 end
 
 -- expire_with_last_lease makes the keys lapse with their last lease, so an
@@ -83,6 +84,19 @@ local function expire_with_last_lease(leases, weights, extra)
 		if extra > 0 then
 			redis.call('PEXPIREAT', weights, at)
 		end
+	end
+end
+
+-- expire_after makes the leases key last at least until the deadline at,
+-- with one command and no read, after a lease was added or extended to
+-- at. The key keeps a later expiry (GT); a key just created has none yet.
+-- A lease shortened or released may leave the key a later expiry than its
+-- last lease: it lapses then, still by itself.
+local function expire_after(leases, at, created)
+	if created then
+		redis.call('PEXPIREAT', leases, string.format('%d', at))
+	else
+		redis.call('PEXPIREAT', leases, string.format('%d', at), 'GT')
 	end
 end
 

@@ -3,10 +3,10 @@
 --
 -- KEYS[1]  leases: sorted set, holder -> lease deadline (ms, server time)
 -- KEYS[2]  weights: hash, see lib.lua
--- KEYS[3]  queue: sorted set, waiting holder -> arrival number
--- KEYS[4]  queue deadlines: sorted set, waiting holder -> when its entry lapses (ms)
--- KEYS[5]  queue wants: hash, waiting holder -> 'n:lease ms'
--- KEYS[6]  full marker: see acquire.lua; deleted, as units are freed
+-- KEYS[3]  full marker for this limit: see acquire.lua; deleted, as units are freed
+-- KEYS[4]  queue: sorted set, waiting holder -> arrival number
+-- KEYS[5]  queue deadlines: sorted set, waiting holder -> when its entry lapses (ms)
+-- KEYS[6]  queue wants: hash, waiting holder -> 'n:lease ms'
 -- ARGV[1]  holder ID
 -- ARGV[2]  limit, in units
 -- ARGV[3]  '1' for fair mode: hand units out strictly in arrival order
@@ -25,30 +25,41 @@
 -- for a later wait of the same holder. A waiter that died
 -- while queued thus holds units only until the claim time has passed.
 
-local leases, weights = KEYS[1], KEYS[2]
-local queue, qdeadlines, qwants = KEYS[3], KEYS[4], KEYS[5]
+-- #include lib.lua
+
+local leases, weights, full = KEYS[1], KEYS[2], KEYS[3]
+local queue, qdeadlines, qwants = KEYS[4], KEYS[5], KEYS[6]
 local holder = ARGV[1]
 
-local deadline = redis.call('ZSCORE', leases, holder)
+-- Lapsed leases go first, so that the holder's lease, if it is still
+-- there, is live.
+local now = now_ms()
+local extra = prune(leases, weights, extra_units(weights), now)
+local live
+if extra == 0 then
+	live = redis.call('ZREM', leases, holder) == 1
+else
+	live = redis.call('ZSCORE', leases, holder) ~= false
+	if live then
+		extra = set_weight(weights, extra, holder, weight_of(weights, extra, holder), 0)
+		redis.call('ZREM', leases, holder)
+	end
+end
+if live then
+	redis.call('DEL', full)
+end
+if redis.call('EXISTS', queue) == 0 then
+	if live then
+		return 1
+	end
+	return 0
+end
 local left = redis.call('ZREM', queue, holder)
 if left == 1 then
 	redis.call('ZREM', qdeadlines, holder)
 	redis.call('HDEL', qwants, holder)
 end
-
-local now = now_ms()
-local extra = extra_units(weights)
-local live = false
-if deadline then
-	extra = set_weight(weights, extra, holder, weight_of(weights, extra, holder), 0)
-	redis.call('ZREM', leases, holder)
-	redis.call('DEL', KEYS[6])
-	live = tonumber(deadline) > now
-end
-if (not live and left == 0) or redis.call('EXISTS', queue) == 0 then
-	if live then
-		return 1
-	end
+if not live and left == 0 then
 	return 0
 end
 
@@ -56,7 +67,6 @@ end
 -- as many waiters as free units is read at a time; waiters passed over
 -- (wanting too much, in unfair mode) are counted in skipped, and at most
 -- 100 queue entries are read in all.
-extra = prune(leases, weights, extra, now)
 prune_queue(queue, qdeadlines, qwants, now)
 local free = tonumber(ARGV[2]) - redis.call('ZCARD', leases) - extra
 local fair = ARGV[3] == '1'

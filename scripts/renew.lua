@@ -9,7 +9,9 @@
 -- Returns the new deadline in ms, or 0 when the holder holds no live lease.
 -- A lapsed lease is never renewed: renewal does not re-acquire.
 
-local leases, holder, ttl = KEYS[1], ARGV[1], tonumber(ARGV[2])
+-- #include lib.lua
+
+local leases, weights, holder, ttl = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2])
 
 local deadline = redis.call('ZSCORE', leases, holder)
 if not deadline then
@@ -22,5 +24,7 @@ end
 
 deadline = math.max(tonumber(deadline), now + ttl)
 redis.call('ZADD', leases, deadline, holder)
-expire_with_last_lease(leases, KEYS[2], extra_units(KEYS[2]))
+expire_after(leases, deadline, false)
+-- The weights, if any, lapse with the leases.
+redis.call('PEXPIREAT', weights, string.format('%d', deadline), 'GT')
 return deadline

@@ -49,7 +49,7 @@ func (b *bench) allocs(ctx context.Context) ([]allocRow, error) {
 	c := b.client
 	rows := []allocRow{
 		{allocEvalSha, testing.AllocsPerRun(allocRuns, func() {
-			_, err := c.EvalSha(ctx, acquire.sha, acquire.keys, holder, a[1], a[2], a[3], a[4], a[5], a[6]).Int64Slice()
+			_, err := c.EvalSha(ctx, acquire.sha, acquire.keys, holder, a[1], a[2], a[3]).Int64Slice()
 			check(err)
 		})},
 		{allocTryAcquire, testing.AllocsPerRun(allocRuns, func() {

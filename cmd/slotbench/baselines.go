@@ -179,7 +179,7 @@ func rawLease(c *redis.Client, acquire, release call, holders []string) pairer {
 		name:     nameRaw,
 		commands: []string{"evalsha"},
 		acquire: func(ctx context.Context, w int) error {
-			reply, err := c.EvalSha(ctx, acquire.sha, acquire.keys, holders[w], a[1], a[2], a[3], a[4], a[5], a[6]).Int64Slice()
+			reply, err := c.EvalSha(ctx, acquire.sha, acquire.keys, holders[w], a[1], a[2], a[3]).Int64Slice()
 			if err != nil {
 				return err
 			}
@@ -201,7 +201,7 @@ func rawLease(c *redis.Client, acquire, release call, holders []string) pairer {
 // checkArity reports an error unless the library's calls have the number of
 // arguments rawLease and the allocation rows pass.
 func checkArity(acquire, release call) error {
-	if len(acquire.argv) != 7 || len(release.argv) != 6 {
+	if len(acquire.argv) != 4 || len(release.argv) != 6 {
 		return fmt.Errorf("the library's script arguments changed (acquire %q, release %q); update rawLease", acquire.argv, release.argv)
 	}
 	return nil
