@@ -13,40 +13,135 @@ import (
 )
 
 // A batch gives exactly what the same calls one by one give, in order:
-// the same script runs for each holder on two keys in the same state.
+// two keys in the same state, one served by batches, the other by single
+// calls. The script takes a path of its own for the commonest calls, and
+// the cases below take each of the others.
 func TestBatchMatchesCallsOneByOne(t *testing.T) {
+	many := make([]string, 2*batchLimit)
+	for i := range many {
+		many[i] = fmt.Sprintf("m%d", i%(batchLimit+batchLimit/2)) // some twice
+	}
+	cases := []struct {
+		name    string
+		limit   int64
+		fair    bool
+		setup   func(l *slotlimit.Limiter) error // the same on both keys
+		holders []string
+	}{
+		{name: "plain", limit: 5, holders: []string{"d1", "d2", "early", "d2", "d3", "d4", "d5", "d6"}},
+		{name: "a weighted holder", limit: 5, holders: []string{"d1", "d2", "early", "d2", "d3", "d4", "d5"},
+			setup: func(l *slotlimit.Limiter) error {
+				_, err := l.TryAcquireN(context.Background(), "early", 2)
+				return err
+			}},
+		{name: "fair", limit: 5, fair: true, holders: []string{"d1", "d2", "early", "d2", "d3", "d4", "d5", "d6"}},
+		{name: "more holders than one script call takes", limit: batchLimit, holders: many},
+	}
+	eachBackend(t, func(t *testing.T, b *backend) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				ctx := context.Background()
+				limiter := func() *slotlimit.Limiter {
+					l, err := slotlimit.New(b.client, slotlimit.Config{Key: testKey(t, b), Limit: tc.limit, TTL: time.Minute, Fair: tc.fair})
+					require.NoError(t, err)
+					_, err = l.TryAcquire(ctx, "early")
+					require.NoError(t, err)
+					if tc.setup != nil {
+						require.NoError(t, tc.setup(l))
+					}
+					return l
+				}
+				batched, single := limiter(), limiter()
+				got, err := batched.TryAcquireBatch(ctx, tc.holders)
+				require.NoError(t, err)
+				require.Len(t, got, len(tc.holders))
+				for i, h := range tc.holders {
+					want, err := single.TryAcquire(ctx, h)
+					require.NoError(t, err)
+					assert.Equal(t, want.Acquired, got[i].Acquired, "%d %s", i, h)
+					assert.Equal(t, want.Count, got[i].Count, "%d %s", i, h)
+					assert.Equal(t, want.Weight, got[i].Weight, "%d %s", i, h)
+					assert.Equal(t, want.RetryAfter > 0, got[i].RetryAfter > 0, "%d %s", i, h)
+					assert.Equal(t, want.ExpiresAt.IsZero(), got[i].ExpiresAt.IsZero(), "%d %s", i, h)
+				}
+				assert.ElementsMatch(t, holderIDs(t, single), holderIDs(t, batched))
+
+				releases := append([]string{"d1", "d1", "nobody", "early"}, tc.holders...)
+				freed, err := batched.ReleaseBatch(ctx, releases)
+				require.NoError(t, err)
+				require.Len(t, freed, len(releases))
+				for i, h := range releases {
+					want, err := single.Release(ctx, h)
+					require.NoError(t, err)
+					assert.Equal(t, want, freed[i], "%d %s", i, h)
+				}
+				assert.ElementsMatch(t, holderIDs(t, single), holderIDs(t, batched))
+			})
+		}
+	})
+}
+
+// batchLimit is a limit above the most holders one script call of a batch
+// takes (1,000).
+const batchLimit = 1200
+
+// A release in a batch hands the units it frees to a waiter as a single
+// Release does.
+func TestReleaseBatchHandsOffToWaiters(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		ctx := context.Background()
-		batched := newLimiter(t, b, testKey(t, b), 5, time.Minute)
-		single := newLimiter(t, b, testKey(t, b), 5, time.Minute)
-		for _, l := range []*slotlimit.Limiter{batched, single} {
-			_, err := l.TryAcquire(ctx, "early") // the same starting state
-			require.NoError(t, err)
-		}
-		holders := []string{"d1", "d2", "early", "d2", "d3", "d4", "d5", "d6"}
-		got, err := batched.TryAcquireBatch(ctx, holders)
+		key := testKey(t, b)
+		l := newLimiter(t, b, key, 1, time.Minute)
+		res, err := l.TryAcquire(ctx, "a")
 		require.NoError(t, err)
-		require.Len(t, got, len(holders))
-		for i, h := range holders {
-			want, err := single.TryAcquire(ctx, h)
+		require.True(t, res.Acquired)
+		waited := make(chan error, 1)
+		go func() {
+			res, err := l.Acquire(ctx, "w")
+			if err == nil && !res.Acquired {
+				err = fmt.Errorf("not acquired: %+v", res)
+			}
+			waited <- err
+		}()
+		require.Eventually(t, func() bool {
+			n, err := b.client.Exists(ctx, "{"+key+"}/q").Result()
+			return err == nil && n == 1
+		}, 5*time.Second, 5*time.Millisecond, "the waiter queues")
+		freed, err := l.ReleaseBatch(ctx, []string{"nobody", "a", "a"})
+		require.NoError(t, err)
+		assert.Equal(t, []bool{false, true, false}, freed)
+		select {
+		case err := <-waited:
 			require.NoError(t, err)
-			assert.Equal(t, want.Acquired, got[i].Acquired, "%d %s", i, h)
-			assert.Equal(t, want.Count, got[i].Count, "%d %s", i, h)
-			assert.Equal(t, want.Weight, got[i].Weight, "%d %s", i, h)
-			assert.Equal(t, want.RetryAfter > 0, got[i].RetryAfter > 0, "%d %s", i, h)
-			assert.Equal(t, want.ExpiresAt.IsZero(), got[i].ExpiresAt.IsZero(), "%d %s", i, h)
+		case <-time.After(5 * time.Second):
+			t.Fatal("the waiter was not handed the unit")
 		}
-		assert.ElementsMatch(t, holderIDs(t, single), holderIDs(t, batched))
+		assert.Equal(t, []string{"w"}, holderIDs(t, l))
+	})
+}
 
-		releases := []string{"d1", "d1", "nobody", "early"}
-		freed, err := batched.ReleaseBatch(ctx, releases)
-		require.NoError(t, err)
-		for i, h := range releases {
-			want, err := single.Release(ctx, h)
+// A refused holder of a batch is told when the earliest lease lapses, as
+// it stands at its turn: a holder renewed earlier in the same batch no
+// longer holds the earliest lease.
+func TestBatchRetryAfterFollowsRenewals(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		step := 400 * time.Millisecond
+		l := newLimiter(t, b, testKey(t, b), 2, 6*step)
+		for _, h := range []string{"a", "b"} {
+			res, err := l.TryAcquire(ctx, h)
 			require.NoError(t, err)
-			assert.Equal(t, want, freed[i], "%d %s", i, h)
+			require.True(t, res.Acquired)
+			b.advance(step)
 		}
-		assert.ElementsMatch(t, holderIDs(t, single), holderIDs(t, batched))
+		// a's lease ends at 6 steps, b's at 7; now is 2.
+		got, err := l.TryAcquireBatch(ctx, []string{"c", "a", "d"})
+		require.NoError(t, err)
+		require.False(t, got[0].Acquired)
+		assert.InDelta(t, 4*step, got[0].RetryAfter, float64(step/2), "a's lease is the earliest")
+		require.True(t, got[1].Acquired, "a renews")
+		require.False(t, got[2].Acquired)
+		assert.InDelta(t, 5*step, got[2].RetryAfter, float64(step/2), "b's lease is now the earliest")
 	})
 }
 

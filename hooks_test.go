@@ -27,25 +27,31 @@ func (f hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 }
 
 // scriptOp names the library's script that cmd runs, told apart by its
-// numbers of keys and arguments; "" for a command that runs no script.
+// numbers of keys and arguments, and for six keys by ARGV[4], a release's
+// notice command; "" for a command that runs no script.
 func scriptOp(cmd redis.Cmder) string {
 	if name := cmd.Name(); name != "evalsha" && name != "eval" {
 		return ""
 	}
 	args := cmd.Args()
 	keys, _ := strconv.Atoi(fmt.Sprint(args[2]))
-	switch [2]int{keys, len(args) - 3 - keys} {
-	case [2]int{3, 4}, [2]int{6, 7}:
+	argv := args[3+keys:]
+	switch {
+	case keys == 3 && len(argv) >= 4:
 		return "acquire"
-	case [2]int{6, 6}:
-		return "release"
-	case [2]int{2, 2}:
+	case keys == 6 && len(argv) >= 6:
+		switch fmt.Sprint(argv[3]) {
+		case "publish", "spublish", "":
+			return "release"
+		}
+		return "acquire"
+	case keys == 2 && len(argv) == 2:
 		return "renew"
-	case [2]int{2, 0}:
+	case keys == 2 && len(argv) == 0:
 		return "read" // count or holders
-	case [2]int{1, 2}:
+	case keys == 1 && len(argv) == 2:
 		return "counter acquire"
-	case [2]int{1, 0}:
+	case keys == 1 && len(argv) == 0:
 		return "counter release"
 	}
 	return "script"

@@ -133,57 +133,58 @@ func (l *Limiter) check(holder string, n int64) error {
 // joins the queue, and the arrival number it returns names the caller's
 // queue entry (0: none).
 func (l *Limiter) try(ctx context.Context, holder string, n int64, queue bool) (Result, int64, error) {
-	keys, args := l.acquireCall(holder, n, queue)
+	keys, args := l.acquireCall(n, queue, holder)
 	reply, err := l.runWrite(ctx, acquireScript, keys, args...).Result()
 	if err != nil {
 		return Result{Limit: l.cfg.Limit}, 0, callError(ctx, "acquire", l.cfg.Key, err)
 	}
-	res, arrival, err := l.result(reply)
+	res, arrival, err := l.result(reply, n)
 	if err != nil {
 		return res, 0, opError("acquire", l.cfg.Key, err)
 	}
 	return res, arrival, nil
 }
 
-// acquireCall returns the keys and arguments of an acquire script call
-// (see scripts/acquire.lua). The queue's keys go only to calls that read
-// or join it, in fair mode or waiting, since each costs the server time.
-func (l *Limiter) acquireCall(holder string, n int64, queue bool) ([]string, []any) {
+// acquireCall returns the keys and arguments of an acquire script call for
+// holders in turn (see scripts/acquire.lua). The queue's keys go only to
+// calls that read or join it, in fair mode or waiting, since each costs the
+// server time.
+func (l *Limiter) acquireCall(n int64, queue bool, holders ...string) ([]string, []any) {
 	weight := "1"
 	if n != 1 {
 		weight = strconv.FormatInt(n, 10)
 	}
-	if !queue && !l.cfg.Fair {
-		return l.keys[:3], []any{holder, l.limit, l.ttl, weight}
+	keys, args := l.keys[:3], []any{l.limit, l.ttl, weight}
+	if queue || l.cfg.Fair {
+		join := "0"
+		if queue {
+			join = "1"
+		}
+		keys, args = l.keys, append(args, l.fair, join, queueTTLArg)
 	}
-	join := "0"
-	if queue {
-		join = "1"
+	for _, holder := range holders {
+		args = append(args, holder)
 	}
-	return l.keys, []any{holder, l.limit, l.ttl, weight, l.fair, join, queueTTLArg}
+	return keys, args
 }
 
-// result reads an acquire script's reply: a refusal by the full marker,
-// or the whole outcome and the arrival number.
-func (l *Limiter) result(reply any) (Result, int64, error) {
+// result reads an acquire script's reply for one holder that wanted n
+// units, and the arrival number of its queue entry.
+func (l *Limiter) result(reply any, n int64) (Result, int64, error) {
 	res := Result{Limit: l.cfg.Limit}
 	switch r := reply.(type) {
 	case int64:
-		if r < 0 {
+		if r < 0 { // refused by the full marker
 			res.Count = l.cfg.Limit
 			res.RetryAfter = time.Duration(-r) * time.Millisecond
 			return res, 0, nil
 		}
 	case []any:
-		if len(r) == 6 {
-			var v [6]int64
-			for i, x := range r {
-				n, ok := x.(int64)
-				if !ok {
-					return res, 0, errUnexpectedReply(reply)
-				}
-				v[i] = n
-			}
+		v, ok := int64s(r)
+		switch {
+		case ok && len(v) == 3:
+			return l.outcome(v[0], v[1], v[2], n), 0, nil
+		case ok && len(v) == 6:
 			res.Acquired, res.Count, res.Weight = v[0] == 1, v[1], v[4]
 			if res.Acquired {
 				res.ExpiresAt = time.UnixMilli(v[2])
@@ -194,6 +195,30 @@ func (l *Limiter) result(reply any) (Result, int64, error) {
 		}
 	}
 	return res, 0, errUnexpectedReply(reply)
+}
+
+// outcome reads one holder's entry of an acquire script's list reply: the
+// deadline of the leases granted, and u and retry-after ms. A holder
+// granted its n units holds n; one refused holds none, since a call that
+// takes this form is refused only to a caller that holds nothing.
+func (l *Limiter) outcome(deadline, u, retry, n int64) Result {
+	if u > 0 {
+		return Result{Acquired: true, Count: u, Limit: l.cfg.Limit, ExpiresAt: time.UnixMilli(deadline), Weight: n}
+	}
+	return Result{Count: -1 - u, Limit: l.cfg.Limit, RetryAfter: time.Duration(retry) * time.Millisecond}
+}
+
+// int64s returns reply's entries as int64s, and false if one is not.
+func int64s(reply []any) ([]int64, bool) {
+	v := make([]int64, len(reply))
+	for i, x := range reply {
+		n, ok := x.(int64)
+		if !ok {
+			return nil, false
+		}
+		v[i] = n
+	}
+	return v, true
 }
 
 // Acquire takes a slot for holder, waiting until one is free or ctx is
@@ -249,10 +274,14 @@ func (l *Limiter) Release(ctx context.Context, holder string) (bool, error) {
 	return n == 1, nil
 }
 
-// releaseArgs returns the arguments of a release script call (see
-// scripts/release.lua).
-func (l *Limiter) releaseArgs(holder string) []any {
-	return []any{holder, l.limit, l.fair, l.channel, l.notify, queueTTLArg}
+// releaseArgs returns the arguments of a release script call for holders
+// in turn (see scripts/release.lua).
+func (l *Limiter) releaseArgs(holders ...string) []any {
+	args := []any{l.limit, l.fair, l.channel, l.notify, queueTTLArg}
+	for _, holder := range holders {
+		args = append(args, holder)
+	}
+	return args
 }
 
 // Renew extends holder's lease to TTL from now. It returns false when

@@ -1,4 +1,5 @@
--- acquire: take n units for a holder, or renew (and re-weigh) the lease it holds.
+-- acquire: take n units for each holder in turn, or renew (and re-weigh)
+-- the lease a holder holds.
 --
 -- KEYS[1]  leases: sorted set, holder -> lease deadline (ms, server time)
 -- KEYS[2]  weights: hash, see lib.lua
@@ -7,27 +8,34 @@
 -- KEYS[4]  queue: sorted set, waiting holder -> arrival number
 -- KEYS[5]  queue deadlines: sorted set, waiting holder -> when its entry lapses (ms)
 -- KEYS[6]  queue wants: hash, waiting holder -> 'n:lease ms'; '' -> last arrival number
--- ARGV[1]  holder ID
--- ARGV[2]  limit, in units
--- ARGV[3]  lease time, ms
--- ARGV[4]  n: units wanted, 1 <= n <= limit
--- ARGV[5]  '1' for fair mode: units go to waiters in arrival order
--- ARGV[6]  '1' to join the queue when refused (a waiting caller)
--- ARGV[7]  queue entry lease, ms: a waiter that stops trying leaves the queue then
+-- ARGV[1]  limit, in units
+-- ARGV[2]  lease time, ms
+-- ARGV[3]  n: units wanted, 1 <= n <= limit
+-- then, only with KEYS[4..6] (fair mode, or a waiting caller):
+-- ARGV[4]  '1' for fair mode: units go to waiters in arrival order
+-- ARGV[5]  '1' to join the queue when refused (a waiting caller, one holder)
+-- ARGV[6]  queue entry lease, ms: a waiter that stops trying leaves the queue then
+-- then the holder IDs, one or more.
 --
--- KEYS[4..6] and ARGV[5..7] are passed only in fair mode or by a waiting
--- caller; without them the queue is neither read nor joined.
+-- Each holder's outcome is exactly that of a call for it alone, made in
+-- turn. A holder keeps one lease: asking again renews it, and a new n
+-- re-weighs it if the difference fits; a refused re-weigh leaves the old
+-- lease as it was. Retry-after is the time until the earliest lease lapses,
+-- 0 when none will. A waiting caller that is refused joins the queue, from
+-- which a release may hand it units directly (see release.lua).
 --
--- Returns {acquired (0|1), units in use, deadline ms, retry-after ms, units held,
--- arrival number}; the arrival number names the caller's queue entry, 0 when
--- it is not queued, and a release's notice names it too. A refusal by the
--- full marker returns instead a negative number, -(retry-after ms), and
--- means that all limit units are in use and the caller holds none.
--- A holder keeps one lease: asking again renews it, and a new n re-weighs it
--- if the difference fits; a refused re-weigh leaves the old lease as it was.
--- Retry-after is the time until the earliest lease lapses, 0 when none will.
--- A waiting caller that is refused joins the queue, from which a release
--- may hand it units directly (see release.lua).
+-- Returns one of:
+--   -(retry-after ms), a number below zero: the full marker refused the
+--     one holder; all limit units are in use and it holds none;
+--   {deadline ms, u, retry-after ms, ...}, u and retry-after repeated per
+--     holder, for calls of n = 1 outside fair mode, or of several holders:
+--     u is the units in use after the holder's call, when granted (so
+--     u >= 1), or -1 - units in use when refused; deadline is that of
+--     every lease granted or renewed;
+--   {acquired (0|1), units in use, deadline ms, retry-after ms, units held,
+--     arrival number} for any other call of one holder. The arrival number
+--     names the caller's queue entry, 0 when it is not queued; a release's
+--     notice names it too.
 -- The first write comes after the first read of KEYS[1], so a key of another
 -- type fails with WRONGTYPE before anything is written.
 --
@@ -39,125 +47,188 @@
 -- the leases are those that were there when it was set, renewed or joined
 -- by others since: all units are in use, and none lapses before it
 -- expires. A holder's own lease is looked up, since asking again renews
--- it. A marker that says too much can only refuse, never admit.
+-- it. A marker that says too much can only refuse, never admit; one set by
+-- callers with another limit may refuse this limit's callers until it
+-- lapses.
 
 local leases, weights, full = KEYS[1], KEYS[2], KEYS[3]
-local holder = ARGV[1]
-local join = ARGV[6] == '1'
+local queued_call = KEYS[4] ~= nil
+local join = queued_call and ARGV[5] == '1'
+local first_holder = 4
+if queued_call then
+	first_holder = 7
+end
+local single = ARGV[first_holder + 1] == nil
 
 local marked = 0
-if not join then
+if single and not join then
 	marked = redis.call('PTTL', full)
-	if marked > 0 and not redis.call('ZSCORE', leases, holder) then
+	if marked > 0 and not redis.call('ZSCORE', leases, ARGV[first_holder]) then
 		return -marked
 	end
+end
+
+local limit, ttl, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local fair = queued_call and ARGV[4] == '1'
+
+local time = redis.call('TIME')
+local now = time[1] * 1000 + math.floor(time[2] / 1000)
+local deadline = now + ttl
+local extra = tonumber(redis.call('HGET', weights, '') or 0)
+
+-- The commonest calls, one unit each, with no weighted holder and no queue
+-- to mind, take a path of their own: a unit is granted while one is free,
+-- or to a holder that holds one already.
+if n == 1 and extra == 0 and not fair and not join then
+	redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
+	local card = redis.call('ZCARD', leases)
+	local units = card
+	-- The earliest lease, read when first needed: its deadline, and its
+	-- holder, whose renewal makes it unknown again.
+	local first, first_of
+	local function earliest()
+		if not first then
+			local lease = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
+			first, first_of = tonumber(lease[2]), lease[1]
+		end
+		return first
+	end
+	local reply = {deadline}
+	local granted = false
+	for i = first_holder, #ARGV do
+		local holder = ARGV[i]
+		if units < limit or redis.call('ZSCORE', leases, holder) then
+			units = units + redis.call('ZADD', leases, deadline, holder)
+			granted = true
+			if holder == first_of then
+				first, first_of = nil, nil
+			elseif first and deadline < first then
+				first, first_of = deadline, holder
+			end
+			reply[#reply + 1] = units
+			reply[#reply + 1] = 0
+		else
+			reply[#reply + 1] = -1 - units
+			reply[#reply + 1] = earliest() - now
+		end
+	end
+	if granted then
+		if card == 0 then
+			redis.call('PEXPIREAT', leases, string.format('%d', deadline))
+		else
+			redis.call('PEXPIREAT', leases, string.format('%d', deadline), 'GT')
+		end
+	end
+	if units == limit then
+		redis.call('SET', full, 1, 'PX', string.format('%d', earliest() - now))
+	elseif marked > 0 or not single then
+		-- A marker for this limit says too much: callers with another
+		-- limit set it, or freed units since.
+		redis.call('DEL', full)
+	end
+	return reply
 end
 
 -- #include lib.lua
 
 local queue, qdeadlines, qwants = KEYS[4], KEYS[5], KEYS[6]
-local limit, ttl, n = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local fair = ARGV[5] == '1'
+extra = prune(leases, weights, extra, now)
 
--- mark_if_full sets the full marker when a grant leaves units at the limit.
-local function mark_if_full(units, now)
-	if units == limit then
-		redis.call('SET', full, 1, 'PX', string.format('%d', earliest(leases) - now))
+-- acquire_one runs the call for one holder and returns its outcome as the
+-- one-holder reply above.
+local function acquire_one(holder)
+	local card = redis.call('ZCARD', leases)
+	local units = card + extra
+	local old = 0
+	if redis.call('ZSCORE', leases, holder) then
+		old = weight_of(weights, extra, holder)
 	end
-end
+	local free = limit - units + old
+	local granted = n <= old or n <= free
 
-local now = now_ms()
-local extra = prune(leases, weights, extra_units(weights), now)
-local card = redis.call('ZCARD', leases)
-local units = card + extra
-
--- The common call: one unit, no weighted holder, no queue to mind, and a
--- free unit, so it is granted whether or not holder holds one already.
-if n == 1 and extra == 0 and not fair and not join and units < limit then
-	local deadline = now + ttl
-	units = units + redis.call('ZADD', leases, deadline, holder)
-	expire_after(leases, deadline, card == 0)
-	if marked > 0 then
-		-- Set for another count of units, by callers with another limit.
-		redis.call('DEL', full)
-	end
-	mark_if_full(units, now)
-	return {1, units, deadline, 0, 1, 0}
-end
-
-local old = 0
-if redis.call('ZSCORE', leases, holder) then
-	old = weight_of(weights, extra, holder)
-end
-local free = limit - units + old
-local granted = n <= old or n <= free
-
--- A queued caller that is granted leaves the queue. In fair mode the units
--- must also cover every waiter queued ahead.
-local queued = false
-if fair or join then
-	prune_queue(queue, qdeadlines, qwants, now)
-	local rank = redis.call('ZRANK', queue, holder)
-	queued = rank ~= false and rank ~= nil
-	if fair and granted and n > old then
-		local ahead = rank
-		if not queued then
-			ahead = redis.call('ZCARD', queue)
-		end
-		local i = 0
-		while granted and i < ahead do
-			local batch = redis.call('ZRANGE', queue, i, math.min(i + 999, ahead - 1))
-			for _, want in ipairs(redis.call('HMGET', qwants, unpack(batch))) do
-				free = free - wanted_units(want)
+	-- A queued caller that is granted leaves the queue. In fair mode the
+	-- units must also cover every waiter queued ahead.
+	local queued = false
+	if queued_call then
+		prune_queue(queue, qdeadlines, qwants, now)
+		local rank = redis.call('ZRANK', queue, holder)
+		queued = rank ~= false and rank ~= nil
+		if fair and granted and n > old then
+			local ahead = rank
+			if not queued then
+				ahead = redis.call('ZCARD', queue)
 			end
-			granted = n <= free
-			i = i + #batch
+			local i = 0
+			while granted and i < ahead do
+				local batch = redis.call('ZRANGE', queue, i, math.min(i + 999, ahead - 1))
+				for _, want in ipairs(redis.call('HMGET', qwants, unpack(batch))) do
+					free = free - wanted_units(want)
+				end
+				granted = n <= free
+				i = i + #batch
+			end
 		end
 	end
+
+	if granted then
+		if n ~= old or marked > 0 then
+			redis.call('DEL', full)
+		end
+		redis.call('ZADD', leases, deadline, holder)
+		extra = set_weight(weights, extra, holder, old, n)
+		if old > 0 or extra > 0 then
+			expire_with_last_lease(leases, weights, extra)
+		else
+			expire_after(leases, deadline, card == 0)
+		end
+		if queued then
+			leave_queue(queue, qdeadlines, qwants, holder)
+		end
+		units = units - old + n
+		if units == limit then
+			redis.call('SET', full, 1, 'PX', string.format('%d', earliest(leases) - now))
+		end
+		return {1, units, deadline, 0, n, 0}
+	end
+
+	local arrival = 0
+	if join then
+		local qttl = tonumber(ARGV[6])
+		if queued then
+			arrival = tonumber(redis.call('ZSCORE', queue, holder))
+		else
+			arrival = redis.call('HINCRBY', qwants, '', 1)
+			redis.call('ZADD', queue, arrival, holder)
+		end
+		redis.call('HSET', qwants, holder, string.format('%d:%d', n, ttl))
+		redis.call('ZADD', qdeadlines, now + qttl, holder)
+		redis.call('PEXPIRE', queue, qttl)
+		redis.call('PEXPIRE', qdeadlines, qttl)
+		redis.call('PEXPIRE', qwants, qttl)
+	end
+
+	local retry = 0
+	local first = earliest(leases)
+	if first then
+		retry = first - now
+		if marked <= 0 and units == limit then
+			redis.call('SET', full, 1, 'PX', string.format('%d', retry))
+		end
+	end
+	return {0, units, 0, retry, old, arrival}
 end
 
-if granted then
-	if n ~= old or marked > 0 then
-		redis.call('DEL', full)
-	end
-	local deadline = now + ttl
-	redis.call('ZADD', leases, deadline, holder)
-	extra = set_weight(weights, extra, holder, old, n)
-	if old > 0 or extra > 0 then
-		expire_with_last_lease(leases, weights, extra)
+if single then
+	return acquire_one(ARGV[first_holder])
+end
+local reply = {deadline}
+for i = first_holder, #ARGV do
+	local outcome = acquire_one(ARGV[i])
+	if outcome[1] == 1 then
+		reply[#reply + 1] = outcome[2]
 	else
-		expire_after(leases, deadline, card == 0)
+		reply[#reply + 1] = -1 - outcome[2]
 	end
-	if queued then
-		leave_queue(queue, qdeadlines, qwants, holder)
-	end
-	units = units - old + n
-	mark_if_full(units, now)
-	return {1, units, deadline, 0, n, 0}
+	reply[#reply + 1] = outcome[4]
 end
-
-local arrival = 0
-if join then
-	local qttl = tonumber(ARGV[7])
-	if queued then
-		arrival = tonumber(redis.call('ZSCORE', queue, holder))
-	else
-		arrival = redis.call('HINCRBY', qwants, '', 1)
-		redis.call('ZADD', queue, arrival, holder)
-	end
-	redis.call('HSET', qwants, holder, string.format('%d:%d', n, ttl))
-	redis.call('ZADD', qdeadlines, now + qttl, holder)
-	redis.call('PEXPIRE', queue, qttl)
-	redis.call('PEXPIRE', qdeadlines, qttl)
-	redis.call('PEXPIRE', qwants, qttl)
-end
-
-local retry = 0
-local first = earliest(leases)
-if first then
-	retry = first - now
-	if marked <= 0 and units == limit then
-		redis.call('SET', full, 1, 'PX', string.format('%d', retry))
-	end
-end
-return {0, units, 0, retry, old, arrival}
+return reply

@@ -49,7 +49,7 @@ func (b *bench) allocs(ctx context.Context) ([]allocRow, error) {
 	c := b.client
 	rows := []allocRow{
 		{allocEvalSha, testing.AllocsPerRun(allocRuns, func() {
-			_, err := c.EvalSha(ctx, acquire.sha, acquire.keys, holder, a[1], a[2], a[3]).Int64Slice()
+			_, err := c.EvalSha(ctx, acquire.sha, acquire.keys, a[0], a[1], a[2], holder).Int64Slice()
 			check(err)
 		})},
 		{allocTryAcquire, testing.AllocsPerRun(allocRuns, func() {
@@ -57,7 +57,7 @@ func (b *bench) allocs(ctx context.Context) ([]allocRow, error) {
 			check(err)
 		})},
 		{"go-redis EvalSha, library release script, reply as int64", testing.AllocsPerRun(allocRuns, func() {
-			_, err := c.EvalSha(ctx, release.sha, release.keys, holder, r[1], r[2], r[3], r[4], r[5]).Int64()
+			_, err := c.EvalSha(ctx, release.sha, release.keys, r[0], r[1], r[2], r[3], r[4], holder).Int64()
 			check(err)
 		})},
 		{"Limiter.Release", testing.AllocsPerRun(allocRuns, func() {

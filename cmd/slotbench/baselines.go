@@ -51,7 +51,7 @@ func (s scripts) load(ctx context.Context, c *redis.Client) error {
 type call struct {
 	sha  string
 	keys []string
-	argv []string // ARGV[1] is the holder
+	argv []string // the holder comes last
 }
 
 // capture makes a Limiter with cfg on a client of its own that records
@@ -81,7 +81,7 @@ func capture(ctx context.Context, addr string, cfg slotlimit.Config, holder stri
 	}
 	release = rec.last
 	for _, x := range []call{acquire, release} {
-		if x.sha == "" || len(x.argv) == 0 || x.argv[0] != holder {
+		if x.sha == "" || len(x.argv) == 0 || x.argv[len(x.argv)-1] != holder {
 			return call{}, call{}, fmt.Errorf("cannot read the library's calls: %+v", x)
 		}
 	}
@@ -179,17 +179,17 @@ func rawLease(c *redis.Client, acquire, release call, holders []string) pairer {
 		name:     nameRaw,
 		commands: []string{"evalsha"},
 		acquire: func(ctx context.Context, w int) error {
-			reply, err := c.EvalSha(ctx, acquire.sha, acquire.keys, holders[w], a[1], a[2], a[3]).Int64Slice()
+			reply, err := c.EvalSha(ctx, acquire.sha, acquire.keys, a[0], a[1], a[2], holders[w]).Int64Slice()
 			if err != nil {
 				return err
 			}
-			if len(reply) != 6 || reply[0] != 1 {
+			if len(reply) != 3 || reply[1] < 1 {
 				return fmt.Errorf("acquire script: refused or odd reply %v", reply)
 			}
 			return nil
 		},
 		release: func(ctx context.Context, w int) error {
-			n, err := c.EvalSha(ctx, release.sha, release.keys, holders[w], r[1], r[2], r[3], r[4], r[5]).Int64()
+			n, err := c.EvalSha(ctx, release.sha, release.keys, r[0], r[1], r[2], r[3], r[4], holders[w]).Int64()
 			if err == nil && n != 1 {
 				err = fmt.Errorf("release script: %s held no lease", holders[w])
 			}
