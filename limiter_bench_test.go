@@ -3,6 +3,7 @@ package slotlimit
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -67,6 +68,7 @@ func BenchmarkTryAcquireRelease(b *testing.B) {
 		})
 		b.Run("bare", func(b *testing.B) {
 			l := benchLimiter(b, client)
+			checkBareCalls(b, l)
 			acquireScript.Load(ctx, client)
 			releaseScript.Load(ctx, client)
 			var workers atomic.Int64
@@ -74,11 +76,11 @@ func BenchmarkTryAcquireRelease(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				holder := fmt.Sprintf("h%d", workers.Add(1))
 				for pb.Next() {
-					if err := acquireScript.EvalSha(ctx, client, l.keys, holder, l.limit, l.ttl, "1", l.fair, "0", queueTTLArg).Err(); err != nil {
+					if err := acquireScript.EvalSha(ctx, client, l.keys[:3], l.limit, l.ttl, "1", holder).Err(); err != nil {
 						b.Error(err)
 						return
 					}
-					if err := releaseScript.EvalSha(ctx, client, l.keys, holder, l.limit, l.fair, l.channel, l.notify, queueTTLArg).Err(); err != nil {
+					if err := releaseScript.EvalSha(ctx, client, l.keys, l.limit, l.fair, l.channel, l.notify, queueTTLArg, holder).Err(); err != nil {
 						b.Error(err)
 						return
 					}
@@ -94,6 +96,7 @@ func BenchmarkTryAcquireAllocs(b *testing.B) {
 	benchServers(b, func(b *testing.B, client *redis.Client) {
 		ctx := context.Background()
 		l := benchLimiter(b, client)
+		checkBareCalls(b, l)
 		acquireScript.Load(ctx, client)
 		b.Run("library", func(b *testing.B) {
 			b.ReportAllocs()
@@ -104,8 +107,20 @@ func BenchmarkTryAcquireAllocs(b *testing.B) {
 		b.Run("bare", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				acquireScript.EvalSha(ctx, client, l.keys, "h", l.limit, l.ttl, "1", l.fair, "0", queueTTLArg)
+				acquireScript.EvalSha(ctx, client, l.keys[:3], l.limit, l.ttl, "1", "h")
 			}
 		})
 	})
+}
+
+// checkBareCalls stops a benchmark whose bare calls no longer pass what the
+// library passes.
+func checkBareCalls(b *testing.B, l *Limiter) {
+	keys, args := l.acquireCall(1, false, "h")
+	if !slices.Equal(keys, l.keys[:3]) || !slices.Equal(args, []any{l.limit, l.ttl, "1", "h"}) {
+		b.Fatalf("acquire calls changed: %q %q", keys, args)
+	}
+	if release := l.releaseArgs("h"); !slices.Equal(release, []any{l.limit, l.fair, l.channel, l.notify, queueTTLArg, "h"}) {
+		b.Fatalf("release calls changed: %q", release)
+	}
 }

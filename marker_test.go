@@ -31,6 +31,22 @@ func TestFullMarkEndsWithEveryChange(t *testing.T) {
 			require.False(t, try(l, "c", 1), "still full, from the mark")
 		}
 
+		t.Run("set by the grant that fills the key, until the earliest lapse", func(t *testing.T) {
+			key := testKey(t, b)
+			l := newLimiter(t, b, key, 2, time.Minute)
+			marker := "{" + key + "}/full:2"
+			require.True(t, try(l, "a", 1))
+			b.advance(time.Second)
+			require.True(t, try(l, "b", 1))
+			ttl, err := b.client.PTTL(ctx, marker).Result()
+			require.NoError(t, err)
+			assert.InDelta(t, time.Minute-time.Second, ttl, float64(time.Second/2), "until a's lease lapses")
+			res, err := l.TryAcquire(ctx, "c")
+			require.NoError(t, err)
+			assert.False(t, res.Acquired)
+			assert.Equal(t, int64(2), res.Count)
+			assert.InDelta(t, time.Minute-time.Second, res.RetryAfter, float64(time.Second/2))
+		})
 		t.Run("release", func(t *testing.T) {
 			l := newLimiter(t, b, testKey(t, b), 2, time.Minute)
 			full(l)

@@ -18,6 +18,11 @@ const (
 	seedRelease = "local count = redis.call('get',KEYS[1]);if count and tonumber(count)>0 then count=redis.call('incrby',KEYS[1],-1);end;return tonumber(count)"
 )
 
+// twoReads is the two reads of the library's refusal at a full key, alone:
+// its full marker's PTTL and the caller's own lease, with the library's
+// KEYS and ARGV (see scripts/acquire.lua).
+const twoReads = "local marked = redis.call('PTTL', KEYS[3]);if marked > 0 and not redis.call('ZSCORE', KEYS[1], ARGV[4]) then return -marked end;return 0"
+
 // A script is a Lua script's text and SHA1, as EVALSHA names it.
 type script struct {
 	src string
@@ -33,6 +38,7 @@ func newScript(src string) script {
 // seed's, and the library's own as the library sends them.
 type scripts struct {
 	seedAcquire, seedRelease script
+	twoReads                 script // the refusal's two reads, alone
 	acquire, release         call
 }
 
@@ -128,6 +134,8 @@ const (
 	nameSeed    = "(c) seed scripts, EVALSHA"
 	nameRaw     = "(b) library scripts, bare EVALSHA"
 	nameLimiter = "slotlimit Limiter TryAcquire + Release"
+	// nameTwoReads names the refusal's two reads, in the script costs.
+	nameTwoReads = "the library's refusal's two reads alone (PTTL, ZSCORE)"
 )
 
 // A pairer takes one slot for worker w and gives it back.

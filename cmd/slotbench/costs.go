@@ -146,6 +146,28 @@ func (b *bench) scriptCosts(ctx context.Context) ([]scriptCost, error) {
 	if err != nil {
 		return nil, err
 	}
+	// ... and the two reads that refusal makes, alone in a script, with
+	// the same keys and arguments: the least a refusal can cost while a
+	// holder asking again renews its lease.
+	refusal, _, err := capture(ctx, b.addr, full.Config(), others[0])
+	if err != nil {
+		return nil, err
+	}
+	if err := b.client.ScriptLoad(ctx, b.scripts.twoReads.src).Err(); err != nil {
+		return nil, err
+	}
+	err = run(nameTwoReads, "full key (60 of 60), refused", true, b.workers, b.duration, b.maxOps,
+		func(ctx context.Context, w int) error {
+			a := refusal.argv
+			got, err := b.client.EvalSha(ctx, b.scripts.twoReads.sha, refusal.keys, a[0], a[1], a[2], others[w]).Int64()
+			if err == nil && got >= 0 {
+				err = errors.New("the two reads found no full marker")
+			}
+			return err
+		})
+	if err != nil {
+		return nil, err
+	}
 	if _, err := full.ReleaseBatch(ctx, holders); err != nil {
 		return nil, err
 	}

@@ -181,6 +181,7 @@ func newBench(ctx context.Context, o opts) (*bench, error) {
 		scripts: scripts{
 			seedAcquire: newScript(seedAcquire),
 			seedRelease: newScript(seedRelease),
+			twoReads:    newScript(twoReads),
 		},
 	}
 	var err error
