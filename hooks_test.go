@@ -45,7 +45,7 @@ func scriptOp(cmd redis.Cmder) string {
 			return "release"
 		}
 		return "acquire"
-	case keys == 2 && len(argv) == 2:
+	case keys == 3 && len(argv) == 2:
 		return "renew"
 	case keys == 2 && len(argv) == 0:
 		return "read" // count or holders

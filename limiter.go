@@ -296,7 +296,7 @@ func (l *Limiter) renew(ctx context.Context, holder string) (time.Time, bool, er
 	if err := checkHolder(holder); err != nil {
 		return time.Time{}, false, err
 	}
-	deadline, err := l.runWrite(ctx, renewScript, l.keys[:2], holder, l.ttl).Int64()
+	deadline, err := l.runWrite(ctx, renewScript, l.keys[:3], holder, l.ttl).Int64()
 	if err != nil {
 		return time.Time{}, false, callError(ctx, "renew", l.cfg.Key, err)
 	}

@@ -47,6 +47,18 @@ func TestFullMarkEndsWithEveryChange(t *testing.T) {
 			assert.Equal(t, int64(2), res.Count)
 			assert.InDelta(t, time.Minute-time.Second, res.RetryAfter, float64(time.Second/2))
 		})
+		t.Run("renewal moves the earliest lapse", func(t *testing.T) {
+			l := newLimiter(t, b, testKey(t, b), 1, time.Minute)
+			require.True(t, try(l, "a", 1))
+			b.advance(time.Second)
+			ok, err := l.Renew(ctx, "a")
+			require.NoError(t, err)
+			require.True(t, ok)
+			res, err := l.TryAcquire(ctx, "b")
+			require.NoError(t, err)
+			assert.False(t, res.Acquired)
+			assert.InDelta(t, time.Minute, res.RetryAfter, float64(time.Second/2), "a's renewed lease, not the one the mark was set for")
+		})
 		t.Run("release", func(t *testing.T) {
 			l := newLimiter(t, b, testKey(t, b), 2, time.Minute)
 			full(l)

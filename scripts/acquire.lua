@@ -28,9 +28,10 @@
 --   -(retry-after ms), a number below zero: the full marker refused the
 --     one holder; all limit units are in use and it holds none;
 --   {deadline ms, u, retry-after ms, ...}, u and retry-after repeated per
---     holder, for calls of n = 1 outside fair mode, or of several holders:
---     u is the units in use after the holder's call, when granted (so
---     u >= 1), or -1 - units in use when refused; deadline is that of
+--     holder, for a call of several holders (n = 1, no queue joined), and
+--     for a call of one holder that takes the path of the commonest calls
+--     below: u is the units in use after the holder's call, when granted
+--     (so u >= 1), or -1 - units in use when refused; deadline is that of
 --     every lease granted or renewed;
 --   {acquired (0|1), units in use, deadline ms, retry-after ms, units held,
 --     arrival number} for any other call of one holder. The arrival number
@@ -41,15 +42,16 @@
 --
 -- The full marker makes the commonest call at a full key, a refusal, cheap:
 -- two reads, before the helpers of lib.lua are even defined. Its name
--- carries the limit. It is set when the units in use reach the limit, for
--- as long as the earliest lease has to run, and deleted when this limit's
--- callers free units (release, shrink), or find it wrong. So while it lives,
--- the leases are those that were there when it was set, renewed or joined
--- by others since: all units are in use, and none lapses before it
--- expires. A holder's own lease is looked up, since asking again renews
--- it. A marker that says too much can only refuse, never admit; one set by
--- callers with another limit may refuse this limit's callers until it
--- lapses.
+-- carries the limit. It is set when the units in use reach the limit, to
+-- expire when the earliest lease lapses, and deleted when this limit's
+-- callers free units (release, shrink, a shortened lease), find it wrong,
+-- or renew a lease (renew.lua). So while it lives, the leases are those
+-- that were there when it was set, joined by others since: all units are
+-- in use, and none lapses before it expires. A holder's own lease is
+-- looked up, since asking again renews it. A marker that says too much can
+-- only refuse, never admit. Callers with another limit do not delete this
+-- limit's marker: while Limiters with different limits share a key, units
+-- they free may go unseen by this limit's refusals until the marker lapses.
 
 local leases, weights, full = KEYS[1], KEYS[2], KEYS[3]
 local queued_call = KEYS[4] ~= nil
@@ -120,7 +122,7 @@ if n == 1 and extra == 0 and not fair and not join then
 		end
 	end
 	if units == limit then
-		redis.call('SET', full, 1, 'PX', string.format('%d', earliest() - now))
+		redis.call('SET', full, 1, 'PXAT', string.format('%d', earliest()))
 	elseif marked > 0 or not single then
 		-- A marker for this limit says too much: callers with another
 		-- limit set it, or freed units since.
@@ -186,7 +188,7 @@ local function acquire_one(holder)
 		end
 		units = units - old + n
 		if units == limit then
-			redis.call('SET', full, 1, 'PX', string.format('%d', earliest(leases) - now))
+			redis.call('SET', full, 1, 'PXAT', string.format('%d', earliest(leases)))
 		end
 		return {1, units, deadline, 0, n, 0}
 	end
@@ -212,7 +214,7 @@ local function acquire_one(holder)
 	if first then
 		retry = first - now
 		if marked <= 0 and units == limit then
-			redis.call('SET', full, 1, 'PX', string.format('%d', retry))
+			redis.call('SET', full, 1, 'PXAT', string.format('%d', first))
 		end
 	end
 	return {0, units, 0, retry, old, arrival}

@@ -3,6 +3,8 @@
 --
 -- KEYS[1]  leases: sorted set, holder -> lease deadline (ms, server time)
 -- KEYS[2]  weights: hash, see lib.lua
+-- KEYS[3]  full marker for the renewing Limiter's limit: see acquire.lua;
+--          deleted, since it was set to lapse with the earliest lease
 -- ARGV[1]  holder ID
 -- ARGV[2]  lease time, ms
 --
@@ -27,4 +29,5 @@ redis.call('ZADD', leases, deadline, holder)
 expire_after(leases, deadline, false)
 -- The weights, if any, lapse with the leases.
 redis.call('PEXPIREAT', weights, string.format('%d', deadline), 'GT')
+redis.call('DEL', KEYS[3])
 return deadline
