@@ -53,8 +53,8 @@ func (l *Limiter) appendResults(results []Result, reply any, left int) ([]Result
 	}
 	r, ok := reply.([]any)
 	if ok && len(r) == 1+2*min(left, batchSize) {
-		v, ok := int64s(r)
-		if ok {
+		v := make([]int64, len(r))
+		if int64s(v, r) {
 			for i := 1; i < len(v); i += 2 {
 				results = append(results, l.outcome(v[0], v[i], v[i+1], 1))
 			}

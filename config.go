@@ -121,8 +121,8 @@ type Holder struct {
 type slots struct {
 	client redis.UniversalClient
 	cfg    Config
-	limit  string // cfg.Limit as a script argument
-	ttl    string // cfg.TTL in ms as a script argument
+	limit  any // cfg.Limit as a script argument, a string boxed once
+	ttl    any // cfg.TTL in ms as a script argument, a string boxed once
 }
 
 func newSlots(client redis.UniversalClient, cfg Config, defaultTTL time.Duration) (slots, error) {

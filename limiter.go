@@ -51,9 +51,11 @@ type Limiter struct {
 	slots
 	keys    []string // leases, weights, full marker; queue, queue deadlines, queue wants
 	channel string   // the notice channel
-	notify  string   // the notice command: publish or spublish
-	fair    string   // "1" in fair mode
 	waiters *hub
+
+	// Script arguments, boxed once: the notice channel, the notice
+	// command (publish or spublish), and "1" in fair mode, else "0".
+	channelArg, notify, fair any
 }
 
 // New returns a Limiter for cfg. It returns an error matching
@@ -70,12 +72,13 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 		return nil, invalidConfig("Key %q has a '}' but no hash tag", s.cfg.Key)
 	}
 	l := &Limiter{
-		slots:   s,
-		keys:    append([]string{s.cfg.Key}, aux[:]...),
-		channel: channel,
-		notify:  "publish",
-		fair:    "0",
-		waiters: hubFor(client),
+		slots:      s,
+		keys:       append([]string{s.cfg.Key}, aux[:]...),
+		channel:    channel,
+		waiters:    hubFor(client),
+		channelArg: channel,
+		notify:     "publish",
+		fair:       "0",
 	}
 	if _, ok := client.(*redis.ClusterClient); ok {
 		l.notify = "spublish"
@@ -150,13 +153,15 @@ func (l *Limiter) try(ctx context.Context, holder string, n int64, queue bool) (
 // calls that read or join it, in fair mode or waiting, since each costs the
 // server time.
 func (l *Limiter) acquireCall(n int64, queue bool, holders ...string) ([]string, []any) {
-	weight := "1"
+	var weight any = "1"
 	if n != 1 {
 		weight = strconv.FormatInt(n, 10)
 	}
-	keys, args := l.keys[:3], []any{l.limit, l.ttl, weight}
+	keys := l.keys[:3]
+	args := make([]any, 0, 6+len(holders))
+	args = append(args, l.limit, l.ttl, weight)
 	if queue || l.cfg.Fair {
-		join := "0"
+		var join any = "0"
 		if queue {
 			join = "1"
 		}
@@ -180,11 +185,14 @@ func (l *Limiter) result(reply any, n int64) (Result, int64, error) {
 			return res, 0, nil
 		}
 	case []any:
-		v, ok := int64s(r)
-		switch {
-		case ok && len(v) == 3:
+		var v [6]int64
+		if len(r) > len(v) || !int64s(v[:], r) {
+			break
+		}
+		switch len(r) {
+		case 3:
 			return l.outcome(v[0], v[1], v[2], n), 0, nil
-		case ok && len(v) == 6:
+		case 6:
 			res.Acquired, res.Count, res.Weight = v[0] == 1, v[1], v[4]
 			if res.Acquired {
 				res.ExpiresAt = time.UnixMilli(v[2])
@@ -208,17 +216,17 @@ func (l *Limiter) outcome(deadline, u, retry, n int64) Result {
 	return Result{Count: -1 - u, Limit: l.cfg.Limit, RetryAfter: time.Duration(retry) * time.Millisecond}
 }
 
-// int64s returns reply's entries as int64s, and false if one is not.
-func int64s(reply []any) ([]int64, bool) {
-	v := make([]int64, len(reply))
+// int64s copies reply's entries into v, which must be as long, and
+// reports false if one is not an int64.
+func int64s(v []int64, reply []any) bool {
 	for i, x := range reply {
 		n, ok := x.(int64)
 		if !ok {
-			return nil, false
+			return false
 		}
 		v[i] = n
 	}
-	return v, true
+	return true
 }
 
 // Acquire takes a slot for holder, waiting until one is free or ctx is
@@ -277,7 +285,8 @@ func (l *Limiter) Release(ctx context.Context, holder string) (bool, error) {
 // releaseArgs returns the arguments of a release script call for holders
 // in turn (see scripts/release.lua).
 func (l *Limiter) releaseArgs(holders ...string) []any {
-	args := []any{l.limit, l.fair, l.channel, l.notify, queueTTLArg}
+	args := make([]any, 0, 5+len(holders))
+	args = append(args, l.limit, l.fair, l.channelArg, l.notify, queueTTLArg)
 	for _, holder := range holders {
 		args = append(args, holder)
 	}

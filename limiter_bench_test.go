@@ -80,7 +80,7 @@ func BenchmarkTryAcquireRelease(b *testing.B) {
 						b.Error(err)
 						return
 					}
-					if err := releaseScript.EvalSha(ctx, client, l.keys, l.limit, l.fair, l.channel, l.notify, queueTTLArg, holder).Err(); err != nil {
+					if err := releaseScript.EvalSha(ctx, client, l.keys, l.limit, l.fair, l.channelArg, l.notify, queueTTLArg, holder).Err(); err != nil {
 						b.Error(err)
 						return
 					}
@@ -120,7 +120,7 @@ func checkBareCalls(b *testing.B, l *Limiter) {
 	if !slices.Equal(keys, l.keys[:3]) || !slices.Equal(args, []any{l.limit, l.ttl, "1", "h"}) {
 		b.Fatalf("acquire calls changed: %q %q", keys, args)
 	}
-	if release := l.releaseArgs("h"); !slices.Equal(release, []any{l.limit, l.fair, l.channel, l.notify, queueTTLArg, "h"}) {
+	if release := l.releaseArgs("h"); !slices.Equal(release, []any{l.limit, l.fair, l.channelArg, l.notify, queueTTLArg, "h"}) {
 		b.Fatalf("release calls changed: %q", release)
 	}
 }

@@ -21,7 +21,7 @@ const (
 	queueTTL = 3 * time.Second
 )
 
-var queueTTLArg = formatMillis(queueTTL)
+var queueTTLArg any = formatMillis(queueTTL)
 
 // wait runs the acquire script until it succeeds, fails or ctx ends. A
 // refused try joins the queue; between tries it sleeps until a release
