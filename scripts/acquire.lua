@@ -80,7 +80,9 @@ local extra = tonumber(redis.call('HGET', weights, '') or 0)
 
 -- The commonest calls, one unit each, with no weighted holder and no queue
 -- to mind, take a path of their own: a unit is granted while one is free,
--- or to a holder that holds one already.
+-- or to a holder that holds one already. It comes before lib.lua, whose
+-- helpers cost a little to define on every call, so it reads the clock
+-- (as now_ms), prunes and sets the expiry (as expire_after) itself.
 if n == 1 and extra == 0 and not fair and not join then
 	redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
 	local card = redis.call('ZCARD', leases)

@@ -1,4 +1,5 @@
--- lib: helpers shared by the lease scripts, prepended to each of them.
+-- lib: helpers shared by the lease scripts, included where a script has its
+-- "-- #include lib.lua" line (see scripts.go).
 --
 -- The slots of one Limiter live in keys of one hash slot:
 --   leases   sorted set, holder -> lease deadline (ms, server time)

@@ -39,8 +39,9 @@ local extra = tonumber(redis.call('HGET', weights, '') or 0)
 local waiting = redis.call('EXISTS', queue) == 1
 
 -- The commonest calls, with no weighted holder and nobody waiting, take a
--- path of their own. Lapsed leases go first, so that a holder's lease, if
--- it is still there, is live.
+-- path of their own, before lib.lua, whose helpers cost a little to define
+-- on every call; so the clock is read above as now_ms would. Lapsed leases
+-- go first, so that a holder's lease, if it is still there, is live.
 if extra == 0 and not waiting then
 	redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
 	local reply, freed = {}, false
