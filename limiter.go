@@ -51,7 +51,7 @@ type Limiter struct {
 	slots
 	keys    []string // leases, weights, full marker; queue, queue deadlines, queue wants
 	channel string   // the notice channel
-	waiters *hub
+	ownHub  *hub     // nil unless the client cannot be shared (see ownHub)
 
 	// Script arguments, boxed once: the notice channel, the notice
 	// command (publish or spublish), and "1" in fair mode, else "0".
@@ -75,7 +75,7 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 		slots:      s,
 		keys:       append([]string{s.cfg.Key}, aux[:]...),
 		channel:    channel,
-		waiters:    hubFor(client),
+		ownHub:     ownHub(client),
 		channelArg: channel,
 		notify:     "publish",
 		fair:       "0",

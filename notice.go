@@ -19,10 +19,19 @@ import (
 //
 // A notice names a holder that a release handed units to (see
 // scripts/release.lua); it wakes that holder's waiters and no others.
+//
+// A hub lives only while it has channels. When the last one is dropped,
+// its subscription is closed and the hub leaves hubs, so that neither the
+// hub nor its client stays reachable once no waiter needs them; the next
+// wait on the client makes a new hub. Waiters find the hub with
+// Limiter.join, which looks it up and joins it under hubs.mu, and drop
+// holds hubs.mu too, so a waiter never joins a hub that is being freed.
 type hub struct {
 	client     redis.UniversalClient
-	sharded    bool // SSUBSCRIBE (Cluster) rather than SUBSCRIBE
-	perChannel bool // one subscription per channel (Cluster, Ring)
+	shared     bool          // in hubs
+	sharded    bool          // SSUBSCRIBE (Cluster) rather than SUBSCRIBE
+	perChannel bool          // one subscription per channel (Cluster, Ring)
+	linger     time.Duration // hubs.linger when the hub was made
 
 	mu       sync.Mutex
 	channels map[string]*channel
@@ -70,26 +79,57 @@ type waiter struct {
 // within it finds the lease live. A later notice is checked with a try.
 const trustNotices = queueTTL - time.Second
 
-// channelLinger is how long a channel stays subscribed without waiters, so
-// that bursts of waiting do not subscribe and unsubscribe each time.
-const channelLinger = 10 * time.Second
+// hubs holds the shared hub of each client whose waiters have a channel
+// subscribed or lingering. hubs.mu is taken before any hub's mu.
+var hubs = struct {
+	mu sync.Mutex
+	m  map[redis.UniversalClient]*hub
+	// linger is how long a channel stays subscribed without waiters, so
+	// that bursts of waiting do not subscribe and unsubscribe each time. A
+	// hub reads it when it is made.
+	linger time.Duration
+}{m: map[redis.UniversalClient]*hub{}, linger: 10 * time.Second}
 
-var hubs sync.Map // redis.UniversalClient -> *hub
-
-// hubFor returns the hub shared by every Limiter on client.
-func hubFor(client redis.UniversalClient) *hub {
-	h := &hub{client: client, channels: map[string]*channel{}, subs: map[string]*subscription{}}
+// newHub returns a hub for client. hubs.mu is held.
+func newHub(client redis.UniversalClient) *hub {
+	h := &hub{client: client, linger: hubs.linger, channels: map[string]*channel{}, subs: map[string]*subscription{}}
 	switch client.(type) {
 	case *redis.ClusterClient:
 		h.sharded, h.perChannel = true, true
 	case *redis.Ring:
 		h.perChannel = true
 	}
-	if !reflect.TypeOf(client).Comparable() {
-		return h // cannot be a map key: this Limiter gets a hub of its own
+	return h
+}
+
+// ownHub returns a hub for a Limiter on client to keep, if client cannot
+// be a map key, and nil if the Limiter can share the client's hub in hubs.
+// A Limiter with a hub of its own does not share its subscription.
+func ownHub(client redis.UniversalClient) *hub {
+	if reflect.TypeOf(client).Comparable() {
+		return nil
 	}
-	shared, _ := hubs.LoadOrStore(client, h)
-	return shared.(*hub)
+	hubs.mu.Lock()
+	defer hubs.mu.Unlock()
+	return newHub(client)
+}
+
+// join adds a waiter for holder on l's notice channel to the hub of l's
+// client, making the hub if the client has none, and returns both. The
+// waiter must leave the hub it was given.
+func (l *Limiter) join(holder string) (*hub, *waiter) {
+	hubs.mu.Lock()
+	defer hubs.mu.Unlock()
+	h := l.ownHub
+	if h == nil {
+		h = hubs.m[l.client]
+		if h == nil {
+			h = newHub(l.client)
+			h.shared = true
+			hubs.m[l.client] = h
+		}
+	}
+	return h, h.join(l.channel, holder)
 }
 
 // join adds a waiter for holder on the named channel, subscribing to it if
@@ -133,7 +173,7 @@ func (h *hub) leave(w *waiter) {
 		c.waiters[w.holder] = ws
 	}
 	if c.count == 0 && c.idle == nil {
-		c.idle = time.AfterFunc(channelLinger, func() { h.drop(c) })
+		c.idle = time.AfterFunc(h.linger, func() { h.drop(c) })
 	}
 }
 
@@ -217,8 +257,11 @@ func (h *hub) open(s *subscription, name string) {
 }
 
 // drop forgets c if it still has no waiters, and closes a subscription
-// left with no channel in use.
+// left with no channel in use. A shared hub left with no channel leaves
+// hubs.
 func (h *hub) drop(c *channel) {
+	hubs.mu.Lock()
+	defer hubs.mu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c.count > 0 || h.channels[c.name] != c {
@@ -235,6 +278,9 @@ func (h *hub) drop(c *channel) {
 	s.closed = true
 	if s.ps != nil {
 		go s.ps.Close()
+	}
+	if h.shared && len(h.channels) == 0 && len(h.subs) == 0 && hubs.m[h.client] == h {
+		delete(hubs.m, h.client)
 	}
 }
 

@@ -16,7 +16,9 @@ func TestHandedNoticeMatchesQueueEntry(t *testing.T) {
 	mr := miniredis.RunT(t)
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { client.Close() })
-	h := hubFor(client)
+	hubs.mu.Lock()
+	h := newHub(client)
+	hubs.mu.Unlock()
 	lease := Result{Acquired: true, Count: 1, ExpiresAt: time.UnixMilli(1_000)}
 	woken := func(w *waiter) bool {
 		select {

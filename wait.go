@@ -33,8 +33,8 @@ var queueTTLArg any = formatMillis(queueTTL)
 // and a waiter that gives up leaves the queue and frees units it may have
 // been handed meanwhile.
 func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, error) {
-	w := l.waiters.join(l.channel, holder)
-	defer l.waiters.leave(w)
+	h, w := l.join(holder)
+	defer h.leave(w)
 	timer := stoppedTimer()
 	defer timer.Stop()
 	queued := false
@@ -49,13 +49,13 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, err
 			return res, err
 		}
 		queued = queued || arrival != 0
-		l.waiters.queued(w, arrival, sent)
+		h.queued(w, arrival, sent)
 		d := queueTTL / 3
 		if res.RetryAfter > 0 && res.RetryAfter < d {
 			// Come back just after the lapse, spread over a little time.
 			d = res.RetryAfter + minPoll + rand.N(min(res.RetryAfter/8, 25*time.Millisecond)+1)
 		}
-		if !l.waiters.ready(w) {
+		if !h.ready(w) {
 			d = min(d, pollDelay(maxPoll))
 		}
 		timer.Reset(d)
@@ -64,7 +64,7 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, err
 			l.releaseDetached(ctx, holder)
 			return res, ctx.Err()
 		case <-w.wake:
-			if handed, ok := l.waiters.handedLease(w); ok {
+			if handed, ok := h.handedLease(w); ok {
 				deadline, live, err := l.renew(ctx, holder)
 				if err != nil {
 					l.releaseDetached(ctx, holder)
