@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -182,6 +183,66 @@ func TestBatchAfterScriptFlush(t *testing.T) {
 		require.NoError(t, err)
 		for i, ok := range freed {
 			assert.True(t, ok, "release %d ran once and freed a live lease", i)
+		}
+	})
+}
+
+// flushBeforePipelines is a go-redis hook that flushes the server's script
+// cache, with flush, before every pipeline the client sends, as a SCRIPT
+// FLUSH run in a tight loop by someone else would at the worst moments.
+type flushBeforePipelines func(ctx context.Context) error
+
+func (f flushBeforePipelines) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (f flushBeforePipelines) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (f flushBeforePipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if err := f(ctx); err != nil {
+			return err
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A batch goes through however often the script cache is flushed: every
+// pipeline, the first and the one that follows a NOSCRIPT reply, meets an
+// empty cache, and still no call fails and none runs twice.
+func TestBatchSurvivesScriptFlushBeforeEveryPipeline(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		client := newClient(t, b)
+		flush := flushBeforePipelines(func(ctx context.Context) error {
+			if cluster, ok := b.client.(*redis.ClusterClient); ok {
+				return cluster.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+					return c.ScriptFlush(ctx).Err()
+				})
+			}
+			return b.client.ScriptFlush(ctx).Err()
+		})
+		if cluster, ok := client.(*redis.ClusterClient); ok {
+			// A batch goes to its key's master as a pipeline of that node.
+			cluster.OnNewNode(func(node *redis.Client) { node.AddHook(flush) })
+		} else {
+			client.AddHook(flush)
+		}
+		l := newLimiterOn(t, client, slotlimit.Config{Key: testKey(t, b), Limit: 50, TTL: time.Minute})
+		holders := make([]string, 40)
+		for i := range holders {
+			holders[i] = fmt.Sprintf("d%d", i)
+		}
+		for round := range 3 {
+			got, err := l.TryAcquireBatch(ctx, holders)
+			require.NoError(t, err, "round %d", round)
+			for i, res := range got {
+				assert.True(t, res.Acquired)
+				assert.Equal(t, int64(i+1), res.Count, "round %d: each call ran once, in order", round)
+			}
+			freed, err := l.ReleaseBatch(ctx, holders)
+			require.NoError(t, err, "round %d", round)
+			for i, ok := range freed {
+				assert.True(t, ok, "round %d: release %d ran once and freed a live lease", round, i)
+			}
 		}
 	})
 }

@@ -351,3 +351,53 @@ func TestClusterManyKeys(t *testing.T) {
 	}
 	assert.Len(t, shards, 3, "the keys spread over every master")
 }
+
+// startReplicated starts a master and a replica that follows it, and
+// returns a client of the master.
+func startReplicated(t *testing.T) redis.UniversalClient {
+	t.Helper()
+	master := startServer(t, "--repl-diskless-sync-delay", "0")
+	replica := startServer(t)
+	ctx := context.Background()
+	replicaClient := redis.NewClient(&redis.Options{Addr: replica.Addr})
+	t.Cleanup(func() { replicaClient.Close() })
+	host, port, _ := strings.Cut(master.Addr, ":")
+	require.NoError(t, replicaClient.SlaveOf(ctx, host, port).Err())
+	require.Eventually(t, func() bool {
+		info, _ := replicaClient.Info(ctx, "replication").Result()
+		return strings.Contains(info, "master_link_status:up")
+	}, 10*time.Second, 20*time.Millisecond)
+	client := redis.NewClient(&redis.Options{Addr: master.Addr})
+	t.Cleanup(func() { client.Close() })
+	return client
+}
+
+// With Config.Replicas every write is a pipeline that ends with WAIT. It
+// goes through however often the script cache is flushed, and no call
+// runs twice.
+func TestReplicatedWritesSurviveScriptFlushBeforeEveryPipeline(t *testing.T) {
+	client := startReplicated(t)
+	ctx := context.Background()
+	// The flush goes on a client of its own: the hooked one runs a
+	// pipeline to set up each new connection.
+	flusher := redis.NewClient(client.(*redis.Client).Options())
+	t.Cleanup(func() { flusher.Close() })
+	client.AddHook(flushBeforePipelines(func(ctx context.Context) error {
+		return flusher.ScriptFlush(ctx).Err()
+	}))
+	l := newLimiterOn(t, client, slotlimit.Config{Key: "slotlimit-test:replicated-flush", Limit: 3, TTL: time.Minute,
+		Replicas: 1, ReplicaTimeout: 5 * time.Second})
+	for i := range 10 {
+		holder := fmt.Sprintf("d%d", i)
+		res, err := l.TryAcquire(ctx, holder)
+		require.NoError(t, err, "acquire %d", i)
+		assert.True(t, res.Acquired)
+		assert.Equal(t, int64(1), res.Count, "acquire %d ran once", i)
+		ok, err := l.Renew(ctx, holder)
+		require.NoError(t, err, "renew %d", i)
+		assert.True(t, ok)
+		ok, err = l.Release(ctx, holder)
+		require.NoError(t, err, "release %d", i)
+		assert.True(t, ok, "release %d ran once and freed a live lease", i)
+	}
+}

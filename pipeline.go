@@ -12,11 +12,13 @@ import (
 // pipeline runs script once per entry of calls (its arguments), in order,
 // in one round trip to the master of keys. With Config.Replicas set, each
 // pipeline ends with WAIT, which counts the replicas that have the
-// connection's own writes. A pipeline has no NOSCRIPT fallback, so when the
-// server lacks the script, pipeline loads it and sends again just the calls
-// that met NOSCRIPT (they did not run), in order: a SCRIPT FLUSH halfway
-// through runs no call twice. An error reply stays with its call; the
-// error returned is the connection's, or ErrNotReplicated.
+// connection's own writes. A pipeline has no NOSCRIPT fallback, so, as
+// redis.Script.Run does for one call, pipeline sends again with EVAL, which
+// carries the script's source, just the calls that met NOSCRIPT (they did
+// not run), in order. EVAL cannot meet NOSCRIPT, so however often the
+// script cache is flushed, every call runs, and none runs twice. An error
+// reply stays with its call; the error returned is the connection's, or
+// ErrNotReplicated.
 func (s *slots) pipeline(ctx context.Context, script *redis.Script, keys []string, calls [][]any) ([]*redis.Cmd, error) {
 	var conn redis.Cmdable = s.client
 	if cluster, ok := s.client.(*redis.ClusterClient); ok {
@@ -28,10 +30,10 @@ func (s *slots) pipeline(ctx context.Context, script *redis.Script, keys []strin
 	}
 	cmds := make([]*redis.Cmd, len(calls))
 	var waits []*redis.Cmd
-	send := func(which []int) error {
+	send := func(which []int, run func(context.Context, redis.Scripter, []string, ...any) *redis.Cmd) error {
 		_, err := conn.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, i := range which {
-				cmds[i] = script.EvalSha(ctx, p, keys, calls[i]...)
+				cmds[i] = run(ctx, p, keys, calls[i]...)
 			}
 			if s.cfg.Replicas > 0 {
 				waits = append(waits, p.Do(ctx, "wait", s.cfg.Replicas, s.cfg.ReplicaTimeout.Milliseconds()))
@@ -47,7 +49,7 @@ func (s *slots) pipeline(ctx context.Context, script *redis.Script, keys []strin
 	for i := range all {
 		all[i] = i
 	}
-	if err := send(all); err != nil {
+	if err := send(all, script.EvalSha); err != nil {
 		return nil, err
 	}
 	var again []int
@@ -57,10 +59,7 @@ func (s *slots) pipeline(ctx context.Context, script *redis.Script, keys []strin
 		}
 	}
 	if len(again) > 0 {
-		if err := script.Load(ctx, conn).Err(); err != nil {
-			return nil, err
-		}
-		if err := send(again); err != nil {
+		if err := send(again, script.Eval); err != nil {
 			return nil, err
 		}
 	}
