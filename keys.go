@@ -5,6 +5,34 @@ import (
 	"strings"
 )
 
+// sideSuffixes are the suffixes of the keys beside a lease set, after
+// its separator; the full marker's is followed by the limit's digits.
+var sideSuffixes = [...]string{"w", "q", "qd", "qw"}
+
+const fullSuffix = "full:"
+
+// isSideKey reports whether key could be a key beside another Limiter's
+// lease set (see keyNames): it has a hash tag and ends in ':' or '/' and
+// a side key's suffix. Such a key is refused, so that no Limiter keeps its
+// leases where another keeps its weights, queue or full marker.
+func isSideKey(key string) bool {
+	if !hasHashTag(key) {
+		return false // every side key has one
+	}
+	for _, suffix := range sideSuffixes {
+		if endsWithSide(key, suffix) {
+			return true
+		}
+	}
+	digitless := strings.TrimRight(key, "0123456789")
+	return len(digitless) < len(key) && endsWithSide(digitless, fullSuffix)
+}
+
+// endsWithSide reports whether key ends in either separator and suffix.
+func endsWithSide(key, suffix string) bool {
+	return strings.HasSuffix(key, ":"+suffix) || strings.HasSuffix(key, "/"+suffix)
+}
+
 // keyNames returns the names of the keys a Limiter of limit keeps beside
 // its lease set at key (weights; the full marker; queue, queue deadlines,
 // queue wants) and of its notice channel, all in key's Redis Cluster hash
@@ -25,7 +53,7 @@ func keyNames(key string, limit int64) (aux [5]string, channel string, ok bool) 
 	default:
 		prefix = "{" + key + "}/"
 	}
-	full := prefix + "full:" + strconv.FormatInt(limit, 10)
+	full := prefix + fullSuffix + strconv.FormatInt(limit, 10)
 	return [5]string{prefix + "w", full, prefix + "q", prefix + "qd", prefix + "qw"}, prefix + "free", true
 }
 
