@@ -209,14 +209,19 @@ func (l *Limiter) result(reply any, n int64) (Result, int64, error) {
 }
 
 // outcome reads one holder's entry of an acquire script's list reply: the
-// deadline of the leases granted, and u and retry-after ms. A holder
-// granted its n units holds n; one refused holds none, since a call that
-// takes this form is refused only to a caller that holds nothing.
-func (l *Limiter) outcome(deadline, u, retry, n int64) Result {
+// deadline of the leases granted, and u and x (see scripts/acquire.lua). A
+// holder granted its n units holds n, until deadline or, when x is not 0,
+// the later deadline x its lease kept; one refused holds none, since a
+// call that takes this form is refused only to a caller that holds
+// nothing, and x is then the retry-after ms.
+func (l *Limiter) outcome(deadline, u, x, n int64) Result {
 	if u > 0 {
+		if x != 0 {
+			deadline = x
+		}
 		return Result{Acquired: true, Count: u, Limit: l.cfg.Limit, ExpiresAt: time.UnixMilli(deadline), Weight: n}
 	}
-	return Result{Count: -1 - u, Limit: l.cfg.Limit, RetryAfter: time.Duration(retry) * time.Millisecond}
+	return Result{Count: -1 - u, Limit: l.cfg.Limit, RetryAfter: time.Duration(x) * time.Millisecond}
 }
 
 // int64s copies reply's entries into v, which must be as long, and

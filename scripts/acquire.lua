@@ -18,21 +18,23 @@
 -- then the holder IDs, one or more.
 --
 -- Each holder's outcome is exactly that of a call for it alone, made in
--- turn. A holder keeps one lease: asking again renews it, and a new n
--- re-weighs it if the difference fits; a refused re-weigh leaves the old
--- lease as it was. Retry-after is the time until the earliest lease lapses,
+-- turn. A holder keeps one lease: asking again renews it, never to a
+-- deadline earlier than it has (a Limiter with a longer lease time may
+-- have given it), and a new n re-weighs it if the difference fits; a
+-- refused re-weigh leaves the old lease as it was. Retry-after is the time until the earliest lease lapses,
 -- 0 when none will. A waiting caller that is refused joins the queue, from
 -- which a release may hand it units directly (see release.lua).
 --
 -- Returns one of:
 --   -(retry-after ms), a number below zero: the full marker refused the
 --     one holder; all limit units are in use and it holds none;
---   {deadline ms, u, retry-after ms, ...}, u and retry-after repeated per
---     holder, for a call of several holders (n = 1, no queue joined), and
---     for a call of one holder that takes the path of the commonest calls
---     below: u is the units in use after the holder's call, when granted
---     (so u >= 1), or -1 - units in use when refused; deadline is that of
---     every lease granted or renewed;
+--   {deadline ms, u, x, ...}, u and x repeated per holder, for a call of
+--     several holders (n = 1, no queue joined), and for a call of one
+--     holder that takes the path of the commonest calls below: u is the
+--     units in use after the holder's call, when granted (so u >= 1), or
+--     -1 - units in use when refused; x is then the retry-after ms. When
+--     granted, the holder's lease lapses at deadline, or at x when x is
+--     not 0: a lease that ran longer already keeps its deadline;
 --   {acquired (0|1), units in use, deadline ms, retry-after ms, units held,
 --     arrival number} for any other call of one holder. The arrival number
 --     names the caller's queue entry, 0 when it is not queued; a release's
@@ -101,16 +103,26 @@ if n == 1 and extra == 0 and not fair and not join then
 	local granted = false
 	for i = first_holder, #ARGV do
 		local holder = ARGV[i]
-		if units < limit or redis.call('ZSCORE', leases, holder) then
-			units = units + redis.call('ZADD', leases, deadline, holder)
+		local held = units >= limit and redis.call('ZSCORE', leases, holder)
+		if units < limit or held then
+			-- GT: a lease that runs longer already keeps its deadline.
+			local added = redis.call('ZADD', leases, 'GT', deadline, holder)
+			units = units + added
 			granted = true
+			local kept = 0
+			if added == 0 then
+				kept = tonumber(held or redis.call('ZSCORE', leases, holder))
+				if kept <= deadline then
+					kept = 0
+				end
+			end
 			if holder == first_of then
 				first, first_of = nil, nil
-			elseif first and deadline < first then
+			elseif added == 1 and first and deadline < first then
 				first, first_of = deadline, holder
 			end
 			reply[#reply + 1] = units
-			reply[#reply + 1] = 0
+			reply[#reply + 1] = kept
 		else
 			reply[#reply + 1] = -1 - units
 			reply[#reply + 1] = earliest() - now
@@ -144,7 +156,8 @@ local function acquire_one(holder)
 	local card = redis.call('ZCARD', leases)
 	local units = card + extra
 	local old = 0
-	if redis.call('ZSCORE', leases, holder) then
+	local held = redis.call('ZSCORE', leases, holder)
+	if held then
 		old = weight_of(weights, extra, holder)
 	end
 	local free = limit - units + old
@@ -178,12 +191,17 @@ local function acquire_one(holder)
 		if n ~= old or marked > 0 then
 			redis.call('DEL', full)
 		end
-		redis.call('ZADD', leases, deadline, holder)
+		-- A lease that runs longer already keeps its deadline.
+		local until_ms = deadline
+		if held then
+			until_ms = math.max(deadline, tonumber(held))
+		end
+		redis.call('ZADD', leases, until_ms, holder)
 		extra = set_weight(weights, extra, holder, old, n)
 		if old > 0 or extra > 0 then
 			expire_with_last_lease(leases, weights, extra)
 		else
-			expire_after(leases, deadline, card == 0)
+			expire_after(leases, until_ms, card == 0)
 		end
 		if queued then
 			leave_queue(queue, qdeadlines, qwants, holder)
@@ -192,7 +210,7 @@ local function acquire_one(holder)
 		if units == limit then
 			redis.call('SET', full, 1, 'PXAT', string.format('%d', earliest(leases)))
 		end
-		return {1, units, deadline, 0, n, 0}
+		return {1, units, until_ms, 0, n, 0}
 	end
 
 	local arrival = 0
