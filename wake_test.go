@@ -290,3 +290,62 @@ func TestRingClientWaits(t *testing.T) {
 	requireDone(t, done, 3*time.Second, "second")
 	assert.Equal(t, []string{"second"}, holderIDs(t, l))
 }
+
+// A release hands units to a waiter only within the waiter's own limit:
+// while processes with different limits share a key, as during a rolling
+// change, a waiter on the lower limit is never admitted above it.
+func TestHandOffRespectsWaitersLimit(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		key := testKey(t, b)
+		ten := newLimiter(t, b, key, 10, time.Minute)
+		two := newLimiter(t, b, key, 2, time.Minute)
+		for i := range 5 {
+			res, err := ten.TryAcquire(ctx, fmt.Sprintf("b%d", i))
+			require.NoError(t, err)
+			require.True(t, res.Acquired)
+		}
+
+		type outcome struct {
+			res slotlimit.Result
+			err error
+		}
+		got := make(chan outcome, 1)
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		go func() {
+			res, err := two.Acquire(wctx, "a1")
+			got <- outcome{res, err}
+		}()
+		require.Eventually(t, func() bool {
+			n, err := b.client.Exists(ctx, "{"+key+"}/q").Result()
+			return err == nil && n == 1
+		}, 5*time.Second, 5*time.Millisecond, "a1 queues")
+
+		// Releases by the limit-10 process bring the count to 4, 3 and 2:
+		// each frees a unit by its limit, none by a1's.
+		for i := range 3 {
+			_, err := ten.Release(ctx, fmt.Sprintf("b%d", i))
+			require.NoError(t, err)
+			select {
+			case o := <-got:
+				t.Fatalf("a1 admitted with Count %d, above its limit 2 (err %v)", o.res.Count, o.err)
+			case <-time.After(150 * time.Millisecond):
+			}
+		}
+		_, err := ten.Release(ctx, "b3")
+		require.NoError(t, err)
+		select {
+		case o := <-got:
+			require.NoError(t, o.err)
+			assert.True(t, o.res.Acquired)
+			assert.Equal(t, int64(2), o.res.Count, "b4 and a1")
+			assert.Equal(t, int64(2), o.res.Limit)
+		case <-time.After(5 * time.Second):
+			t.Fatal("a1 was not admitted once the count was below its limit")
+		}
+		n, err := ten.Count(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), n)
+	})
+}

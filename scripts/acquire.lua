@@ -7,7 +7,7 @@
 --          is held, until the earliest lease lapses
 -- KEYS[4]  queue: sorted set, waiting holder -> arrival number
 -- KEYS[5]  queue deadlines: sorted set, waiting holder -> when its entry lapses (ms)
--- KEYS[6]  queue wants: hash, waiting holder -> 'n:lease ms'; '' -> last arrival number
+-- KEYS[6]  queue wants: hash, waiting holder -> 'n:lease ms:limit'; '' -> last arrival number
 -- ARGV[1]  limit, in units
 -- ARGV[2]  lease time, ms
 -- ARGV[3]  n: units wanted, 1 <= n <= limit
@@ -222,7 +222,7 @@ local function acquire_one(holder)
 			arrival = redis.call('HINCRBY', qwants, '', 1)
 			redis.call('ZADD', queue, arrival, holder)
 		end
-		redis.call('HSET', qwants, holder, string.format('%d:%d', n, ttl))
+		redis.call('HSET', qwants, holder, string.format('%d:%d:%d', n, ttl, limit))
 		redis.call('ZADD', qdeadlines, now + qttl, holder)
 		redis.call('PEXPIRE', queue, qttl)
 		redis.call('PEXPIRE', qdeadlines, qttl)

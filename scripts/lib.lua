@@ -14,7 +14,8 @@
 -- Callers that wait queue in three more keys of the same slot:
 --   queue      sorted set, holder -> arrival number
 --   deadlines  sorted set, holder -> when the entry lapses unless refreshed (ms)
---   wants      hash, holder -> 'n:lease ms', and '' -> the last arrival number
+--   wants      hash, holder -> 'n:lease ms:limit', the units, lease time and
+--              limit of the waiter, and '' -> the last arrival number
 
 local function now_ms()
 	local t = redis.call('TIME')
@@ -119,9 +120,16 @@ local function leave_queue(queue, deadlines, wants, holder)
 	redis.call('HDEL', wants, holder)
 end
 
--- wanted_units reads n from a wants entry, 'n:lease ms'.
+-- wanted_units reads n from a wants entry, 'n:lease ms:limit'.
 local function wanted_units(want)
 	return tonumber(string.match(want or '1', '^%d+'))
+end
+
+-- wanted reads a wants entry: n, the lease time in ms, and the waiter's
+-- limit, nil in an entry written without it.
+local function wanted(want)
+	local n, lease, limit = string.match(want, '^(%d+):(%d+):?(%d*)$')
+	return tonumber(n), tonumber(lease), tonumber(limit)
 end
 
 -- notify sends a notice to waiting processes: command is 'publish',

@@ -6,7 +6,7 @@
 -- KEYS[3]  full marker for this limit: see acquire.lua; deleted, as units are freed
 -- KEYS[4]  queue: sorted set, waiting holder -> arrival number
 -- KEYS[5]  queue deadlines: sorted set, waiting holder -> when its entry lapses (ms)
--- KEYS[6]  queue wants: hash, waiting holder -> 'n:lease ms'
+-- KEYS[6]  queue wants: hash, waiting holder -> 'n:lease ms:limit'
 -- ARGV[1]  limit, in units
 -- ARGV[2]  '1' for fair mode: hand units out strictly in arrival order
 -- ARGV[3]  notice channel
@@ -18,7 +18,10 @@
 -- a list of these, each exactly what a release of that holder alone, made
 -- in turn, returns. Releasing twice is
 -- harmless. Units freed go at once to the waiters queued first whose wants
--- fit (in fair mode, only while the first in line fits), so no slot sits
+-- fit (in fair mode, only while the first in line fits), within both this
+-- limit and the waiter's own, which its queue entry records: while
+-- Limiters with different limits share the key, no waiter is handed units
+-- above its limit. So no slot sits
 -- idle while a waiter learns that it is free. Each gets a lease that lasts
 -- the claim time (at most its lease time), and a notice
 -- '+deadline ms:units in use:arrival number:holder' tells its process, where
@@ -103,7 +106,13 @@ local function release_one(holder)
 		local blocked = false
 		for _, waiter in ipairs(batch) do
 			local want = redis.call('HGET', qwants, waiter)
-			local n = wanted_units(want)
+			local n, lease, waiter_limit = wanted(want or '1:0')
+			-- The units this waiter may be handed: those free by this
+			-- limit, and by its own.
+			local room = free
+			if waiter_limit then
+				room = math.min(free, waiter_limit - (limit - free))
+			end
 			local old = 0
 			local held = redis.call('ZSCORE', leases, waiter)
 			if held then
@@ -112,10 +121,9 @@ local function release_one(holder)
 			if not want then
 				-- An entry without its wants (evicted?) is dropped, not served.
 				leave_queue(queue, qdeadlines, qwants, waiter)
-			elseif n - old <= free then
+			elseif n - old <= room then
 				-- A lease the waiter holds already is never shortened.
-				local until_ms = math.max(tonumber(held or 0),
-					now + math.min(tonumber(string.match(want, ':(%d+)$')), tonumber(ARGV[5])))
+				local until_ms = math.max(tonumber(held or 0), now + math.min(lease, tonumber(ARGV[5])))
 				local arrival = redis.call('ZSCORE', queue, waiter)
 				redis.call('ZADD', leases, until_ms, waiter)
 				extra = set_weight(weights, extra, waiter, old, n)
