@@ -45,7 +45,7 @@ func TestFullMarkEndsWithEveryChange(t *testing.T) {
 			require.NoError(t, err)
 			assert.False(t, res.Acquired)
 			assert.Equal(t, int64(2), res.Count)
-			assert.InDelta(t, time.Minute-time.Second, res.RetryAfter, float64(time.Second/2))
+			assert.InDelta(t, time.Minute-time.Second, res.EarliestLapse, float64(time.Second/2))
 		})
 		t.Run("renewal moves the earliest lapse", func(t *testing.T) {
 			l := newLimiter(t, b, testKey(t, b), 1, time.Minute)
@@ -57,7 +57,7 @@ func TestFullMarkEndsWithEveryChange(t *testing.T) {
 			res, err := l.TryAcquire(ctx, "b")
 			require.NoError(t, err)
 			assert.False(t, res.Acquired)
-			assert.InDelta(t, time.Minute, res.RetryAfter, float64(time.Second/2), "a's renewed lease, not the one the mark was set for")
+			assert.InDelta(t, time.Minute, res.EarliestLapse, float64(time.Second/2), "a's renewed lease, not the one the mark was set for")
 		})
 		t.Run("release", func(t *testing.T) {
 			l := newLimiter(t, b, testKey(t, b), 2, time.Minute)
@@ -96,14 +96,14 @@ func TestFullMarkEndsWithEveryChange(t *testing.T) {
 			require.True(t, try(l, "a", 1))
 			assert.True(t, try(l, "b", 1))
 		})
-		t.Run("renewal shortened by a shorter TTL", func(t *testing.T) {
+		t.Run("renewal by a shorter TTL keeps the lease", func(t *testing.T) {
 			key := testKey(t, b)
 			long := newLimiter(t, b, key, 2, time.Minute)
 			full(long)
 			short := newLimiter(t, b, key, 2, leaseTTL)
-			require.True(t, try(short, "a", 1)) // a's lease now ends sooner
+			require.True(t, try(short, "a", 1)) // a keeps its minute
 			b.advance(leaseTTL + leaseTTL/3)
-			assert.True(t, try(long, "c", 1), "a lapsed, though the mark was set for a minute")
+			assert.False(t, try(long, "c", 1), "a's lease did not lapse with the shorter TTL")
 		})
 	})
 }

@@ -46,7 +46,7 @@
 -- two reads, before the helpers of lib.lua are even defined. Its name
 -- carries the limit. It is set when the units in use reach the limit, to
 -- expire when the earliest lease lapses, and deleted when this limit's
--- callers free units (release, shrink, a shortened lease), find it wrong,
+-- callers free units (release, shrink), find it wrong,
 -- or renew a lease (renew.lua). So while it lives, the leases are those
 -- that were there when it was set, joined by others since: all units are
 -- in use, and none lapses before it expires. A holder's own lease is

@@ -92,7 +92,7 @@ end
 -- expire_after makes the leases key last at least until the deadline at,
 -- with one command and no read, after a lease was added or extended to
 -- at. The key keeps a later expiry (GT); a key just created has none yet.
--- A lease shortened or released may leave the key a later expiry than its
+-- A lease released or shrunk may leave the key a later expiry than its
 -- last lease: it lapses then, still by itself.
 local function expire_after(leases, at, created)
 	if created then
