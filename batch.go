@@ -23,6 +23,9 @@ const batchSize = 1000
 // outcome unknown; as with TryAcquire, trying again or releasing the
 // holders is safe.
 func (l *Limiter) TryAcquireBatch(ctx context.Context, holders []string) ([]Result, error) {
+	if err := l.usable(); err != nil {
+		return nil, err
+	}
 	keys, _ := l.acquireCall(1, false)
 	cmds, err := l.batch(ctx, "acquire", acquireScript, keys, holders, func(chunk ...string) []any {
 		_, args := l.acquireCall(1, false, chunk...)
@@ -69,6 +72,9 @@ func (l *Limiter) appendResults(results []Result, reply any, left int) ([]Result
 // it sends the holders in script calls of up to 1,000, and checks every
 // holder first and sends nothing if one is invalid.
 func (l *Limiter) ReleaseBatch(ctx context.Context, holders []string) ([]bool, error) {
+	if err := l.usable(); err != nil {
+		return nil, err
+	}
 	cmds, err := l.batch(ctx, "release", releaseScript, l.keys, holders, l.releaseArgs)
 	if err != nil {
 		return nil, err

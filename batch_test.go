@@ -62,7 +62,7 @@ func TestBatchMatchesCallsOneByOne(t *testing.T) {
 					assert.Equal(t, want.Acquired, got[i].Acquired, "%d %s", i, h)
 					assert.Equal(t, want.Count, got[i].Count, "%d %s", i, h)
 					assert.Equal(t, want.Weight, got[i].Weight, "%d %s", i, h)
-					assert.Equal(t, want.RetryAfter > 0, got[i].RetryAfter > 0, "%d %s", i, h)
+					assert.Equal(t, want.EarliestLapse > 0, got[i].EarliestLapse > 0, "%d %s", i, h)
 					assert.Equal(t, want.ExpiresAt.IsZero(), got[i].ExpiresAt.IsZero(), "%d %s", i, h)
 				}
 				assert.ElementsMatch(t, holderIDs(t, single), holderIDs(t, batched))
@@ -124,7 +124,7 @@ func TestReleaseBatchHandsOffToWaiters(t *testing.T) {
 // A refused holder of a batch is told when the earliest lease lapses, as
 // it stands at its turn: a holder renewed earlier in the same batch no
 // longer holds the earliest lease.
-func TestBatchRetryAfterFollowsRenewals(t *testing.T) {
+func TestBatchEarliestLapseFollowsRenewals(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		ctx := context.Background()
 		step := 400 * time.Millisecond
@@ -139,10 +139,10 @@ func TestBatchRetryAfterFollowsRenewals(t *testing.T) {
 		got, err := l.TryAcquireBatch(ctx, []string{"c", "a", "d"})
 		require.NoError(t, err)
 		require.False(t, got[0].Acquired)
-		assert.InDelta(t, 4*step, got[0].RetryAfter, float64(step/2), "a's lease is the earliest")
+		assert.InDelta(t, 4*step, got[0].EarliestLapse, float64(step/2), "a's lease is the earliest")
 		require.True(t, got[1].Acquired, "a renews")
 		require.False(t, got[2].Acquired)
-		assert.InDelta(t, 5*step, got[2].RetryAfter, float64(step/2), "b's lease is now the earliest")
+		assert.InDelta(t, 5*step, got[2].EarliestLapse, float64(step/2), "b's lease is now the earliest")
 	})
 }
 

@@ -37,18 +37,33 @@ func NewCounter(client redis.UniversalClient, cfg Config) (*Counter, error) {
 	return &Counter{slots: s, keys: []string{s.cfg.Key}}, nil
 }
 
-// Config returns the Counter's configuration, with the default TTL filled in.
+// Config returns the Counter's configuration, with the default TTL filled
+// in; the zero Config for a zero or nil Counter.
 func (c *Counter) Config() Config {
+	if c == nil {
+		return Config{}
+	}
 	return c.cfg
+}
+
+// usable returns errUnusable for a zero or nil Counter.
+func (c *Counter) usable() error {
+	if c == nil || c.client == nil {
+		return errUnusable
+	}
+	return nil
 }
 
 // TryAcquire takes one slot if the count is below the limit, and never
 // waits. Taking the last slot returns Acquired true; a refusal returns
-// Acquired false, with RetryAfter set to the time until the whole key
+// Acquired false, with EarliestLapse set to the time until the whole key
 // expires. An error from the connection leaves the outcome unknown, and
 // with no holder identity it cannot be undone: at worst one slot stays
 // taken until the key expires.
 func (c *Counter) TryAcquire(ctx context.Context) (Result, error) {
+	if err := c.usable(); err != nil {
+		return Result{}, err
+	}
 	reply, err := c.runWrite(ctx, counterAcquireScript, c.keys, c.limit, c.ttl).Int64Slice()
 	if err != nil {
 		return Result{Limit: c.cfg.Limit}, callError(ctx, "acquire", c.cfg.Key, err)
@@ -61,7 +76,7 @@ func (c *Counter) TryAcquire(ctx context.Context) (Result, error) {
 		res.Weight = 1
 		res.ExpiresAt = time.UnixMilli(reply[2])
 	} else {
-		res.RetryAfter = time.Duration(max(reply[2], 0)) * time.Millisecond
+		res.EarliestLapse = time.Duration(max(reply[2], 0)) * time.Millisecond
 	}
 	return res, nil
 }
@@ -71,6 +86,9 @@ func (c *Counter) TryAcquire(ctx context.Context) (Result, error) {
 // ctx.Err(). Unlike Limiter.Acquire, it cannot release a slot whose acquire
 // had an unknown outcome, since a Counter cannot tell its slots apart.
 func (c *Counter) Acquire(ctx context.Context) (Result, error) {
+	if err := c.usable(); err != nil {
+		return Result{}, err
+	}
 	res, err := poll(ctx, func() (Result, error) { return c.TryAcquire(ctx) })
 	return acquireOutcome(ctx, c.cfg, res, err)
 }
@@ -78,6 +96,9 @@ func (c *Counter) Acquire(ctx context.Context) (Result, error) {
 // Release gives back one slot. It returns false when the count was
 // already 0 or the key was gone, and never takes the count below 0.
 func (c *Counter) Release(ctx context.Context) (bool, error) {
+	if err := c.usable(); err != nil {
+		return false, err
+	}
 	n, err := c.runWrite(ctx, counterReleaseScript, c.keys).Int64()
 	if err != nil {
 		return false, callError(ctx, "release", c.cfg.Key, err)
@@ -87,6 +108,9 @@ func (c *Counter) Release(ctx context.Context) (bool, error) {
 
 // Count returns the current count; 0 when the key is gone.
 func (c *Counter) Count(ctx context.Context) (int64, error) {
+	if err := c.usable(); err != nil {
+		return 0, err
+	}
 	n, err := c.client.Get(ctx, c.cfg.Key).Int64()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil

@@ -55,7 +55,7 @@ func TestCounterTellsLastSlotFromRefusal(t *testing.T) {
 			if want.acquired {
 				assert.False(t, res.ExpiresAt.IsZero(), "step %d", i)
 			} else {
-				assert.Positive(t, res.RetryAfter, "step %d: time until the key expires", i)
+				assert.Positive(t, res.EarliestLapse, "step %d: time until the key expires", i)
 			}
 		}
 

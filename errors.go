@@ -8,9 +8,19 @@ import (
 )
 
 var (
-	// ErrInvalidConfig is returned by New and NewCounter when a Config
-	// cannot work: an empty Key, a Limit below 1, a negative TTL or a TTL
-	// shorter than a millisecond, or a nil client.
+	// ErrInvalidConfig is returned by New and NewCounter when the client
+	// or the Config cannot work, and by every method of a zero or nil
+	// Limiter, Counter or Lease, which were not made by New or NewCounter.
+	// New and NewCounter refuse:
+	//   - a nil client;
+	//   - an empty Key;
+	//   - a Limit below 1 or above MaxLimit;
+	//   - a negative TTL, or one above 0 but under a millisecond;
+	//   - a negative Replicas or ReplicaTimeout.
+	// New also refuses a Key that has a '}' but no hash tag, since no tag
+	// can keep its side keys in its cluster slot, and a Key with a hash
+	// tag that ends in ':' or '/' and w, q, qd, qw or full:<digits>, since
+	// that names a key beside another Limiter's lease set.
 	ErrInvalidConfig = errors.New("slotlimit: invalid config")
 
 	// ErrInvalidHolder is returned when a holder ID is empty or longer than
@@ -21,7 +31,26 @@ var (
 	// below 1 or above the Limit, which no wait could ever satisfy.
 	// Nothing is sent to Redis.
 	ErrInvalidWeight = errors.New("slotlimit: invalid weight")
+
+	// ErrNotAcquired is returned by TryAcquireLease when the units it asks
+	// for are not free, so that a refusal takes the error path:
+	//
+	//	lease, err := limiter.TryAcquireLease(ctx, 1)
+	//	if errors.Is(err, slotlimit.ErrNotAcquired) {
+	//		return errBusy // nothing is held
+	//	}
+	ErrNotAcquired = errors.New("slotlimit: not acquired")
 )
+
+// errUnusable is the error of every method of a zero or nil Limiter,
+// Counter or Lease.
+var errUnusable = fmt.Errorf("%w: not made by New or NewCounter", ErrInvalidConfig)
+
+// sentNothing reports whether err is one that this package returns
+// before anything is sent to Redis.
+func sentNothing(err error) bool {
+	return errors.Is(err, ErrInvalidConfig) || errors.Is(err, ErrInvalidHolder) || errors.Is(err, ErrInvalidWeight)
+}
 
 // MaxHolderLen is the longest holder ID accepted, in bytes.
 const MaxHolderLen = 1024

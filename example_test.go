@@ -75,14 +75,14 @@ func ExampleLimiter_TryAcquire() {
 		if res.Acquired {
 			fmt.Printf("%s: slot held until %s, %d/%d in use\n", device, res.ExpiresAt.UTC().Format(time.TimeOnly), res.Count, res.Limit)
 		} else {
-			fmt.Printf("%s: all %d slots taken, retry in %v\n", device, res.Limit, res.RetryAfter)
+			fmt.Printf("%s: all %d slots taken, retry in %v (a lease lapses in %v)\n", device, res.Limit, res.RetryAfter(), res.EarliestLapse)
 		}
 	}
 
 	// Output:
 	// device-1: slot held until 12:01:00, 1/2 in use
 	// device-2: slot held until 12:01:00, 2/2 in use
-	// device-3: all 2 slots taken, retry in 1m0s
+	// device-3: all 2 slots taken, retry in 1s (a lease lapses in 1m0s)
 	// device-1: slot held until 12:01:00, 2/2 in use
 }
 

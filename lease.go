@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -72,10 +73,12 @@ func (l *Limiter) AcquireLease(ctx context.Context, n int64) (*Lease, error) {
 }
 
 // TryAcquireLease takes n units under a new random holder ID if they are
-// free, and never waits. When they are not, the Lease's Result says so and
-// releasing it does nothing. On error it returns a nil Lease; when the
-// error leaves the outcome unknown, the new holder is released first, since
-// no one else knows its ID.
+// free, and never waits. When they are not, it returns a nil Lease and an
+// error matching ErrNotAcquired; nothing is held. On any other error it
+// returns a nil Lease too; when the error leaves the outcome unknown, the
+// new holder is released first, since no one else knows its ID. Callers
+// that want the refusal's Result call TryAcquireN with a holder of their
+// own.
 func (l *Limiter) TryAcquireLease(ctx context.Context, n int64) (*Lease, error) {
 	x := l.Lease(NewHolderID())
 	start := time.Now()
@@ -86,13 +89,42 @@ func (l *Limiter) TryAcquireLease(ctx context.Context, n int64) (*Lease, error) 
 		}
 		return nil, err
 	}
-	x.res = res
-	if res.Acquired {
-		x.deadline = start.Add(l.cfg.TTL)
-	} else {
-		x.released, x.freed = true, true
+	if !res.Acquired {
+		return nil, fmt.Errorf("%w: %d units wanted, %d of %d in use", ErrNotAcquired, n, res.Count, res.Limit)
 	}
+	x.res = res
+	x.deadline = start.Add(l.cfg.TTL)
 	return x, nil
+}
+
+// Do runs fn while holding n units under a new random holder ID: it waits
+// for them as AcquireLease does, keeps the lease alive while fn runs, and
+// releases it when fn returns or panics. fn's context is derived from ctx
+// and is cancelled, with cause ErrLeaseLost, if the lease is lost, so that
+// the work stops once it no longer holds its units.
+//
+// When the units cannot be had, Do returns AcquireN's error and fn does
+// not run; the error matches ctx.Err() if ctx ended first. Otherwise Do
+// returns fn's error, joined with an error matching ErrLeaseLost if the
+// lease was lost while fn ran, and with the release's error if the
+// release failed, in which case the lease lapses by itself after TTL.
+func (l *Limiter) Do(ctx context.Context, n int64, fn func(ctx context.Context) error) (err error) {
+	lease, err := l.AcquireLease(ctx, n)
+	if err != nil {
+		return err
+	}
+	work := lease.KeepAlive(ctx)
+	defer func() {
+		if errors.Is(context.Cause(work), ErrLeaseLost) {
+			err = errors.Join(err, fmt.Errorf("slotlimit: do %q: %w while the work ran", l.cfg.Key, ErrLeaseLost))
+		}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		if _, rerr := lease.Release(rctx); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}()
+	return fn(work)
 }
 
 // Holder returns the holder ID the lease is held by.
@@ -114,9 +146,10 @@ func (x *Lease) Result() Result {
 
 // Lost returns a channel that is closed when the lease is found lost: a
 // renewal found it gone, or renewals kept failing until it must have
-// lapsed. It is never closed for a lease that was released.
+// lapsed. It is never closed for a lease that was released. For a nil or
+// zero Lease, which holds nothing, it is closed.
 func (x *Lease) Lost() <-chan struct{} {
-	if x == nil {
+	if x == nil || x.lost == nil {
 		return closedChan
 	}
 	return x.lost
@@ -125,12 +158,16 @@ func (x *Lease) Lost() <-chan struct{} {
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Release frees the lease and stops KeepAlive. It reports whether a live
-// lease was freed. Releasing a nil Lease, a refused one, or one already
-// released does nothing and returns false and a nil error; after a
-// Release that failed, Release tries again.
+// lease was freed. Releasing a nil Lease, or one already released, does
+// nothing and returns false and a nil error; after a Release that failed,
+// Release tries again. A zero Lease, or one of a zero or nil Limiter,
+// returns an error matching ErrInvalidConfig.
 func (x *Lease) Release(ctx context.Context) (bool, error) {
 	if x == nil {
 		return false, nil
+	}
+	if err := x.limiter.usable(); err != nil {
+		return false, err
 	}
 	x.mu.Lock()
 	if x.freed {
@@ -158,6 +195,9 @@ func (x *Lease) Release(ctx context.Context) (bool, error) {
 func (x *Lease) Renew(ctx context.Context) (bool, error) {
 	if x == nil {
 		return false, nil
+	}
+	if err := x.limiter.usable(); err != nil {
+		return false, err
 	}
 	start := time.Now()
 	_, ok, err := x.limiter.renew(ctx, x.holder)
@@ -187,11 +227,17 @@ func (x *Lease) markLost() {
 // lease is lost (with cause ErrLeaseLost) or released. A failed renewal is
 // retried sooner; if renewals keep failing past the point where the lease
 // must have lapsed, the lease is lost. Calling KeepAlive again returns the
-// same context. On a nil or refused Lease it returns a cancelled context.
+// same context. On a nil or released Lease it returns a context cancelled
+// with cause ErrLeaseLost, and on a zero Lease, or one of a zero or nil
+// Limiter, one cancelled with an error matching ErrInvalidConfig.
 func (x *Lease) KeepAlive(ctx context.Context) context.Context {
 	work, cancel := context.WithCancelCause(ctx)
 	if x == nil {
 		cancel(ErrLeaseLost)
+		return work
+	}
+	if err := x.limiter.usable(); err != nil {
+		cancel(err)
 		return work
 	}
 	x.mu.Lock()

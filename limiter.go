@@ -92,9 +92,22 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 	return l, nil
 }
 
-// Config returns the Limiter's configuration, with the default TTL filled in.
+// Config returns the Limiter's configuration, with the default TTL filled
+// in; the zero Config for a zero or nil Limiter.
 func (l *Limiter) Config() Config {
+	if l == nil {
+		return Config{}
+	}
 	return l.cfg
+}
+
+// usable returns errUnusable for a zero or nil Limiter, which has no
+// client to call.
+func (l *Limiter) usable() error {
+	if l == nil || l.client == nil {
+		return errUnusable
+	}
+	return nil
 }
 
 // TryAcquire takes a slot for holder if one is free, and never waits. It is
@@ -102,7 +115,7 @@ func (l *Limiter) Config() Config {
 //
 // A holder that already holds a slot keeps it: its lease is renewed and no
 // second slot is taken. When every slot is taken, TryAcquire returns a
-// Result with Acquired false and a RetryAfter hint, and a nil error.
+// Result with Acquired false and an EarliestLapse, and RetryAfter says when to come back, and a nil error.
 //
 // An error from the connection leaves the outcome unknown (the reply may
 // have been lost after the script ran). Calling TryAcquire or Release again
@@ -122,13 +135,16 @@ func (l *Limiter) TryAcquire(ctx context.Context, holder string) (Result, error)
 // or TryAcquireN returns an error matching ErrInvalidWeight.
 func (l *Limiter) TryAcquireN(ctx context.Context, holder string, n int64) (Result, error) {
 	if err := l.check(holder, n); err != nil {
-		return Result{Limit: l.cfg.Limit}, err
+		return Result{Limit: l.Config().Limit}, err
 	}
 	res, _, err := l.try(ctx, holder, n, false)
 	return res, err
 }
 
 func (l *Limiter) check(holder string, n int64) error {
+	if err := l.usable(); err != nil {
+		return err
+	}
 	if err := checkHolder(holder); err != nil {
 		return err
 	}
@@ -184,7 +200,7 @@ func (l *Limiter) result(reply any, n int64) (Result, int64, error) {
 	case int64:
 		if r < 0 { // refused by the full marker
 			res.Count = l.cfg.Limit
-			res.RetryAfter = time.Duration(-r) * time.Millisecond
+			res.EarliestLapse = time.Duration(-r) * time.Millisecond
 			return res, 0, nil
 		}
 	case []any:
@@ -200,7 +216,7 @@ func (l *Limiter) result(reply any, n int64) (Result, int64, error) {
 			if res.Acquired {
 				res.ExpiresAt = time.UnixMilli(v[2])
 			} else {
-				res.RetryAfter = time.Duration(v[3]) * time.Millisecond
+				res.EarliestLapse = time.Duration(v[3]) * time.Millisecond
 			}
 			return res, v[5], nil
 		}
@@ -221,7 +237,7 @@ func (l *Limiter) outcome(deadline, u, x, n int64) Result {
 		}
 		return Result{Acquired: true, Count: u, Limit: l.cfg.Limit, ExpiresAt: time.UnixMilli(deadline), Weight: n}
 	}
-	return Result{Count: -1 - u, Limit: l.cfg.Limit, RetryAfter: time.Duration(x) * time.Millisecond}
+	return Result{Count: -1 - u, Limit: l.cfg.Limit, EarliestLapse: time.Duration(x) * time.Millisecond}
 }
 
 // int64s copies reply's entries into v, which must be as long, and
@@ -258,7 +274,7 @@ func (l *Limiter) Acquire(ctx context.Context, holder string) (Result, error) {
 // before the call: after a failed AcquireN, holder holds nothing.
 func (l *Limiter) AcquireN(ctx context.Context, holder string, n int64) (Result, error) {
 	if err := l.check(holder, n); err != nil {
-		return Result{Limit: l.cfg.Limit}, err
+		return Result{Limit: l.Config().Limit}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{Limit: l.cfg.Limit}, callError(ctx, "acquire", l.cfg.Key, err)
@@ -280,6 +296,9 @@ func (l *Limiter) releaseDetached(ctx context.Context, holder string) {
 // releasing a lease that was never taken, already released or already
 // lapsed returns false and a nil error.
 func (l *Limiter) Release(ctx context.Context, holder string) (bool, error) {
+	if err := l.usable(); err != nil {
+		return false, err
+	}
 	if err := checkHolder(holder); err != nil {
 		return false, err
 	}
@@ -310,6 +329,9 @@ func (l *Limiter) Renew(ctx context.Context, holder string) (bool, error) {
 
 // renew is Renew that also returns the new deadline.
 func (l *Limiter) renew(ctx context.Context, holder string) (time.Time, bool, error) {
+	if err := l.usable(); err != nil {
+		return time.Time{}, false, err
+	}
 	if err := checkHolder(holder); err != nil {
 		return time.Time{}, false, err
 	}
@@ -326,6 +348,9 @@ func (l *Limiter) renew(ctx context.Context, holder string) (time.Time, bool, er
 // Count returns the units held by live leases: the number of holders, when
 // every lease weighs one unit.
 func (l *Limiter) Count(ctx context.Context) (int64, error) {
+	if err := l.usable(); err != nil {
+		return 0, err
+	}
 	n, err := countScript.Run(ctx, l.client, l.keys[:2]).Int64()
 	if err != nil {
 		return 0, callError(ctx, "count", l.cfg.Key, err)
@@ -335,6 +360,9 @@ func (l *Limiter) Count(ctx context.Context) (int64, error) {
 
 // Holders returns the live leases, earliest deadline first.
 func (l *Limiter) Holders(ctx context.Context) ([]Holder, error) {
+	if err := l.usable(); err != nil {
+		return nil, err
+	}
 	reply, err := holdersScript.Run(ctx, l.client, l.keys[:2]).StringSlice()
 	if err != nil {
 		return nil, callError(ctx, "holders", l.cfg.Key, err)
@@ -368,7 +396,7 @@ func errUnexpectedReply(reply any) error {
 // mid-call) may have struck after the call was sent.
 func outcomeUnknown(err error) bool {
 	var reply redis.Error
-	if errors.As(err, &reply) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed) {
+	if sentNothing(err) || errors.As(err, &reply) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed) {
 		return false
 	}
 	var netErr *net.OpError

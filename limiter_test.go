@@ -59,10 +59,10 @@ func TestLimiterTakesUpToLimit(t *testing.T) {
 			assert.Equal(t, int64(3), res.Limit, "step %d", i)
 			if s.acquired {
 				assert.False(t, res.ExpiresAt.IsZero(), "step %d", i)
-				assert.Zero(t, res.RetryAfter, "step %d", i)
+				assert.Zero(t, res.EarliestLapse, "step %d", i)
 			} else {
 				assert.True(t, res.ExpiresAt.IsZero(), "step %d", i)
-				assert.Positive(t, res.RetryAfter, "step %d", i)
+				assert.Positive(t, res.EarliestLapse, "step %d", i)
 			}
 		}
 		n, err := l.Count(ctx)
@@ -289,7 +289,7 @@ func TestLimiterUsesServerClock(t *testing.T) {
 	res, err = l.TryAcquire(ctx, "d2")
 	require.NoError(t, err)
 	assert.False(t, res.Acquired)
-	assert.Equal(t, 40*time.Second, res.RetryAfter, "time until d1's lease lapses")
+	assert.Equal(t, 40*time.Second, res.EarliestLapse, "time until d1's lease lapses")
 }
 
 func TestLimiterHolderBytesRoundTrip(t *testing.T) {

@@ -51,9 +51,9 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, err
 		queued = queued || arrival != 0
 		h.queued(w, arrival, sent)
 		d := queueTTL / 3
-		if res.RetryAfter > 0 && res.RetryAfter < d {
+		if res.EarliestLapse > 0 && res.EarliestLapse < d {
 			// Come back just after the lapse, spread over a little time.
-			d = res.RetryAfter + minPoll + rand.N(min(res.RetryAfter/8, 25*time.Millisecond)+1)
+			d = res.EarliestLapse + minPoll + rand.N(min(res.EarliestLapse/8, 25*time.Millisecond)+1)
 		}
 		if !h.ready(w) {
 			d = min(d, pollDelay(maxPoll))
@@ -95,7 +95,7 @@ func poll(ctx context.Context, try func() (Result, error)) (Result, error) {
 		if err != nil || res.Acquired {
 			return res, err
 		}
-		d := pollDelay(res.RetryAfter)
+		d := pollDelay(res.EarliestLapse)
 		timer.Reset(d)
 		select {
 		case <-ctx.Done():
