@@ -33,7 +33,7 @@
 //
 // A [Counter] keeps the same plain integer as older INCR/DECR scripts, so
 // that services still running them can share a key with it; it has no
-// per-holder leases, and its README section says what that costs.
+// per-holder leases, and docs/design.md says what that costs.
 //
 // Deadlines and errors are as a Go Redis library's should be: every call
 // honours its context, bad input returns [ErrInvalidConfig],

@@ -24,8 +24,8 @@ var ErrLeaseLost = errors.New("slotlimit: lease lost")
 //	}
 //	ctx = lease.KeepAlive(ctx) // cancelled if the lease is lost
 //
-// A nil Lease, and one whose acquire was refused, can be released safely,
-// so deferring Release right after an acquire is always correct. A Lease
+// A nil Lease can be released safely, so deferring Release right after an
+// acquire is always correct. A Lease
 // never re-acquires a lease it lost. Its methods are safe for concurrent use.
 type Lease struct {
 	limiter *Limiter
