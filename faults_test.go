@@ -184,23 +184,9 @@ func TestLeasesAcrossRestart(t *testing.T) {
 func TestFailoverKeepsAcknowledgedLeases(t *testing.T) {
 	for _, replicas := range []int{1, 0} {
 		t.Run(fmt.Sprintf("replicas=%d", replicas), func(t *testing.T) {
-			master := startServer(t, "--repl-diskless-sync-delay", "0")
-			replica := startServer(t)
+			r := startReplicated(t)
 			ctx := context.Background()
-			replicaClient := redis.NewClient(&redis.Options{Addr: replica.Addr})
-			t.Cleanup(func() { replicaClient.Close() })
-			follow := func(addr string) {
-				host, port, _ := strings.Cut(addr, ":")
-				require.NoError(t, replicaClient.SlaveOf(ctx, host, port).Err())
-			}
-			follow(master.Addr)
-			require.Eventually(t, func() bool {
-				info, _ := replicaClient.Info(ctx, "replication").Result()
-				return strings.Contains(info, "master_link_status:up")
-			}, 10*time.Second, 20*time.Millisecond)
-
-			client := redis.NewClient(&redis.Options{Addr: master.Addr})
-			t.Cleanup(func() { client.Close() })
+			master, replicaClient, client := r.master, r.replica, r.client
 			cfg := slotlimit.Config{Key: "slotlimit-test:failover", Limit: 10, TTL: time.Minute,
 				Replicas: replicas, ReplicaTimeout: 200 * time.Millisecond}
 			l := newLimiterOn(t, client, cfg)
@@ -215,7 +201,7 @@ func TestFailoverKeepsAcknowledgedLeases(t *testing.T) {
 			}, 5*time.Second, 10*time.Millisecond)
 
 			// The replica loses its link: it follows a master that is not there.
-			follow(downClient(t).(*redis.Client).Options().Addr)
+			r.follow(t, downClient(t).(*redis.Client).Options().Addr)
 			told := []string{"before"}
 			notAcked := 0
 			for i := 0; i < 5; i++ {
@@ -352,35 +338,48 @@ func TestClusterManyKeys(t *testing.T) {
 	assert.Len(t, shards, 3, "the keys spread over every master")
 }
 
-// startReplicated starts a master and a replica that follows it, and
-// returns a client of the master.
-func startReplicated(t *testing.T) redis.UniversalClient {
+// replicated is a master and a replica that follows it, each started by
+// the test.
+type replicated struct {
+	master  *redistest.Server
+	replica *redis.Client // a client of the replica
+	client  *redis.Client // a client of the master
+}
+
+// startReplicated starts a master and a replica, and waits until the
+// replica follows the master.
+func startReplicated(t *testing.T) replicated {
 	t.Helper()
-	master := startServer(t, "--repl-diskless-sync-delay", "0")
+	r := replicated{master: startServer(t, "--repl-diskless-sync-delay", "0")}
 	replica := startServer(t)
+	r.replica = redis.NewClient(&redis.Options{Addr: replica.Addr})
+	t.Cleanup(func() { r.replica.Close() })
+	r.follow(t, r.master.Addr)
 	ctx := context.Background()
-	replicaClient := redis.NewClient(&redis.Options{Addr: replica.Addr})
-	t.Cleanup(func() { replicaClient.Close() })
-	host, port, _ := strings.Cut(master.Addr, ":")
-	require.NoError(t, replicaClient.SlaveOf(ctx, host, port).Err())
 	require.Eventually(t, func() bool {
-		info, _ := replicaClient.Info(ctx, "replication").Result()
+		info, _ := r.replica.Info(ctx, "replication").Result()
 		return strings.Contains(info, "master_link_status:up")
 	}, 10*time.Second, 20*time.Millisecond)
-	client := redis.NewClient(&redis.Options{Addr: master.Addr})
-	t.Cleanup(func() { client.Close() })
-	return client
+	r.client = redis.NewClient(&redis.Options{Addr: r.master.Addr})
+	t.Cleanup(func() { r.client.Close() })
+	return r
+}
+
+// follow makes the replica follow the server at addr.
+func (r replicated) follow(t *testing.T, addr string) {
+	host, port, _ := strings.Cut(addr, ":")
+	require.NoError(t, r.replica.SlaveOf(context.Background(), host, port).Err())
 }
 
 // With Config.Replicas every write is a pipeline that ends with WAIT. It
 // goes through however often the script cache is flushed, and no call
 // runs twice.
 func TestReplicatedWritesSurviveScriptFlushBeforeEveryPipeline(t *testing.T) {
-	client := startReplicated(t)
+	client := startReplicated(t).client
 	ctx := context.Background()
 	// The flush goes on a client of its own: the hooked one runs a
 	// pipeline to set up each new connection.
-	flusher := redis.NewClient(client.(*redis.Client).Options())
+	flusher := redis.NewClient(client.Options())
 	t.Cleanup(func() { flusher.Close() })
 	client.AddHook(flushBeforePipelines(func(ctx context.Context) error {
 		return flusher.ScriptFlush(ctx).Err()
