@@ -4,6 +4,9 @@ import (
 	"context"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/script"
 )
 
 // batchSize is the most holders one script call of a batch takes, so that
@@ -64,7 +67,7 @@ func (l *Limiter) appendResults(results []Result, reply any, left int) ([]Result
 			return results, nil
 		}
 	}
-	return results, errUnexpectedReply(reply)
+	return results, callerr.UnexpectedReply(reply)
 }
 
 // ReleaseBatch runs Release for each holder, in order, in one round trip,
@@ -93,18 +96,18 @@ func (l *Limiter) ReleaseBatch(ctx context.Context, holders []string) ([]bool, e
 				released = append(released, x == int64(1))
 			}
 		default:
-			return nil, opError("release", l.cfg.Key, errUnexpectedReply(reply))
+			return nil, opError("release", l.cfg.Key, callerr.UnexpectedReply(reply))
 		}
 	}
 	if len(released) != len(holders) {
-		return nil, opError("release", l.cfg.Key, errUnexpectedReply(released))
+		return nil, opError("release", l.cfg.Key, callerr.UnexpectedReply(released))
 	}
 	return released, nil
 }
 
-// batch checks every holder, then runs script on them in chunks of up to
-// batchSize, one call per chunk, in one pipeline (see pipeline).
-func (l *Limiter) batch(ctx context.Context, op string, script *redis.Script, keys, holders []string, args func(...string) []any) ([]*redis.Cmd, error) {
+// batch checks every holder, then runs s on them in chunks of up to
+// batchSize, one call per chunk, in one pipeline (see script.Runner.Pipeline).
+func (l *Limiter) batch(ctx context.Context, op string, s *script.Script, keys, holders []string, args func(...string) []any) ([]*redis.Cmd, error) {
 	for _, holder := range holders {
 		if err := checkHolder(holder); err != nil {
 			return nil, err
@@ -117,7 +120,7 @@ func (l *Limiter) batch(ctx context.Context, op string, script *redis.Script, ke
 	for start := 0; start < len(holders); start += batchSize {
 		calls = append(calls, args(holders[start:min(start+batchSize, len(holders))]...))
 	}
-	cmds, err := l.pipeline(ctx, script, keys, calls)
+	cmds, err := l.runner.Pipeline(ctx, s, keys, calls)
 	if err != nil {
 		return nil, callError(ctx, op, l.cfg.Key, err)
 	}

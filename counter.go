@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
 )
 
 // A Counter limits concurrency with a plain integer counter, the same data
@@ -64,12 +66,12 @@ func (c *Counter) TryAcquire(ctx context.Context) (Result, error) {
 	if err := c.usable(); err != nil {
 		return Result{}, err
 	}
-	reply, err := c.runWrite(ctx, counterAcquireScript, c.keys, c.limit, c.ttl).Int64Slice()
+	reply, err := c.runner.Run(ctx, counterAcquireScript, c.keys, c.limit, c.ttl).Int64Slice()
 	if err != nil {
 		return Result{Limit: c.cfg.Limit}, callError(ctx, "acquire", c.cfg.Key, err)
 	}
 	if len(reply) != 3 {
-		return Result{Limit: c.cfg.Limit}, opError("acquire", c.cfg.Key, errUnexpectedReply(reply))
+		return Result{Limit: c.cfg.Limit}, opError("acquire", c.cfg.Key, callerr.UnexpectedReply(reply))
 	}
 	res := Result{Acquired: reply[0] == 1, Count: reply[1], Limit: c.cfg.Limit}
 	if res.Acquired {
@@ -99,7 +101,7 @@ func (c *Counter) Release(ctx context.Context) (bool, error) {
 	if err := c.usable(); err != nil {
 		return false, err
 	}
-	n, err := c.runWrite(ctx, counterReleaseScript, c.keys).Int64()
+	n, err := c.runner.Run(ctx, counterReleaseScript, c.keys).Int64()
 	if err != nil {
 		return false, callError(ctx, "release", c.cfg.Key, err)
 	}

@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
 )
 
 var (
@@ -40,11 +41,28 @@ var (
 	//		return errBusy // nothing is held
 	//	}
 	ErrNotAcquired = errors.New("slotlimit: not acquired")
+
+	// ErrNotReplicated is returned when Config.Replicas is set and fewer
+	// replicas than that acknowledged a write within Config.ReplicaTimeout.
+	// The write was made on the master, and may be lost if it fails over now:
+	// a lease taken that way counts as not taken (AcquireN releases it; a
+	// caller of TryAcquire should Release or try again), and a release or
+	// renewal may have to be repeated.
+	ErrNotReplicated = errors.New("slotlimit: write not acknowledged by enough replicas")
+
+	// ErrLeaseLost is the cause of a KeepAlive context's cancellation when the
+	// lease was lost: a renewal found it gone, or renewals failed until it
+	// must have lapsed.
+	ErrLeaseLost = errors.New("slotlimit: lease lost")
 )
 
 // errUnusable is the error of every method of a zero or nil Limiter,
 // Counter or Lease.
 var errUnusable = fmt.Errorf("%w: not made by New or NewCounter", ErrInvalidConfig)
+
+func invalidConfig(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+}
 
 // sentNothing reports whether err is one that this package returns
 // before anything is sent to Redis.
@@ -52,57 +70,22 @@ func sentNothing(err error) bool {
 	return errors.Is(err, ErrInvalidConfig) || errors.Is(err, ErrInvalidHolder) || errors.Is(err, ErrInvalidWeight)
 }
 
-// MaxHolderLen is the longest holder ID accepted, in bytes.
-const MaxHolderLen = 1024
-
-func invalidConfig(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
-}
-
-func checkHolder(holder string) error {
-	switch {
-	case holder == "":
-		return fmt.Errorf("%w: empty", ErrInvalidHolder)
-	case len(holder) > MaxHolderLen:
-		return fmt.Errorf("%w: %d bytes, more than %d", ErrInvalidHolder, len(holder), MaxHolderLen)
-	}
-	return nil
-}
-
-func checkWeight(n, limit int64) error {
-	if n < 1 || n > limit {
-		return fmt.Errorf("%w: %d units, must be 1 to the limit %d", ErrInvalidWeight, n, limit)
-	}
-	return nil
+// outcomeUnknown reports whether err leaves it open whether a script ran
+// (see callerr.OutcomeUnknown). This package's own errors are returned
+// before anything is sent.
+func outcomeUnknown(err error) bool {
+	return !sentNothing(err) && callerr.OutcomeUnknown(err)
 }
 
 // opError names the operation and the key, so that a WRONGTYPE reply or a
 // connection error says which limiter it came from. It keeps err for errors.Is.
 func opError(op, key string, err error) error {
-	return fmt.Errorf("slotlimit: %s %q: %w", op, key, err)
+	return callerr.Op("slotlimit", op, key, err)
 }
 
 // callError is opError for a call made with ctx: when ctx is done and err
-// came from the connection (go-redis reports a ctx deadline as an i/o
-// timeout when ContextTimeoutEnabled is set), the error matches ctx.Err()
-// as well as err.
+// came from the connection, the error matches ctx.Err() as well as err
+// (see callerr.Call).
 func callError(ctx context.Context, op, key string, err error) error {
-	if ctxErr := ctxDone(ctx); ctxErr != nil && outcomeUnknown(err) && !errors.Is(err, ctxErr) {
-		return fmt.Errorf("slotlimit: %s %q: %w: %w", op, key, ctxErr, err)
-	}
-	return opError(op, key, err)
-}
-
-// ctxDone is ctx.Err(), counting a deadline that has passed as exceeded
-// even before ctx's own timer has fired: go-redis sets the connection's
-// deadline to ctx's, and the read can time out a moment before ctx is
-// marked done.
-func ctxDone(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if deadline, ok := ctx.Deadline(); ok && !time.Now().Before(deadline) {
-		return context.DeadlineExceeded
-	}
-	return nil
+	return callerr.Call(ctx, "slotlimit", op, key, err)
 }

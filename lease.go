@@ -5,14 +5,10 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
-)
 
-// ErrLeaseLost is the cause of a KeepAlive context's cancellation when the
-// lease was lost: a renewal found it gone, or renewals failed until it
-// must have lapsed.
-var ErrLeaseLost = errors.New("slotlimit: lease lost")
+	"github.com/slotlimit/slotlimit/internal/keepalive"
+)
 
 // A Lease is a handle on one holder's lease, for in-process work. It
 // releases, renews and keeps itself alive:
@@ -31,24 +27,18 @@ type Lease struct {
 	limiter *Limiter
 	holder  string
 	res     Result
-
-	lost     chan struct{} // closed when the lease is lost
-	lostOnce sync.Once
-
-	mu       sync.Mutex
-	released bool          // Release was called: renewals stop, Lost never fires
-	freed    bool          // a Release succeeded, or there was nothing to free
-	deadline time.Time     // a local-clock bound before which the lease cannot lapse
-	stop     chan struct{} // closed by Release; stops KeepAlive
-	stopOnce sync.Once
-	done     chan struct{} // closed when KeepAlive's renewals have stopped
-	work     context.Context
+	keep    *keepalive.Lease // renewals, release and the lost signal
 }
 
 // Lease returns a handle on holder's lease, whether or not holder holds
 // one; it sends nothing to Redis.
 func (l *Limiter) Lease(holder string) *Lease {
-	return &Lease{limiter: l, holder: holder, lost: make(chan struct{}), stop: make(chan struct{})}
+	return &Lease{limiter: l, holder: holder, keep: keepalive.New(keepalive.Config{
+		TTL:     l.Config().TTL,
+		Renew:   func(ctx context.Context) (bool, error) { return l.Renew(ctx, holder) },
+		Release: func(ctx context.Context) (bool, error) { return l.Release(ctx, holder) },
+		ErrLost: ErrLeaseLost,
+	})}
 }
 
 // NewHolderID returns a random 128-bit holder ID, for callers that have no
@@ -68,7 +58,7 @@ func (l *Limiter) AcquireLease(ctx context.Context, n int64) (*Lease, error) {
 		return nil, err
 	}
 	x.res = res
-	x.deadline = start.Add(l.cfg.TTL)
+	x.keep.Taken(start)
 	return x, nil
 }
 
@@ -93,7 +83,7 @@ func (l *Limiter) TryAcquireLease(ctx context.Context, n int64) (*Lease, error) 
 		return nil, fmt.Errorf("%w: %d units wanted, %d of %d in use", ErrNotAcquired, n, res.Count, res.Limit)
 	}
 	x.res = res
-	x.deadline = start.Add(l.cfg.TTL)
+	x.keep.Taken(start)
 	return x, nil
 }
 
@@ -149,13 +139,12 @@ func (x *Lease) Result() Result {
 // lapsed. It is never closed for a lease that was released. For a nil or
 // zero Lease, which holds nothing, it is closed.
 func (x *Lease) Lost() <-chan struct{} {
-	if x == nil || x.lost == nil {
-		return closedChan
+	var keep *keepalive.Lease // nil for a nil or zero Lease, whose Lost is closed
+	if x != nil {
+		keep = x.keep
 	}
-	return x.lost
+	return keep.Lost()
 }
-
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Release frees the lease and stops KeepAlive. It reports whether a live
 // lease was freed. Releasing a nil Lease, or one already released, does
@@ -169,25 +158,7 @@ func (x *Lease) Release(ctx context.Context) (bool, error) {
 	if err := x.limiter.usable(); err != nil {
 		return false, err
 	}
-	x.mu.Lock()
-	if x.freed {
-		x.mu.Unlock()
-		return false, nil
-	}
-	x.released = true
-	x.stopOnce.Do(func() { close(x.stop) })
-	done := x.done
-	x.mu.Unlock()
-	if done != nil {
-		<-done // no renewal races the release
-	}
-	ok, err := x.limiter.Release(ctx, x.holder)
-	if err == nil {
-		x.mu.Lock()
-		x.freed = true
-		x.mu.Unlock()
-	}
-	return ok, err
+	return x.keep.Release(ctx)
 }
 
 // Renew extends the lease to TTL from now. It returns false, and the lease
@@ -199,26 +170,7 @@ func (x *Lease) Renew(ctx context.Context) (bool, error) {
 	if err := x.limiter.usable(); err != nil {
 		return false, err
 	}
-	start := time.Now()
-	_, ok, err := x.limiter.renew(ctx, x.holder)
-	if err != nil {
-		return false, err
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.released {
-		return ok, nil
-	}
-	if !ok {
-		x.markLost()
-		return false, nil
-	}
-	x.deadline = start.Add(x.limiter.cfg.TTL)
-	return true, nil
-}
-
-func (x *Lease) markLost() {
-	x.lostOnce.Do(func() { close(x.lost) })
+	return x.keep.Renew(ctx)
 }
 
 // KeepAlive renews the lease about every third of its TTL, in the
@@ -231,77 +183,11 @@ func (x *Lease) markLost() {
 // with cause ErrLeaseLost, and on a zero Lease, or one of a zero or nil
 // Limiter, one cancelled with an error matching ErrInvalidConfig.
 func (x *Lease) KeepAlive(ctx context.Context) context.Context {
-	work, cancel := context.WithCancelCause(ctx)
 	if x == nil {
-		cancel(ErrLeaseLost)
-		return work
+		return keepalive.Cancelled(ctx, ErrLeaseLost)
 	}
 	if err := x.limiter.usable(); err != nil {
-		cancel(err)
-		return work
+		return keepalive.Cancelled(ctx, err)
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.work != nil {
-		cancel(nil)
-		return x.work
-	}
-	x.work = work
-	if x.released {
-		cancel(ErrLeaseLost)
-		return work
-	}
-	x.done = make(chan struct{})
-	go x.keepAlive(work, cancel)
-	return work
-}
-
-// keepAlive is KeepAlive's renewal loop.
-func (x *Lease) keepAlive(ctx context.Context, cancel context.CancelCauseFunc) {
-	defer close(x.done)
-	// A renewal in flight is cut short by Release, so Release never waits long.
-	rctx, rcancel := context.WithCancel(ctx)
-	defer rcancel()
-	go func() {
-		select {
-		case <-x.stop:
-			rcancel()
-		case <-rctx.Done():
-		}
-	}()
-
-	ttl := x.limiter.cfg.TTL
-	every, retry := ttl/3, max(ttl/10, 10*time.Millisecond)
-	timer := time.NewTimer(every)
-	defer timer.Stop()
-	if x.deadline.IsZero() {
-		timer.Reset(0) // a handle from Limiter.Lease: learn the deadline now
-	}
-	for {
-		select {
-		case <-x.stop:
-			cancel(context.Canceled)
-			return
-		case <-x.lost:
-			cancel(ErrLeaseLost)
-			return
-		case <-ctx.Done():
-			return
-		case <-timer.C:
-		}
-		ok, err := x.Renew(rctx)
-		switch {
-		case err == nil && !ok:
-			// x.lost is closed now, unless Release came first.
-		case err == nil:
-			timer.Reset(every)
-		default:
-			x.mu.Lock()
-			if !x.released && !x.deadline.IsZero() && !time.Now().Before(x.deadline) {
-				x.markLost()
-			}
-			x.mu.Unlock()
-			timer.Reset(retry)
-		}
-	}
+	return x.keep.KeepAlive(ctx)
 }

@@ -2,13 +2,12 @@ package slotlimit
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
 )
 
 // A Limiter lets at most Limit holders at once into a guarded section,
@@ -156,7 +155,7 @@ func (l *Limiter) check(holder string, n int64) error {
 // queue entry (0: none).
 func (l *Limiter) try(ctx context.Context, holder string, n int64, queue bool) (Result, int64, error) {
 	keys, args := l.acquireCall(n, queue, holder)
-	reply, err := l.runWrite(ctx, acquireScript, keys, args...).Result()
+	reply, err := l.runner.Run(ctx, acquireScript, keys, args...).Result()
 	if err != nil {
 		return Result{Limit: l.cfg.Limit}, 0, callError(ctx, "acquire", l.cfg.Key, err)
 	}
@@ -221,7 +220,7 @@ func (l *Limiter) result(reply any, n int64) (Result, int64, error) {
 			return res, v[5], nil
 		}
 	}
-	return res, 0, errUnexpectedReply(reply)
+	return res, 0, callerr.UnexpectedReply(reply)
 }
 
 // outcome reads one holder's entry of an acquire script's list reply: the
@@ -283,6 +282,9 @@ func (l *Limiter) AcquireN(ctx context.Context, holder string, n int64) (Result,
 	return acquireOutcome(ctx, l.cfg, res, err)
 }
 
+// cleanupTimeout bounds the release that follows a failed acquire.
+const cleanupTimeout = time.Second
+
 // releaseDetached releases holder after an acquire failed: it runs even
 // when ctx is done, bounded by cleanupTimeout.
 func (l *Limiter) releaseDetached(ctx context.Context, holder string) {
@@ -302,7 +304,7 @@ func (l *Limiter) Release(ctx context.Context, holder string) (bool, error) {
 	if err := checkHolder(holder); err != nil {
 		return false, err
 	}
-	n, err := l.runWrite(ctx, releaseScript, l.keys, l.releaseArgs(holder)...).Int64()
+	n, err := l.runner.Run(ctx, releaseScript, l.keys, l.releaseArgs(holder)...).Int64()
 	if err != nil {
 		return false, callError(ctx, "release", l.cfg.Key, err)
 	}
@@ -335,7 +337,7 @@ func (l *Limiter) renew(ctx context.Context, holder string) (time.Time, bool, er
 	if err := checkHolder(holder); err != nil {
 		return time.Time{}, false, err
 	}
-	deadline, err := l.runWrite(ctx, renewScript, l.keys[:3], holder, l.ttl).Int64()
+	deadline, err := l.runner.Run(ctx, renewScript, l.keys[:3], holder, l.ttl).Int64()
 	if err != nil {
 		return time.Time{}, false, callError(ctx, "renew", l.cfg.Key, err)
 	}
@@ -368,7 +370,7 @@ func (l *Limiter) Holders(ctx context.Context) ([]Holder, error) {
 		return nil, callError(ctx, "holders", l.cfg.Key, err)
 	}
 	if len(reply)%3 != 0 {
-		return nil, opError("holders", l.cfg.Key, errUnexpectedReply(reply))
+		return nil, opError("holders", l.cfg.Key, callerr.UnexpectedReply(reply))
 	}
 	holders := make([]Holder, 0, len(reply)/3)
 	for i := 0; i < len(reply); i += 3 {
@@ -383,22 +385,4 @@ func (l *Limiter) Holders(ctx context.Context) ([]Holder, error) {
 		holders = append(holders, Holder{ID: reply[i], ExpiresAt: time.UnixMilli(int64(ms)), Weight: weight})
 	}
 	return holders, nil
-}
-
-func errUnexpectedReply(reply any) error {
-	return fmt.Errorf("unexpected reply %v", reply)
-}
-
-// outcomeUnknown reports whether err leaves it open whether a script ran.
-// A reply from Redis, even an error reply, means the script ran or was
-// refused as a whole, and a call that never got a connection was never
-// sent; anything else (a timeout, a broken connection, a context that ended
-// mid-call) may have struck after the call was sent.
-func outcomeUnknown(err error) bool {
-	var reply redis.Error
-	if sentNothing(err) || errors.As(err, &reply) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed) {
-		return false
-	}
-	var netErr *net.OpError
-	return !(errors.As(err, &netErr) && netErr.Op == "dial")
 }

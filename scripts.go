@@ -2,56 +2,55 @@ package slotlimit
 
 import (
 	_ "embed"
-	"strings"
+	"strconv"
+	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/slotlimit/slotlimit/internal/script"
 )
 
-// Each atomic operation is one Lua script. redis.Script runs it with EVALSHA
-// and falls back to EVAL when the server answers NOSCRIPT, which also caches
-// the script again, so a SCRIPT FLUSH or a restarted server needs no care here.
+// Each atomic operation is one Lua script. A script.Script runs it with
+// EVALSHA and falls back to EVAL when the server answers NOSCRIPT, which
+// also caches the script again, so a SCRIPT FLUSH or a restarted server
+// needs no care here. Scripts that write run through slots.runner, so
+// that Config.Replicas acknowledge them.
 var (
 	//go:embed scripts/lib.lua
 	libLua string
+	// leaseLib is lib.lua, the helpers of the lease scripts. A lease script
+	// holds its include line where it first needs them, so that a call
+	// that returns before that line does not pay for defining them.
+	leaseLib = script.Lib{Include: "-- #include lib.lua\n", Source: libLua}
 
 	//go:embed scripts/acquire.lua
 	acquireLua    string
-	acquireScript = leaseScript(acquireLua)
+	acquireScript = script.New(acquireLua, leaseLib)
 
 	//go:embed scripts/release.lua
 	releaseLua    string
-	releaseScript = leaseScript(releaseLua)
+	releaseScript = script.New(releaseLua, leaseLib)
 
 	//go:embed scripts/renew.lua
 	renewLua    string
-	renewScript = leaseScript(renewLua)
+	renewScript = script.New(renewLua, leaseLib)
 
 	//go:embed scripts/count.lua
 	countLua    string
-	countScript = leaseScript(countLua)
+	countScript = script.New(countLua, leaseLib)
 
 	//go:embed scripts/holders.lua
 	holdersLua    string
-	holdersScript = leaseScript(holdersLua)
+	holdersScript = script.New(holdersLua, leaseLib)
 
 	//go:embed scripts/counter_acquire.lua
 	counterAcquireLua    string
-	counterAcquireScript = redis.NewScript(counterAcquireLua)
+	counterAcquireScript = script.New(counterAcquireLua)
 
 	//go:embed scripts/counter_release.lua
 	counterReleaseLua    string
-	counterReleaseScript = redis.NewScript(counterReleaseLua)
+	counterReleaseScript = script.New(counterReleaseLua)
 )
 
-// includeLib is the line of a lease script where lib.lua's helpers go. A
-// script puts it where it first needs them, so that a call that returns
-// before that line does not pay for defining them.
-const includeLib = "-- #include lib.lua\n"
-
-// leaseScript returns src with lib.lua in place of its include line.
-func leaseScript(src string) *redis.Script {
-	if strings.Count(src, includeLib) != 1 {
-		panic("slotlimit: a lease script must include lib.lua once")
-	}
-	return redis.NewScript(strings.Replace(src, includeLib, libLua, 1))
+// formatMillis formats d in whole milliseconds, as the scripts take times.
+func formatMillis(d time.Duration) string {
+	return strconv.FormatInt(d.Milliseconds(), 10)
 }

@@ -1,0 +1,70 @@
+// Package callerr reports the errors of calls to Redis: whether a failed
+// call's outcome is unknown, and errors that name the package, the
+// operation and the key, and match the context's error when the context
+// cut the call short.
+package callerr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// OutcomeUnknown reports whether err, from a call to Redis, leaves it open
+// whether the call ran. A reply from Redis, even an error reply, means the
+// call ran or was refused as a whole, and a call that never got a
+// connection was never sent; anything else (a timeout, a broken
+// connection, a context that ended mid-call) may have struck after the
+// call was sent. A package's own errors for calls it never sent, such as
+// invalid input, are its to tell apart.
+func OutcomeUnknown(err error) bool {
+	var reply redis.Error
+	if errors.As(err, &reply) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed) {
+		return false
+	}
+	var netErr *net.OpError
+	return !(errors.As(err, &netErr) && netErr.Op == "dial")
+}
+
+// ContextDone is ctx.Err(), counting a deadline that has passed as
+// exceeded even before ctx's own timer has fired: go-redis sets the
+// connection's deadline to ctx's, and the read can time out a moment
+// before ctx is marked done.
+func ContextDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if deadline, ok := ctx.Deadline(); ok && !time.Now().Before(deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// Op returns err prefixed with the package pkg, the operation op and the
+// key, as `slotlimit: acquire "ar:1": ...`, so that a WRONGTYPE reply or a
+// connection error says where it came from. The error wraps err, for
+// errors.Is and errors.As.
+func Op(pkg, op, key string, err error) error {
+	return fmt.Errorf("%s: %s %q: %w", pkg, op, key, err)
+}
+
+// Call is Op for the error of a call made with ctx: when ctx is done and
+// err leaves the outcome unknown (go-redis reports a ctx deadline as an
+// i/o timeout when ContextTimeoutEnabled is set), the error matches
+// ctx.Err() as well as err.
+func Call(ctx context.Context, pkg, op, key string, err error) error {
+	if ctxErr := ContextDone(ctx); ctxErr != nil && OutcomeUnknown(err) && !errors.Is(err, ctxErr) {
+		return fmt.Errorf("%s: %s %q: %w: %w", pkg, op, key, ctxErr, err)
+	}
+	return Op(pkg, op, key, err)
+}
+
+// UnexpectedReply returns the error for a script's reply that does not
+// have the form the script promises.
+func UnexpectedReply(reply any) error {
+	return fmt.Errorf("unexpected reply %v", reply)
+}

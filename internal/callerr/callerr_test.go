@@ -1,0 +1,61 @@
+package callerr_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
+)
+
+func TestOutcomeUnknown(t *testing.T) {
+	steps := []struct {
+		name    string
+		err     error
+		unknown bool
+	}{
+		{"an error reply", redis.ErrNoScript, false},
+		{"a wrapped error reply", fmt.Errorf("op: %w", redis.ErrNoScript), false},
+		{"no connection from the pool", redis.ErrPoolTimeout, false},
+		{"a closed client", redis.ErrClosed, false},
+		{"a failed dial", &net.OpError{Op: "dial", Err: errors.New("refused")}, false},
+		{"a failed read", &net.OpError{Op: "read", Err: errors.New("reset")}, true},
+		{"an i/o timeout", os.ErrDeadlineExceeded, true},
+		{"a context that ended", context.Canceled, true},
+	}
+	for i, s := range steps {
+		assert.Equal(t, s.unknown, callerr.OutcomeUnknown(s.err), "step %d: %s", i, s.name)
+	}
+}
+
+func TestContextDoneCountsPassedDeadline(t *testing.T) {
+	assert.NoError(t, callerr.ContextDone(context.Background()))
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	assert.ErrorIs(t, callerr.ContextDone(ctx), context.DeadlineExceeded)
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	assert.ErrorIs(t, callerr.ContextDone(ctx), context.Canceled)
+}
+
+func TestCallMatchesContextWhenItCutTheCallShort(t *testing.T) {
+	err := callerr.Op("pkg", "acquire", "k", redis.ErrNoScript)
+	assert.EqualError(t, err, `pkg: acquire "k": `+redis.ErrNoScript.Error())
+	assert.ErrorIs(t, err, redis.ErrNoScript)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	assert.NotErrorIs(t, callerr.Call(ctx, "pkg", "acquire", "k", os.ErrDeadlineExceeded), context.Canceled, "ctx not done")
+	cancel()
+	err = callerr.Call(ctx, "pkg", "acquire", "k", os.ErrDeadlineExceeded)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	assert.NotErrorIs(t, callerr.Call(ctx, "pkg", "acquire", "k", redis.ErrNoScript), context.Canceled, "a reply is a known outcome")
+	assert.EqualError(t, callerr.Call(ctx, "pkg", "acquire", "k", context.Canceled), `pkg: acquire "k": context canceled`)
+}

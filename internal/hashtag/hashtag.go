@@ -1,0 +1,42 @@
+// Package hashtag names the keys that live beside a key in its Redis
+// Cluster hash slot, so that one script can use them all.
+//
+// A key with a hash tag keeps it: the names beside it are the key, ':'
+// and a suffix, as "{tenant}:ar:1:w". Any other key becomes the hash tag:
+// the names beside it are the key in braces, '/' and a suffix, as
+// "{ar:1}/w". The two forms never meet, so the keys beside "{x}" and "x"
+// keep apart. A key with a '}' but no hash tag has no names beside it,
+// since no tag can reproduce its slot.
+package hashtag
+
+import "strings"
+
+// Has reports whether key has a non-empty {...} section, the part Redis
+// Cluster hashes instead of the whole key.
+func Has(key string) bool {
+	open := strings.IndexByte(key, '{')
+	return open >= 0 && strings.IndexByte(key[open+1:], '}') > 0
+}
+
+// SidePrefix returns the prefix of the names beside key, to which each
+// name adds its suffix: key + ":" when key has a hash tag, and
+// "{" + key + "}/" when it has none. It reports false for a key that has
+// a '}' but no hash tag.
+func SidePrefix(key string) (prefix string, ok bool) {
+	switch {
+	case Has(key):
+		return key + ":", true
+	case strings.IndexByte(key, '}') >= 0:
+		return "", false
+	}
+	return "{" + key + "}/", true
+}
+
+// IsSide reports whether key could be the name beside some other key
+// that ends in suffix: whether it has a hash tag, as every such name has,
+// and ends in ':' or '/' and suffix. A package refuses such a key as a key
+// of its own, so that no key is both one package value's key and a name
+// beside another's.
+func IsSide(key, suffix string) bool {
+	return Has(key) && (strings.HasSuffix(key, ":"+suffix) || strings.HasSuffix(key, "/"+suffix))
+}

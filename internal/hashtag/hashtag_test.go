@@ -1,0 +1,50 @@
+package hashtag_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/slotlimit/slotlimit/internal/hashtag"
+)
+
+func TestSidePrefix(t *testing.T) {
+	steps := []struct {
+		key    string
+		tagged bool
+		prefix string
+		ok     bool
+	}{
+		{"ar:1", false, "{ar:1}/", true},
+		{"{tenant}:ar:1", true, "{tenant}:ar:1:", true},
+		{"{x}", true, "{x}:", true},
+		{"x", false, "{x}/", true},
+		{"p{t}q", true, "p{t}q:", true},
+		{"{}x", false, "{{}x}/", false}, // an empty tag is no tag, and the key has a '}'
+		{"a}b", false, "", false},
+		{"{a", false, "{{a}/", true},
+		{"}{a}", true, "}{a}:", true},
+	}
+	for i, s := range steps {
+		assert.Equal(t, s.tagged, hashtag.Has(s.key), "step %d: %q", i, s.key)
+		prefix, ok := hashtag.SidePrefix(s.key)
+		assert.Equal(t, s.ok, ok, "step %d: %q", i, s.key)
+		if ok {
+			assert.Equal(t, s.prefix, prefix, "step %d: %q", i, s.key)
+		}
+	}
+}
+
+// Every name SidePrefix gives is one that IsSide reports, and a key
+// without a hash tag never is.
+func TestIsSide(t *testing.T) {
+	for _, key := range []string{"a", "{a}", "{t}:x", "ar:1", "p{t}q"} {
+		prefix, ok := hashtag.SidePrefix(key)
+		assert.True(t, ok)
+		assert.True(t, hashtag.IsSide(prefix+"w", "w"), "%q", prefix+"w")
+		assert.False(t, hashtag.IsSide(prefix+"w", "q"), "%q", prefix+"w")
+	}
+	for _, key := range []string{"a:w", "a/w", "{}:w", "w"} {
+		assert.False(t, hashtag.IsSide(key, "w"), "%q", key)
+	}
+}
