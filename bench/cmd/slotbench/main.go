@@ -11,7 +11,11 @@
 //     script alone in its phase, including a full key whose tries are all
 //     refused;
 //   - contention: limit 60, -contenders workers (200) holding each slot
-//     for -hold, by polling TryAcquire and by Acquire;
+//     for each of -hold (2ms, then 20ms), by polling TryAcquire and by
+//     Acquire;
+//   - hand-off latency: on an idle server, from a holder's Release
+//     returning to a queued waiter's Acquire returning, beside PING round
+//     trips on the same client, and the same for a polling waiter;
 //   - many keys: one TryAcquire+Release on each of -keys area codes;
 //   - MEMORY USAGE of a key with 60 holders, and of an idle key;
 //   - a burst of 100 holders by TryAcquireBatch/ReleaseBatch against 100
@@ -33,7 +37,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"time"
 
 	"github.com/slotlimit/slotlimit"
@@ -44,19 +50,38 @@ import (
 type settings struct {
 	rounds     int
 	contenders int
-	hold       time.Duration
+	holds      harness.Durations
 	keys       int
+	handoffs   int
 }
 
 func defaultSettings() settings {
-	return settings{rounds: 3, contenders: 200, hold: 2 * time.Millisecond, keys: 100000}
+	return settings{rounds: 3, contenders: 200, holds: harness.Durations{2 * time.Millisecond, 20 * time.Millisecond}, keys: 100000, handoffs: 300}
 }
 
 func (s *settings) registerFlags(fs *flag.FlagSet) {
 	fs.IntVar(&s.rounds, "rounds", s.rounds, "rounds of the no-contention phases, taken in turns")
 	fs.IntVar(&s.contenders, "contenders", s.contenders, "workers contending for 60 slots")
-	fs.DurationVar(&s.hold, "hold", s.hold, "how long a contender holds its slot")
+	fs.Var(&s.holds, "hold", "how long a contender holds its slot: a `list` of durations, each a contention phase")
 	fs.IntVar(&s.keys, "keys", s.keys, "area codes in the many-keys phase")
+	fs.IntVar(&s.handoffs, "handoffs", s.handoffs, "rounds of each hand-off mode, at most 10 times -duration")
+}
+
+// check returns an error naming the first setting out of range.
+func (s settings) check() error {
+	switch {
+	case s.rounds < 1:
+		return fmt.Errorf("-rounds %d: must be at least 1", s.rounds)
+	case s.contenders < 1:
+		return fmt.Errorf("-contenders %d: must be at least 1", s.contenders)
+	case len(s.holds) == 0:
+		return errors.New("-hold: give at least one duration")
+	case s.keys < 1:
+		return fmt.Errorf("-keys %d: must be at least 1", s.keys)
+	case s.handoffs < 1:
+		return fmt.Errorf("-handoffs %d: must be at least 1", s.handoffs)
+	}
+	return nil
 }
 
 // A bench is the Limiter's suite: what every scenario shares, and the
@@ -74,25 +99,33 @@ func main() {
 	harness.Main("slotbench", b)
 }
 
-// Steps implements harness.Suite.
+// Steps implements harness.Suite. The hand-off phase runs first, while
+// the server is idle and before any load has been on it.
 func (b *bench) Steps(env *harness.Env) []harness.Step {
 	b.Env = env
-	return []harness.Step{
+	steps := []harness.Step{
 		{Name: "setup", Run: b.setup},
+		{Name: "hand-off latency", Run: func(ctx context.Context) (err error) { b.handed, err = b.handoff(ctx); return }},
 		{Name: "allocations", Run: func(ctx context.Context) (err error) { b.allocs, err = b.allocations(ctx); return }},
 		{Name: "no contention", Run: func(ctx context.Context) (err error) { b.pairs, err = b.noContention(ctx); return }},
 		{Name: "script costs", Run: func(ctx context.Context) (err error) { b.costs, err = b.scriptCosts(ctx); return }},
-		{Name: "contention, polling", Run: func(ctx context.Context) error { return b.appendContended(ctx, false) }},
-		{Name: "contention, Acquire", Run: func(ctx context.Context) error { return b.appendContended(ctx, true) }},
-		{Name: "many keys", Run: func(ctx context.Context) (err error) { b.many, err = b.manyKeys(ctx); return }},
-		{Name: "memory", Run: func(ctx context.Context) (err error) { b.mem, err = b.memory(ctx); return }},
-		{Name: "batch, one caller", Run: func(ctx context.Context) error { return b.appendBursts(ctx, 1) }},
-		{Name: "batch, many callers", Run: func(ctx context.Context) error { return b.appendBursts(ctx, b.Workers) }},
 	}
+	for _, hold := range b.holds {
+		steps = append(steps,
+			harness.Step{Name: fmt.Sprintf("contention, %v holds, polling", hold), Run: func(ctx context.Context) error { return b.appendContended(ctx, hold, false) }},
+			harness.Step{Name: fmt.Sprintf("contention, %v holds, Acquire", hold), Run: func(ctx context.Context) error { return b.appendContended(ctx, hold, true) }},
+		)
+	}
+	return append(steps,
+		harness.Step{Name: "many keys", Run: func(ctx context.Context) (err error) { b.many, err = b.manyKeys(ctx); return }},
+		harness.Step{Name: "memory", Run: func(ctx context.Context) (err error) { b.mem, err = b.memory(ctx); return }},
+		harness.Step{Name: "batch, one caller", Run: func(ctx context.Context) error { return b.appendBursts(ctx, 1) }},
+		harness.Step{Name: "batch, many callers", Run: func(ctx context.Context) error { return b.appendBursts(ctx, b.Workers) }},
+	)
 }
 
-func (b *bench) appendContended(ctx context.Context, wait bool) error {
-	c, err := b.contention(ctx, wait)
+func (b *bench) appendContended(ctx context.Context, hold time.Duration, wait bool) error {
+	c, err := b.contention(ctx, hold, wait)
 	b.contended = append(b.contended, c)
 	return err
 }
@@ -103,9 +136,13 @@ func (b *bench) appendBursts(ctx context.Context, callers int) error {
 	return err
 }
 
-// setup reads the library's acquire and release calls, loads the seed's
-// scripts, and has the load client's hook count the calls of each.
+// setup checks the settings, reads the library's acquire and release
+// calls, loads the seed's scripts, and has the load client's hook count
+// the calls of each.
 func (b *bench) setup(ctx context.Context) error {
+	if err := b.check(); err != nil {
+		return err
+	}
 	b.scripts = scripts{
 		seedAcquire: harness.NewScript(seedAcquire),
 		seedRelease: harness.NewScript(seedRelease),

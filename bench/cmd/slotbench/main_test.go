@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,7 @@ func tinyRun(t *testing.T) string {
 	b.rounds = 1
 	b.contenders = 80
 	b.keys = 300
+	b.handoffs = 20
 	report, err := harness.Run(context.Background(), "slotbench", o, b, testWriter{t})
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +42,8 @@ func tinyRun(t *testing.T) string {
 }
 
 // TestReportHasEveryTable keeps the benchmark from rotting: a tiny run
-// must produce every table, and a number in every row of its budgets.
+// must produce every table, every target, and a number in each target's
+// row.
 func TestReportHasEveryTable(t *testing.T) {
 	report := tinyRun(t)
 	sections := map[string]string{}
@@ -49,7 +52,9 @@ func TestReportHasEveryTable(t *testing.T) {
 		sections[title] = body
 	}
 	for _, want := range []string{
-		"Budgets",
+		"Targets",
+		"Other budgets",
+		"Hand-off latency",
 		"1. No contention",
 		"Redis time per script call",
 		"2. Contention",
@@ -71,7 +76,31 @@ func TestReportHasEveryTable(t *testing.T) {
 			t.Errorf("report lacks the table %q", want)
 		}
 	}
-	checkTargets(t, "Budgets", tableRows(sections["Budgets"]))
+	targets := tableRows(sections["Targets"])
+	checkTargets(t, "Targets", targets)
+	for _, r := range targets {
+		if len(r) > 3 && !number.MatchString(r[3]) {
+			t.Errorf("Targets: %q has no ratio: %q", r[0], r[3])
+		}
+	}
+	var names []string
+	for _, r := range targets {
+		names = append(names, r[0])
+	}
+	want := []string{
+		"Redis µs per TryAcquire+Release pair / seed scripts' pair",
+		"pairs/s / raw INCR+DECR pairs/s, 4 callers",
+		"Redis µs per refusal at a full key / seed's refusal",
+		"memory, 60 holders",
+		"allocations per TryAcquire / go-redis EvalSha",
+		"hand-off latency p50 / PING round trip p50",
+		"share of the limit inside the guarded section, 80 workers, limit 60, 20 ms holds",
+		"commands sent per waited acquire, release included",
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("targets:\n%q\nwant:\n%q", names, want)
+	}
+	checkTargets(t, "Other budgets", tableRows(sections["Other budgets"]))
 	if t.Failed() {
 		t.Logf("report:\n%s", report)
 	}
@@ -80,7 +109,7 @@ func TestReportHasEveryTable(t *testing.T) {
 var number = regexp.MustCompile(`[0-9]`)
 
 // checkTargets checks that every row of a table of targets has a number
-// measured and a verdict.
+// measured, a ratio when it has a target, and a verdict.
 func checkTargets(t *testing.T, title string, rows [][]string) {
 	t.Helper()
 	if len(rows) == 0 {
@@ -93,6 +122,9 @@ func checkTargets(t *testing.T, title string, rows [][]string) {
 		}
 		if !number.MatchString(r[1]) {
 			t.Errorf("%s: %q measured no number: %q", title, r[0], r[1])
+		}
+		if r[2] != "" && r[3] != "" && !number.MatchString(r[3]) {
+			t.Errorf("%s: %q has no ratio: %q", title, r[0], r[3])
 		}
 		if r[4] != "PASS" && r[4] != "**FAIL**" {
 			t.Errorf("%s: %q has no verdict: %q", title, r[0], r[4])

@@ -109,9 +109,11 @@ func (b *bench) noContention(ctx context.Context) ([]pairResult, error) {
 	}, b.Workers)
 }
 
-// A contended phase is scenario 2 in one mode.
+// A contended phase is scenario 2 in one mode, with one hold.
 type contended struct {
 	mode      string
+	wait      bool
+	hold      time.Duration
 	acquires  int64
 	tries     int64   // acquire-script calls the load client sent
 	held      float64 // mean slots held as Redis counts them, over the limit
@@ -120,13 +122,13 @@ type contended struct {
 }
 
 // contention is scenario 2: -contenders workers on one key of limit 60,
-// each holding its slot for -hold. A poller calls TryAcquire again at once
+// each holding its slot for hold. A poller calls TryAcquire again at once
 // after a refusal; a waiter calls Acquire.
-func (b *bench) contention(ctx context.Context, wait bool) (contended, error) {
+func (b *bench) contention(ctx context.Context, hold time.Duration, wait bool) (contended, error) {
 	mode := "polling TryAcquire"
-	key := "contended:poll"
+	key := fmt.Sprintf("contended:%v:poll", hold)
 	if wait {
-		mode, key = "Acquire (waits, hand-off)", "contended:wait"
+		mode, key = "Acquire (waits, hand-off)", fmt.Sprintf("contended:%v:wait", hold)
 	}
 	l := b.limiter(key, areaLimit, leaseTTL)
 	holders := ids("worker-%d", b.contenders)
@@ -148,7 +150,7 @@ func (b *bench) contention(ctx context.Context, wait bool) (contended, error) {
 				return err
 			}
 			got := time.Now()
-			time.Sleep(b.hold)
+			time.Sleep(hold)
 			busy.Add(int64(time.Since(got)))
 			release, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 			defer cancel()
@@ -166,6 +168,8 @@ func (b *bench) contention(ctx context.Context, wait bool) (contended, error) {
 	}
 	return contended{
 		mode:      mode,
+		wait:      wait,
+		hold:      hold,
 		acquires:  acquires.Load(),
 		tries:     tries.Load() - tries0,
 		held:      mean / areaLimit,
