@@ -229,23 +229,7 @@ func (b *bench) Report(rep *harness.Report) {
 		b.targets()))
 	rep.Add(harness.TargetTable("Other budgets", "", b.budgets()))
 
-	h := r.handed
 	t := harness.Table{
-		Title: "Hand-off latency: limit 1, one holder, one waiter, an idle server",
-		Intro: fmt.Sprintf("A holder on the load client holds the only slot; a waiter on a client of its own starts to wait, and once its first try has come back refused (so it is queued), the holder calls Release. The gap runs from Release returning to the waiter's acquire returning with the slot, and is negative when the waiter's reply beats the holder's; no sample is clamped. An Acquire is woken by the release's notice and claims the slot with one more call; a poller calls TryAcquire again at once after each refusal. PING is timed on the load client %d times in each Acquire round, while the waiter is queued. Each way runs %d rounds at most, after %d unrecorded, and at most %v. Commands sent are the waiter's client's, its release included.", pingsPerRound, b.handoffs, handoffWarmup, handoffTime*b.Duration),
-		Head:  []string{"way", "samples", "p50 (µs)", "p99 (µs)", "below 0", "p50 / PING p50", "commands sent per acquire"},
-	}
-	pingP50 := h.ping.Quantiles(0.5)[0]
-	for _, m := range []handoffMode{h.wait, h.poll} {
-		q := m.gap.Quantiles(0.5, 0.99)
-		t.Add(m.mode, count(float64(m.rounds)), harness.Micros(q[0]), harness.Micros(q[1]), count(float64(m.gap.Below(0))),
-			times(harness.Div(float64(q[0]), float64(pingP50))), f2(ratio(m.sent, int64(m.rounds))))
-	}
-	q := h.ping.Quantiles(0.5, 0.99)
-	t.Add("PING round trip, the load client", count(float64(h.ping.Len())), harness.Micros(q[0]), harness.Micros(q[1]), "", "1.00×", "1.00")
-	rep.Add(t)
-
-	t = harness.Table{
 		Title: fmt.Sprintf("1. No contention: take and give back, %d workers, distinct holders, one key, limit %d", b.Workers, highLimit),
 		Intro: "Every try succeeds, so attempts/s equal pairs/s. Latencies are of each call as the caller sees it; Redis µs per pair is the server time of the top-level commands (INFO commandstats usec, of INCR and DECR or of EVALSHA).",
 		Head:  []string{"variant", "pairs/s", "acquire p50 / p99 / p99.9 (µs)", "release p50 / p99 / p99.9 (µs)", "Redis µs per pair", "commands sent per pair"},
@@ -279,6 +263,22 @@ func (b *bench) Report(rep *harness.Report) {
 		t.Add(millis(c.hold), c.mode, count(c.Rate(c.acquires)), count(c.Rate(c.tries)), f3(c.held), f3(c.inSection),
 			f2(ratio(c.Sent, c.acquires)), f2(ratio(c.Server.Commands(), c.acquires)), f2(ratio(c.Server.Usec("evalsha"), c.acquires)))
 	}
+	rep.Add(t)
+
+	h := r.handed
+	t = harness.Table{
+		Title: "Hand-off latency: limit 1, one holder, one waiter, an idle server",
+		Intro: fmt.Sprintf("A holder on the load client holds the only slot; a waiter on a client of its own starts to wait, and once its first try has come back refused (so it is queued), the holder calls Release. The gap runs from Release returning to the waiter's acquire returning with the slot, and is negative when the waiter's reply beats the holder's; no sample is clamped. An Acquire is woken by the release's notice and claims the slot with one more call; a poller calls TryAcquire again at once after each refusal. PING is timed on the load client %d times in each Acquire round, while the waiter is queued. Each way runs %d rounds at most, after %d unrecorded, and at most %v. Commands sent are the waiter's client's, its release included.", pingsPerRound, b.handoffs, handoffWarmup, handoffTime*b.Duration),
+		Head:  []string{"way", "samples", "p50 (µs)", "p99 (µs)", "below 0", "p50 / PING p50", "commands sent per acquire"},
+	}
+	pingP50 := h.ping.Quantiles(0.5)[0]
+	for _, m := range []handoffMode{h.wait, h.poll} {
+		q := m.gap.Quantiles(0.5, 0.99)
+		t.Add(m.mode, count(float64(m.rounds)), harness.Micros(q[0]), harness.Micros(q[1]), count(float64(m.gap.Below(0))),
+			times(harness.Div(float64(q[0]), float64(pingP50))), f2(ratio(m.sent, int64(m.rounds))))
+	}
+	q := h.ping.Quantiles(0.5, 0.99)
+	t.Add("PING round trip, the load client", count(float64(h.ping.Len())), harness.Micros(q[0]), harness.Micros(q[1]), "", "1.00×", "1.00")
 	rep.Add(t)
 
 	k := r.many
