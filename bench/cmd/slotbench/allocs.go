@@ -11,7 +11,7 @@ import (
 // allocRuns is how many calls testing.AllocsPerRun averages over.
 const allocRuns = 1000
 
-// Calls whose allocations the allocation budget compares.
+// Calls whose allocations the allocation target compares.
 const (
 	allocEvalSha    = "go-redis EvalSha, library acquire script, reply as []int64"
 	allocTryAcquire = "Limiter.TryAcquire"
@@ -23,21 +23,21 @@ type allocRow struct {
 	allocs float64
 }
 
-// allocs measures the allocations per call of the library's calls and of
+// allocations measures the allocations per call of the library's calls and of
 // the bare go-redis calls they make, on the same warmed client. Each bare
 // call reads its reply as the library does. Acquires renew one holder's
 // lease, so every call takes the same path.
-func (b *bench) allocs(ctx context.Context) ([]allocRow, error) {
-	cfg := slotlimit.Config{Key: b.prefix + "allocs", Limit: highLimit, TTL: leaseTTL}
+func (b *bench) allocations(ctx context.Context) ([]allocRow, error) {
+	cfg := slotlimit.Config{Key: b.Key("allocs"), Limit: highLimit, TTL: leaseTTL}
 	l := b.limiter("allocs", highLimit, leaseTTL)
 	acquire, release, err := b.capture(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	a, r := acquire.argv, release.argv
+	a, r := acquire.Argv, release.Argv
 	holder := "worker-0"
 	limit := strconv.FormatInt(cfg.Limit, 10)
-	counter := []string{b.prefix + "allocs:seed"}
+	counter := []string{b.Key("allocs:seed")}
 	holders := ids(holderForm, batchSize)
 
 	var first error
@@ -46,10 +46,10 @@ func (b *bench) allocs(ctx context.Context) ([]allocRow, error) {
 			first = err
 		}
 	}
-	c := b.client
+	c := b.Client
 	rows := []allocRow{
 		{allocEvalSha, testing.AllocsPerRun(allocRuns, func() {
-			_, err := c.EvalSha(ctx, acquire.sha, acquire.keys, a[0], a[1], a[2], holder).Int64Slice()
+			_, err := c.EvalSha(ctx, acquire.SHA, acquire.Keys, a[0], a[1], a[2], holder).Int64Slice()
 			check(err)
 		})},
 		{allocTryAcquire, testing.AllocsPerRun(allocRuns, func() {
@@ -57,7 +57,7 @@ func (b *bench) allocs(ctx context.Context) ([]allocRow, error) {
 			check(err)
 		})},
 		{"go-redis EvalSha, library release script, reply as int64", testing.AllocsPerRun(allocRuns, func() {
-			_, err := c.EvalSha(ctx, release.sha, release.keys, r[0], r[1], r[2], r[3], r[4], holder).Int64()
+			_, err := c.EvalSha(ctx, release.SHA, release.Keys, r[0], r[1], r[2], r[3], r[4], holder).Int64()
 			check(err)
 		})},
 		{"Limiter.Release", testing.AllocsPerRun(allocRuns, func() {
@@ -65,7 +65,7 @@ func (b *bench) allocs(ctx context.Context) ([]allocRow, error) {
 			check(err)
 		})},
 		{"go-redis EvalSha, seed acquire script", testing.AllocsPerRun(allocRuns, func() {
-			check(c.EvalSha(ctx, b.scripts.seedAcquire.sha, counter, limit).Err())
+			check(c.EvalSha(ctx, b.scripts.seedAcquire.SHA, counter, limit).Err())
 		})},
 		{"go-redis INCR", testing.AllocsPerRun(allocRuns, func() {
 			check(c.Incr(ctx, counter[0]).Err())

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/bench/harness"
 )
 
 // A burst is the batch comparison at one number of callers: each caller
@@ -14,12 +15,13 @@ import (
 // of each kind or by one TryAcquireBatch and one ReleaseBatch.
 type burst struct {
 	callers             int
-	single, batch       phase
-	singleLat, batchLat timings // per burst
+	single, batch       harness.Phase
+	singleLat, batchLat harness.Timings // per burst
 }
 
-func (b *bench) bursts(ctx context.Context, callers int) (burst, error) {
-	r := burst{callers: callers, singleLat: newTimings(callers), batchLat: newTimings(callers)}
+// runBursts runs the batch comparison with callers callers.
+func (b *bench) runBursts(ctx context.Context, callers int) (burst, error) {
+	r := burst{callers: callers, singleLat: harness.NewTimings(callers), batchLat: harness.NewTimings(callers)}
 	holders := ids(holderForm, batchSize)
 	limiters := make([]*slotlimit.Limiter, callers)
 	for w := range limiters {
@@ -42,7 +44,7 @@ func (b *bench) bursts(ctx context.Context, callers int) (burst, error) {
 				return err
 			}
 		}
-		r.singleLat.add(w, time.Since(t0))
+		r.singleLat.Add(w, time.Since(t0))
 		return nil
 	}
 	batch := func(ctx context.Context, w int) error {
@@ -60,15 +62,15 @@ func (b *bench) bursts(ctx context.Context, callers int) (burst, error) {
 		if _, err := l.ReleaseBatch(ctx, holders); err != nil {
 			return err
 		}
-		r.batchLat.add(w, time.Since(t0))
+		r.batchLat.Add(w, time.Since(t0))
 		return nil
 	}
 	var err error
-	r.single, err = b.measure(ctx, func() (int64, error) { return drive(ctx, callers, b.duration, b.maxOps, single) })
+	r.single, err = b.Measure(ctx, func() (int64, error) { return harness.Drive(ctx, b.Bounds(callers), single) })
 	if err != nil {
 		return r, fmt.Errorf("100 single calls: %w", err)
 	}
-	r.batch, err = b.measure(ctx, func() (int64, error) { return drive(ctx, callers, b.duration, b.maxOps, batch) })
+	r.batch, err = b.Measure(ctx, func() (int64, error) { return harness.Drive(ctx, b.Bounds(callers), batch) })
 	if err != nil {
 		return r, fmt.Errorf("batch of 100: %w", err)
 	}

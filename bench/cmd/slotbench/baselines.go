@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"fmt"
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/bench/harness"
 )
 
 // The seed's two scripts, verbatim: a plain counter at KEYS[1], ARGV[1]
@@ -23,41 +22,12 @@ const (
 // KEYS and ARGV (see scripts/acquire.lua).
 const twoReads = "local marked = redis.call('PTTL', KEYS[3]);if marked > 0 and not redis.call('ZSCORE', KEYS[1], ARGV[4]) then return -marked end;return 0"
 
-// A script is a Lua script's text and SHA1, as EVALSHA names it.
-type script struct {
-	src string
-	sha string
-}
-
-func newScript(src string) script {
-	sum := sha1.Sum([]byte(src))
-	return script{src: src, sha: hex.EncodeToString(sum[:])}
-}
-
 // scripts are the scripts the benchmark runs without the library: the
 // seed's, and the library's own as the library sends them.
 type scripts struct {
-	seedAcquire, seedRelease script
-	twoReads                 script // the refusal's two reads, alone
-	acquire, release         call
-}
-
-// load loads the seed's scripts into the server's script cache; the
-// library loads its own.
-func (s scripts) load(ctx context.Context, c *redis.Client) error {
-	for _, sc := range []script{s.seedAcquire, s.seedRelease} {
-		if err := c.ScriptLoad(ctx, sc.src).Err(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// A call is one EVALSHA as the library sent it.
-type call struct {
-	sha  string
-	keys []string
-	argv []string // the holder comes last
+	seedAcquire, seedRelease harness.Script
+	twoReads                 harness.Script // the refusal's two reads, alone
+	acquire, release         harness.Call
 }
 
 // capture makes a Limiter with cfg on a client of its own that records
@@ -65,67 +35,31 @@ type call struct {
 // holder send, with the script of each: what baseline (b) replays. Each is
 // made twice, since the first of each may meet NOSCRIPT and fall back to
 // EVAL, which loads the script.
-func capture(ctx context.Context, addr string, cfg slotlimit.Config, holder string) (acquire, release call, err error) {
-	rec := &recorder{}
-	c := redis.NewClient(&redis.Options{Addr: addr})
+func capture(ctx context.Context, env *harness.Env, cfg slotlimit.Config, holder string) (acquire, release harness.Call, err error) {
+	c, rec := env.NewRecordingClient()
 	defer c.Close()
-	c.AddHook(rec)
 	l, err := slotlimit.New(c, cfg)
 	if err != nil {
-		return call{}, call{}, err
+		return acquire, release, err
 	}
 	for range 2 {
 		if _, err := l.TryAcquire(ctx, holder); err != nil {
-			return call{}, call{}, err
+			return acquire, release, err
 		}
 	}
-	acquire = rec.last
+	acquire = rec.Last()
 	for range 2 {
 		if _, err := l.Release(ctx, holder); err != nil {
-			return call{}, call{}, err
+			return acquire, release, err
 		}
 	}
-	release = rec.last
-	for _, x := range []call{acquire, release} {
-		if x.sha == "" || len(x.argv) == 0 || x.argv[len(x.argv)-1] != holder {
-			return call{}, call{}, fmt.Errorf("cannot read the library's calls: %+v", x)
+	release = rec.Last()
+	for _, x := range []harness.Call{acquire, release} {
+		if x.SHA == "" || len(x.Argv) == 0 || x.Argv[len(x.Argv)-1] != holder {
+			return acquire, release, fmt.Errorf("cannot read the library's calls: %+v", x)
 		}
 	}
 	return acquire, release, nil
-}
-
-// A recorder is a client hook that keeps the last EVALSHA sent. It is used
-// by one goroutine at a time.
-type recorder struct {
-	last call
-}
-
-func (r *recorder) DialHook(next redis.DialHook) redis.DialHook {
-	return next
-}
-
-func (r *recorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		args := cmd.Args()
-		if len(args) >= 3 && args[0] == "evalsha" {
-			var x call
-			x.sha = fmt.Sprint(args[1])
-			nkeys, _ := strconv.Atoi(fmt.Sprint(args[2]))
-			for i, a := range args[3:] {
-				if i < nkeys {
-					x.keys = append(x.keys, fmt.Sprint(a))
-				} else {
-					x.argv = append(x.argv, fmt.Sprint(a))
-				}
-			}
-			r.last = x
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (r *recorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
 }
 
 // Names of the no-contention variants.
@@ -134,8 +68,13 @@ const (
 	nameSeed    = "(c) seed scripts, EVALSHA"
 	nameRaw     = "(b) library scripts, bare EVALSHA"
 	nameLimiter = "slotlimit Limiter TryAcquire + Release"
-	// nameTwoReads names the refusal's two reads, in the script costs.
-	nameTwoReads = "the library's refusal's two reads alone (PTTL, ZSCORE)"
+
+	// Names of the scripts in the script costs.
+	nameLibAcquire  = "library acquire"
+	nameLibRelease  = "library release"
+	nameSeedAcquire = "seed acquire"
+	nameSeedRelease = "seed release"
+	nameTwoReads    = "the library's refusal's two reads alone (PTTL, ZSCORE)" // the refusal's two reads
 )
 
 // A pairer takes one slot for worker w and gives it back.
@@ -165,14 +104,14 @@ func seedPair(c *redis.Client, s scripts, key string, limit int64) pairer {
 		name:     nameSeed,
 		commands: []string{"evalsha"},
 		acquire: func(ctx context.Context, _ int) error {
-			n, err := c.EvalSha(ctx, s.seedAcquire.sha, keys, max).Int64()
+			n, err := c.EvalSha(ctx, s.seedAcquire.SHA, keys, max).Int64()
 			if err == nil && n > limit {
 				err = fmt.Errorf("seed acquire: count %d over limit %d", n, limit)
 			}
 			return err
 		},
 		release: func(ctx context.Context, _ int) error {
-			return c.EvalSha(ctx, s.seedRelease.sha, keys).Err()
+			return c.EvalSha(ctx, s.seedRelease.SHA, keys).Err()
 		},
 	}
 }
@@ -181,13 +120,13 @@ func seedPair(c *redis.Client, s scripts, key string, limit int64) pairer {
 // by EVALSHA, with the KEYS and ARGV the library sends and no library code
 // around them. Each worker w holds as holders[w]. The arguments are passed
 // one by one, as a caller of EvalSha writes them.
-func rawLease(c *redis.Client, acquire, release call, holders []string) pairer {
-	a, r := acquire.argv, release.argv
+func rawLease(c *redis.Client, acquire, release harness.Call, holders []string) pairer {
+	a, r := acquire.Argv, release.Argv
 	return pairer{
 		name:     nameRaw,
 		commands: []string{"evalsha"},
 		acquire: func(ctx context.Context, w int) error {
-			reply, err := c.EvalSha(ctx, acquire.sha, acquire.keys, a[0], a[1], a[2], holders[w]).Int64Slice()
+			reply, err := c.EvalSha(ctx, acquire.SHA, acquire.Keys, a[0], a[1], a[2], holders[w]).Int64Slice()
 			if err != nil {
 				return err
 			}
@@ -197,7 +136,7 @@ func rawLease(c *redis.Client, acquire, release call, holders []string) pairer {
 			return nil
 		},
 		release: func(ctx context.Context, w int) error {
-			n, err := c.EvalSha(ctx, release.sha, release.keys, r[0], r[1], r[2], r[3], r[4], holders[w]).Int64()
+			n, err := c.EvalSha(ctx, release.SHA, release.Keys, r[0], r[1], r[2], r[3], r[4], holders[w]).Int64()
 			if err == nil && n != 1 {
 				err = fmt.Errorf("release script: %s held no lease", holders[w])
 			}
@@ -208,9 +147,9 @@ func rawLease(c *redis.Client, acquire, release call, holders []string) pairer {
 
 // checkArity reports an error unless the library's calls have the number of
 // arguments rawLease and the allocation rows pass.
-func checkArity(acquire, release call) error {
-	if len(acquire.argv) != 4 || len(release.argv) != 6 {
-		return fmt.Errorf("the library's script arguments changed (acquire %q, release %q); update rawLease", acquire.argv, release.argv)
+func checkArity(acquire, release harness.Call) error {
+	if len(acquire.Argv) != 4 || len(release.Argv) != 6 {
+		return fmt.Errorf("the library's script arguments changed (acquire %q, release %q); update rawLease", acquire.Argv, release.Argv)
 	}
 	return nil
 }

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strconv"
 	"sync/atomic"
-	"time"
 
 	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/bench/harness"
 )
 
 // A scriptCost is the server time of one script, run alone in its phase.
@@ -16,30 +16,35 @@ type scriptCost struct {
 	script string
 	load   string
 	full   bool // a key at its limit, every try refused
-	phase
+	harness.Phase
 	command string // the command INFO commandstats counts it under
 }
 
 func (c scriptCost) usecPerCall() float64 {
-	return c.server.perCall(c.command)
+	return c.Server.PerCall(c.command)
 }
 
 // scriptCosts measures each script in a phase of its own, since INFO
 // commandstats sums every script under evalsha. Takes go to keys of 60
 // slots, one key after another per worker, so that a take meets 0 to 59
 // holders; the gives then empty the same keys in the same order. The full
-// key phases are the server-cost budget's: every try is refused.
+// key phases are the refusal target's: every try is refused.
 func (b *bench) scriptCosts(ctx context.Context) ([]scriptCost, error) {
 	var costs []scriptCost
-	run := func(name, load string, full bool, workers int, d time.Duration, maxOps int64, op func(ctx context.Context, w int) error) error {
-		ph, err := b.measure(ctx, func() (int64, error) {
-			return drive(ctx, workers, d, maxOps, op)
+	run := func(name, load string, full bool, bounds harness.Bounds, op func(ctx context.Context, w int) error) error {
+		ph, err := b.Measure(ctx, func() (int64, error) {
+			return harness.Drive(ctx, bounds, op)
 		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		costs = append(costs, scriptCost{script: name, load: load, full: full, phase: ph, command: "evalsha"})
+		costs = append(costs, scriptCost{script: name, load: load, full: full, Phase: ph, command: "evalsha"})
 		return nil
+	}
+	// The gives undo exactly the takes before them: as many as there
+	// were, in at most ten times the takes' time.
+	undo := func(n int) harness.Bounds {
+		return harness.Bounds{Workers: b.Workers, Duration: 10 * b.Duration, MaxOps: int64(n)}
 	}
 
 	// The library's acquire then release, each lease new, then released.
@@ -48,8 +53,8 @@ func (b *bench) scriptCosts(ctx context.Context) ([]scriptCost, error) {
 		holder string
 	}
 	holders := ids(holderForm, areaLimit)
-	taken := make([][]take, b.workers)
-	err := run("library acquire", "new lease on a key of 0-59 holders", false, b.workers, b.duration, b.maxOps,
+	taken := make([][]take, b.Workers)
+	err := run(nameLibAcquire, "new lease on a key of 0-59 holders", false, b.Bounds(b.Workers),
 		func(ctx context.Context, w int) error {
 			n := len(taken[w])
 			var l *slotlimit.Limiter
@@ -77,7 +82,7 @@ func (b *bench) scriptCosts(ctx context.Context) ([]scriptCost, error) {
 		all = append(all, t...)
 	}
 	var next atomic.Int64
-	err = run("library release", "live lease; the keys empty", false, b.workers, b.duration*10, int64(len(all)),
+	err = run(nameLibRelease, "live lease; the keys empty", false, undo(len(all)),
 		func(ctx context.Context, w int) error {
 			t := all[next.Add(1)-1]
 			ok, err := t.l.Release(ctx, t.holder)
@@ -91,13 +96,13 @@ func (b *bench) scriptCosts(ctx context.Context) ([]scriptCost, error) {
 	}
 
 	// The seed's scripts on counters of limit 60, likewise.
-	seedKeys := make([][]string, b.workers)
+	seedKeys := make([][]string, b.Workers)
 	limit := strconv.Itoa(areaLimit)
-	err = run("seed acquire", "granted; counter at 0-59", false, b.workers, b.duration, b.maxOps,
+	err = run(nameSeedAcquire, "granted; counter at 0-59", false, b.Bounds(b.Workers),
 		func(ctx context.Context, w int) error {
 			n := len(seedKeys[w])
-			key := fmt.Sprintf("%ssplit:seed:%d:%d", b.prefix, w, n/areaLimit)
-			got, err := b.client.EvalSha(ctx, b.scripts.seedAcquire.sha, []string{key}, limit).Int64()
+			key := b.Key(fmt.Sprintf("split:seed:%d:%d", w, n/areaLimit))
+			got, err := b.Client.EvalSha(ctx, b.scripts.seedAcquire.SHA, []string{key}, limit).Int64()
 			if err == nil && got != int64(n%areaLimit+1) {
 				err = fmt.Errorf("seed acquire: count %d, want %d", got, n%areaLimit+1)
 			}
@@ -115,15 +120,15 @@ func (b *bench) scriptCosts(ctx context.Context) ([]scriptCost, error) {
 		counters = append(counters, k...)
 	}
 	next.Store(0)
-	err = run("seed release", "counter at 1-60", false, b.workers, b.duration*10, int64(len(counters)),
+	err = run(nameSeedRelease, "counter at 1-60", false, undo(len(counters)),
 		func(ctx context.Context, w int) error {
 			key := counters[next.Add(1)-1]
-			return b.client.EvalSha(ctx, b.scripts.seedRelease.sha, []string{key}).Err()
+			return b.Client.EvalSha(ctx, b.scripts.seedRelease.SHA, []string{key}).Err()
 		})
 	if err != nil {
 		return nil, err
 	}
-	if err := b.del(ctx, counters...); err != nil {
+	if err := b.Del(ctx, counters...); err != nil {
 		return nil, err
 	}
 
@@ -134,8 +139,8 @@ func (b *bench) scriptCosts(ctx context.Context) ([]scriptCost, error) {
 			return nil, fmt.Errorf("filling the full key: %v, %+v", err, res)
 		}
 	}
-	others := ids("other-%d", b.workers)
-	err = run("library acquire", "full key (60 of 60), refused", true, b.workers, b.duration, b.maxOps,
+	others := ids("other-%d", b.Workers)
+	err = run(nameLibAcquire, "full key (60 of 60), refused", true, b.Bounds(b.Workers),
 		func(ctx context.Context, w int) error {
 			res, err := full.TryAcquire(ctx, others[w])
 			if err == nil && res.Acquired {
@@ -149,17 +154,17 @@ func (b *bench) scriptCosts(ctx context.Context) ([]scriptCost, error) {
 	// ... and the two reads that refusal makes, alone in a script, with
 	// the same keys and arguments: the least a refusal can cost while a
 	// holder asking again renews its lease.
-	refusal, _, err := capture(ctx, b.addr, full.Config(), others[0])
+	refusal, _, err := capture(ctx, b.Env, full.Config(), others[0])
 	if err != nil {
 		return nil, err
 	}
-	if err := b.client.ScriptLoad(ctx, b.scripts.twoReads.src).Err(); err != nil {
+	if err := b.scripts.twoReads.Load(ctx, b.Client); err != nil {
 		return nil, err
 	}
-	err = run(nameTwoReads, "full key (60 of 60), refused", true, b.workers, b.duration, b.maxOps,
+	err = run(nameTwoReads, "full key (60 of 60), refused", true, b.Bounds(b.Workers),
 		func(ctx context.Context, w int) error {
-			a := refusal.argv
-			got, err := b.client.EvalSha(ctx, b.scripts.twoReads.sha, refusal.keys, a[0], a[1], a[2], others[w]).Int64()
+			a := refusal.Argv
+			got, err := b.Client.EvalSha(ctx, b.scripts.twoReads.SHA, refusal.Keys, a[0], a[1], a[2], others[w]).Int64()
 			if err == nil && got >= 0 {
 				err = errors.New("the two reads found no full marker")
 			}
@@ -173,15 +178,15 @@ func (b *bench) scriptCosts(ctx context.Context) ([]scriptCost, error) {
 	}
 
 	// ... and the seed's, on a counter at its limit.
-	counter := []string{b.prefix + "full:seed"}
+	counter := []string{b.Key("full:seed")}
 	for range areaLimit {
-		if err := b.client.EvalSha(ctx, b.scripts.seedAcquire.sha, counter, limit).Err(); err != nil {
+		if err := b.Client.EvalSha(ctx, b.scripts.seedAcquire.SHA, counter, limit).Err(); err != nil {
 			return nil, err
 		}
 	}
-	err = run("seed acquire", "full counter (60 of 60), refused", true, b.workers, b.duration, b.maxOps,
+	err = run(nameSeedAcquire, "full counter (60 of 60), refused", true, b.Bounds(b.Workers),
 		func(ctx context.Context, w int) error {
-			got, err := b.client.EvalSha(ctx, b.scripts.seedAcquire.sha, counter, limit).Int64()
+			got, err := b.Client.EvalSha(ctx, b.scripts.seedAcquire.SHA, counter, limit).Int64()
 			if err == nil && got != areaLimit {
 				err = fmt.Errorf("seed acquire on a full counter: count %d", got)
 			}
@@ -190,20 +195,8 @@ func (b *bench) scriptCosts(ctx context.Context) ([]scriptCost, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := b.del(ctx, counter...); err != nil {
+	if err := b.Del(ctx, counter...); err != nil {
 		return nil, err
 	}
 	return costs, nil
-}
-
-// del deletes keys, a thousand to a round trip.
-func (b *bench) del(ctx context.Context, keys ...string) error {
-	for len(keys) > 0 {
-		n := min(len(keys), 1000)
-		if err := b.admin.Del(ctx, keys[:n]...).Err(); err != nil {
-			return err
-		}
-		keys = keys[n:]
-	}
-	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/bench/harness"
 )
 
 // Shapes of the scenarios that no flag changes.
@@ -20,49 +21,13 @@ const (
 	holderForm = "dev-%011d" // a 15-byte device ID; one of digits only would be stored as an integer
 )
 
-// A phase is one measured stretch of load, or the sum of several.
-type phase struct {
-	ops     int64 // calls completed: pairs, tries or bursts
-	elapsed time.Duration
-	sent    int64       // commands the load client sent
-	trips   int64       // round trips: single commands and pipelines
-	server  serverStats // INFO commandstats over the phase
-}
-
-func (p phase) add(q phase) phase {
-	return phase{p.ops + q.ops, p.elapsed + q.elapsed, p.sent + q.sent, p.trips + q.trips, p.server.add(q.server)}
-}
-
-// rate returns n per second of the phase.
-func (p phase) rate(n int64) float64 {
-	if p.elapsed <= 0 {
-		return 0
-	}
-	return float64(n) / p.elapsed.Seconds()
-}
-
-// measure runs load between a CONFIG RESETSTAT and a read of INFO
-// commandstats.
-func (b *bench) measure(ctx context.Context, load func() (int64, error)) (phase, error) {
-	if err := resetStats(ctx, b.admin); err != nil {
-		return phase{}, err
-	}
-	sent, trips := b.hook.sent.Load(), b.hook.trips.Load()
-	start := time.Now()
-	ops, err := load()
-	elapsed := time.Since(start)
-	if err != nil {
-		return phase{}, err
-	}
-	stats, err := readStats(ctx, b.admin)
-	if err != nil {
-		return phase{}, err
-	}
-	return phase{ops: ops, elapsed: elapsed, sent: b.hook.sent.Load() - sent, trips: b.hook.trips.Load() - trips, server: stats}, nil
-}
-
 func (b *bench) limiter(key string, limit int64, ttl time.Duration) *slotlimit.Limiter {
-	l, err := slotlimit.New(b.client, slotlimit.Config{Key: b.prefix + key, Limit: limit, TTL: ttl})
+	return newLimiter(b.Client, b.Key(key), limit, ttl)
+}
+
+// newLimiter returns a Limiter on client, for a Config that is valid.
+func newLimiter(client redis.UniversalClient, key string, limit int64, ttl time.Duration) *slotlimit.Limiter {
+	l, err := slotlimit.New(client, slotlimit.Config{Key: key, Limit: limit, TTL: ttl})
 	if err != nil {
 		panic(err) // every Config here is valid
 	}
@@ -81,17 +46,14 @@ func ids(format string, n int) []string {
 type pairResult struct {
 	name     string
 	commands []string
-	phase
-	acquire, release timings
+	harness.Phase
+	acquire, release harness.Timings
 }
 
 // serverUsecPerPair returns the server time of the pairer's own commands
 // per pair, in µs.
 func (r pairResult) serverUsecPerPair() float64 {
-	if r.ops == 0 {
-		return 0
-	}
-	return float64(r.server.usec(r.commands...)) / float64(r.ops)
+	return harness.Ratio(r.Server.Usec(r.commands...), r.Ops)
 }
 
 // runPairs runs each pairer on workers goroutines for -rounds rounds of
@@ -100,13 +62,13 @@ func (r pairResult) serverUsecPerPair() float64 {
 func (b *bench) runPairs(ctx context.Context, pairers []pairer, workers int) ([]pairResult, error) {
 	results := make([]pairResult, len(pairers))
 	for i, p := range pairers {
-		results[i] = pairResult{name: p.name, commands: p.commands, acquire: newTimings(workers), release: newTimings(workers)}
+		results[i] = pairResult{name: p.name, commands: p.commands, acquire: harness.NewTimings(workers), release: harness.NewTimings(workers)}
 	}
 	for range b.rounds {
 		for i, p := range pairers {
 			r := &results[i]
-			ph, err := b.measure(ctx, func() (int64, error) {
-				return drive(ctx, workers, b.duration, b.maxOps, func(ctx context.Context, w int) error {
+			ph, err := b.Measure(ctx, func() (int64, error) {
+				return harness.Drive(ctx, b.Bounds(workers), func(ctx context.Context, w int) error {
 					t0 := time.Now()
 					if err := p.acquire(ctx, w); err != nil {
 						return err
@@ -115,15 +77,15 @@ func (b *bench) runPairs(ctx context.Context, pairers []pairer, workers int) ([]
 					if err := p.release(ctx, w); err != nil {
 						return err
 					}
-					r.acquire.add(w, t1.Sub(t0))
-					r.release.add(w, time.Since(t1))
+					r.acquire.Add(w, t1.Sub(t0))
+					r.release.Add(w, time.Since(t1))
 					return nil
 				})
 			})
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", p.name, err)
 			}
-			r.phase = r.phase.add(ph)
+			r.Phase = r.Phase.Add(ph)
 		}
 	}
 	return results, nil
@@ -132,49 +94,51 @@ func (b *bench) runPairs(ctx context.Context, pairers []pairer, workers int) ([]
 // noContention is scenario 1: TryAcquire+Release pairs of distinct
 // holders on one key whose limit is never reached, and the baselines.
 func (b *bench) noContention(ctx context.Context) ([]pairResult, error) {
-	holders := ids("worker-%d", b.workers)
-	cfg := slotlimit.Config{Key: b.prefix + "pairs", Limit: highLimit, TTL: leaseTTL}
+	holders := ids("worker-%d", b.Workers)
+	cfg := slotlimit.Config{Key: b.Key("pairs"), Limit: highLimit, TTL: leaseTTL}
 	l := b.limiter("pairs", highLimit, leaseTTL)
 	acquire, release, err := b.capture(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	return b.runPairs(ctx, []pairer{
-		incrDecr(b.client, b.prefix+"incr"),
-		seedPair(b.client, b.scripts, b.prefix+"seed", highLimit),
-		rawLease(b.client, acquire, release, holders),
+		incrDecr(b.Client, b.Key("incr")),
+		seedPair(b.Client, b.scripts, b.Key("seed"), highLimit),
+		rawLease(b.Client, acquire, release, holders),
 		limiterPair(l, holders),
-	}, b.workers)
+	}, b.Workers)
 }
 
-// A contended phase is scenario 2 in one mode.
+// A contended phase is scenario 2 in one mode, with one hold.
 type contended struct {
 	mode      string
+	wait      bool
+	hold      time.Duration
 	acquires  int64
 	tries     int64   // acquire-script calls the load client sent
 	held      float64 // mean slots held as Redis counts them, over the limit
 	inSection float64 // mean slots spent in the guarded section (the holds), over the limit
-	phase
+	harness.Phase
 }
 
 // contention is scenario 2: -contenders workers on one key of limit 60,
-// each holding its slot for -hold. A poller calls TryAcquire again at once
+// each holding its slot for hold. A poller calls TryAcquire again at once
 // after a refusal; a waiter calls Acquire.
-func (b *bench) contention(ctx context.Context, wait bool) (contended, error) {
+func (b *bench) contention(ctx context.Context, hold time.Duration, wait bool) (contended, error) {
 	mode := "polling TryAcquire"
-	key := "contended:poll"
+	key := fmt.Sprintf("contended:%v:poll", hold)
 	if wait {
-		mode, key = "Acquire (waits, hand-off)", "contended:wait"
+		mode, key = "Acquire (waits, hand-off)", fmt.Sprintf("contended:%v:wait", hold)
 	}
 	l := b.limiter(key, areaLimit, leaseTTL)
 	holders := ids("worker-%d", b.contenders)
 	var acquires, busy atomic.Int64
-	tries := b.hook.scripts[b.scripts.acquire.sha]
+	tries := b.Hook.Watch(b.scripts.acquire.SHA)
 	tries0 := tries.Load()
 	sampling, stopSampling := context.WithCancel(ctx)
-	held := sampleHeld(sampling, b.admin, b.prefix+key)
-	ph, err := b.measure(ctx, func() (int64, error) {
-		return drive(ctx, b.contenders, b.duration, b.maxOps, func(ctx context.Context, w int) error {
+	held := sampleHeld(sampling, b.Admin, b.Key(key))
+	ph, err := b.Measure(ctx, func() (int64, error) {
+		return harness.Drive(ctx, b.Bounds(b.contenders), func(ctx context.Context, w int) error {
 			var res slotlimit.Result
 			var err error
 			if wait {
@@ -186,7 +150,7 @@ func (b *bench) contention(ctx context.Context, wait bool) (contended, error) {
 				return err
 			}
 			got := time.Now()
-			time.Sleep(b.hold)
+			time.Sleep(hold)
 			busy.Add(int64(time.Since(got)))
 			release, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 			defer cancel()
@@ -204,18 +168,20 @@ func (b *bench) contention(ctx context.Context, wait bool) (contended, error) {
 	}
 	return contended{
 		mode:      mode,
+		wait:      wait,
+		hold:      hold,
 		acquires:  acquires.Load(),
 		tries:     tries.Load() - tries0,
 		held:      mean / areaLimit,
-		inSection: float64(busy.Load()) / float64(ph.elapsed) / areaLimit,
-		phase:     ph,
+		inSection: float64(busy.Load()) / float64(ph.Elapsed) / areaLimit,
+		Phase:     ph,
 	}, nil
 }
 
 // sampleHeld reads the live leases at key about every millisecond until
 // ctx ends, then sends their mean. It reads them with ZCOUNT, as Count does
 // when no lease weighs more than one unit, so that its reads are told
-// apart from the load's in INFO commandstats.
+// apart from the load's in INFO commandstats (see harness.OwnCommands).
 func sampleHeld(ctx context.Context, admin *redis.Client, key string) <-chan float64 {
 	mean := make(chan float64, 1)
 	go func() {

@@ -4,58 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/bench/harness"
 )
 
-// A manyKeys result is scenario 3: one TryAcquire+Release on each of -keys
-// area codes.
-type manyKeys struct {
-	keys  int64 // asked for
-	left  int64 // keys of the area codes still in Redis afterwards
-	lease pairResult
-}
-
-func (b *bench) manyKeys(ctx context.Context) (manyKeys, error) {
-	r := pairResult{name: nameLimiter, commands: []string{"evalsha"},
-		acquire: newTimings(b.workers), release: newTimings(b.workers)}
-	holders := ids(holderForm, b.workers)
-	var next atomic.Int64
-	ph, err := b.measure(ctx, func() (int64, error) {
-		return drive(ctx, b.workers, 15*b.duration, int64(b.keys), func(ctx context.Context, w int) error {
-			l := b.limiter(fmt.Sprintf("ar:%06d", next.Add(1)-1), areaLimit, leaseTTL)
-			t0 := time.Now()
-			res, err := l.TryAcquire(ctx, holders[w])
-			if err == nil && !res.Acquired {
-				err = errors.New("refused on an empty key")
-			}
-			if err != nil {
-				return err
-			}
-			t1 := time.Now()
-			if _, err := l.Release(ctx, holders[w]); err != nil {
-				return err
-			}
-			r.acquire.add(w, t1.Sub(t0))
-			r.release.add(w, time.Since(t1))
-			return nil
-		})
-	})
-	if err != nil {
-		return manyKeys{}, fmt.Errorf("many keys: %w", err)
-	}
-	r.phase = ph
-	left, err := countKeys(ctx, b.admin, "*"+b.prefix+"ar:*")
-	if err != nil {
-		return manyKeys{}, err
-	}
-	return manyKeys{keys: int64(b.keys), left: left, lease: r}, nil
-}
-
 // memory holds MEMORY USAGE figures, in bytes, summed over a Limiter's
-// five keys.
+// keys.
 type memory struct {
 	keys      int           // the keys a Limiter may use
 	full      int64         // 60 holders, after a refused try
@@ -72,12 +28,12 @@ const reclaimWithin = 5 * time.Second
 
 func (b *bench) memory(ctx context.Context) (memory, error) {
 	var m memory
-	key := b.prefix + "mem:ar:0571"
+	key := b.Key("mem:ar:0571")
 	acquire, _, err := b.capture(ctx, slotlimit.Config{Key: key, Limit: areaLimit})
 	if err != nil {
 		return m, err
 	}
-	keys := acquire.keys
+	keys := acquire.Keys
 	holders := ids(holderForm, areaLimit)
 	fill := func(l *slotlimit.Limiter) error {
 		results, err := l.TryAcquireBatch(ctx, holders)
@@ -96,16 +52,16 @@ func (b *bench) memory(ctx context.Context) (memory, error) {
 	if res, err := l.TryAcquire(ctx, "refused"); err != nil || res.Acquired {
 		return m, fmt.Errorf("memory: a 61st holder: %v, %+v", err, res)
 	}
-	if m.full, err = memoryUsage(ctx, b.admin, keys...); err != nil {
+	if m.full, err = harness.MemoryUsage(ctx, b.Admin, keys...); err != nil {
 		return m, err
 	}
-	if m.encoding, err = b.admin.ObjectEncoding(ctx, key).Result(); err != nil {
+	if m.encoding, err = b.Admin.ObjectEncoding(ctx, key).Result(); err != nil {
 		return m, err
 	}
 	if _, err := l.ReleaseBatch(ctx, holders); err != nil {
 		return m, err
 	}
-	if m.released, err = memoryUsage(ctx, b.admin, keys...); err != nil {
+	if m.released, err = harness.MemoryUsage(ctx, b.Admin, keys...); err != nil {
 		return m, err
 	}
 
@@ -116,25 +72,25 @@ func (b *bench) memory(ctx context.Context) (memory, error) {
 	if err := fill(b.limiter("mem:ar:0571", areaLimit, short)); err != nil {
 		return m, err
 	}
-	if m.lapsedAt, err = memoryUsage(ctx, b.admin, keys...); err != nil {
+	if m.lapsedAt, err = harness.MemoryUsage(ctx, b.Admin, keys...); err != nil {
 		return m, err
 	}
 	m.lapsed = m.lapsedAt
 	for m.lapsed > 0 && time.Since(lapse) < reclaimWithin {
 		time.Sleep(10 * time.Millisecond)
-		if m.lapsed, err = memoryUsage(ctx, b.admin, keys...); err != nil {
+		if m.lapsed, err = harness.MemoryUsage(ctx, b.Admin, keys...); err != nil {
 			return m, err
 		}
 	}
 	m.reclaimed = max(time.Since(lapse), 0)
 	m.keys = len(keys)
 
-	counter := b.prefix + "mem:counter"
+	counter := b.Key("mem:counter")
 	for range areaLimit {
-		if err := b.client.EvalSha(ctx, b.scripts.seedAcquire.sha, []string{counter}, areaLimit).Err(); err != nil {
+		if err := b.Client.EvalSha(ctx, b.scripts.seedAcquire.SHA, []string{counter}, areaLimit).Err(); err != nil {
 			return m, err
 		}
 	}
-	m.counter, err = memoryUsage(ctx, b.admin, counter)
+	m.counter, err = harness.MemoryUsage(ctx, b.Admin, counter)
 	return m, err
 }
