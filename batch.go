@@ -29,10 +29,9 @@ func (l *Limiter) TryAcquireBatch(ctx context.Context, holders []string) ([]Resu
 	if err := l.usable(); err != nil {
 		return nil, err
 	}
-	keys, _ := l.acquireCall(1, false)
-	cmds, err := l.batch(ctx, "acquire", acquireScript, keys, holders, func(chunk ...string) []any {
-		_, args := l.acquireCall(1, false, chunk...)
-		return args
+	call := l.acquireCall(1, false)
+	cmds, err := l.batch(ctx, "acquire", call.script, call.keys, holders, func(chunk ...string) []any {
+		return l.acquireCall(1, false, chunk...).args
 	})
 	if err != nil {
 		return nil, err
@@ -43,31 +42,12 @@ func (l *Limiter) TryAcquireBatch(ctx context.Context, holders []string) ([]Resu
 		if err != nil {
 			return nil, callError(ctx, "acquire", l.cfg.Key, err)
 		}
-		if results, err = l.appendResults(results, reply, len(holders)-len(results)); err != nil {
+		want := min(len(holders)-len(results), batchSize)
+		if results, _, err = l.decodeAcquire(results, reply, want, call.stride); err != nil {
 			return nil, opError("acquire", l.cfg.Key, err)
 		}
 	}
 	return results, nil
-}
-
-// appendResults appends the results in reply, an acquire script's reply
-// for the next chunk of a batch of which left holders are left.
-func (l *Limiter) appendResults(results []Result, reply any, left int) ([]Result, error) {
-	if min(left, batchSize) == 1 {
-		res, _, err := l.result(reply, 1)
-		return append(results, res), err
-	}
-	r, ok := reply.([]any)
-	if ok && len(r) == 1+2*min(left, batchSize) {
-		v := make([]int64, len(r))
-		if int64s(v, r) {
-			for i := 1; i < len(v); i += 2 {
-				results = append(results, l.outcome(v[0], v[i], v[i+1], 1))
-			}
-			return results, nil
-		}
-	}
-	return results, callerr.UnexpectedReply(reply)
 }
 
 // ReleaseBatch runs Release for each holder, in order, in one round trip,
@@ -88,15 +68,8 @@ func (l *Limiter) ReleaseBatch(ctx context.Context, holders []string) ([]bool, e
 		if err != nil {
 			return nil, callError(ctx, "release", l.cfg.Key, err)
 		}
-		switch r := reply.(type) {
-		case int64:
-			released = append(released, r == 1)
-		case []any:
-			for _, x := range r {
-				released = append(released, x == int64(1))
-			}
-		default:
-			return nil, opError("release", l.cfg.Key, callerr.UnexpectedReply(reply))
+		if released, err = decodeReleased(released, reply); err != nil {
+			return nil, opError("release", l.cfg.Key, err)
 		}
 	}
 	if len(released) != len(holders) {

@@ -47,6 +47,8 @@ func scriptOp(cmd redis.Cmder) string {
 		return "acquire"
 	case keys == 3 && len(argv) == 2:
 		return "renew"
+	case keys == 2 && len(argv) == 2:
+		return "claim"
 	case keys == 2 && len(argv) == 0:
 		return "read" // count or holders
 	case keys == 1 && len(argv) == 2:

@@ -53,7 +53,11 @@ func NewHolderID() string {
 func (l *Limiter) AcquireLease(ctx context.Context, n int64) (*Lease, error) {
 	x := l.Lease(NewHolderID())
 	start := time.Now()
-	res, err := l.AcquireN(ctx, x.holder, n)
+	res, err := l.acquireN(ctx, x.holder, n, func(ok bool) {
+		if !ok {
+			x.keep.Lose() // the handed lease lapses with its claim time
+		}
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -154,102 +154,17 @@ func (l *Limiter) check(holder string, n int64) error {
 // joins the queue, and the arrival number it returns names the caller's
 // queue entry (0: none).
 func (l *Limiter) try(ctx context.Context, holder string, n int64, queue bool) (Result, int64, error) {
-	keys, args := l.acquireCall(n, queue, holder)
-	reply, err := l.runner.Run(ctx, acquireScript, keys, args...).Result()
+	call := l.acquireCall(n, queue, holder)
+	reply, err := l.runner.Run(ctx, call.script, call.keys, call.args...).Result()
 	if err != nil {
 		return Result{Limit: l.cfg.Limit}, 0, callError(ctx, "acquire", l.cfg.Key, err)
 	}
-	res, arrival, err := l.result(reply, n)
+	var res [1]Result
+	results, arrival, err := l.decodeAcquire(res[:0], reply, 1, call.stride)
 	if err != nil {
-		return res, 0, opError("acquire", l.cfg.Key, err)
+		return Result{Limit: l.cfg.Limit}, 0, opError("acquire", l.cfg.Key, err)
 	}
-	return res, arrival, nil
-}
-
-// acquireCall returns the keys and arguments of an acquire script call for
-// holders in turn (see scripts/acquire.lua). The queue's keys go only to
-// calls that read or join it, in fair mode or waiting, since each costs the
-// server time.
-func (l *Limiter) acquireCall(n int64, queue bool, holders ...string) ([]string, []any) {
-	var weight any = "1"
-	if n != 1 {
-		weight = strconv.FormatInt(n, 10)
-	}
-	keys := l.keys[:3]
-	args := make([]any, 0, 6+len(holders))
-	args = append(args, l.limit, l.ttl, weight)
-	if queue || l.cfg.Fair {
-		var join any = "0"
-		if queue {
-			join = "1"
-		}
-		keys, args = l.keys, append(args, l.fair, join, queueTTLArg)
-	}
-	for _, holder := range holders {
-		args = append(args, holder)
-	}
-	return keys, args
-}
-
-// result reads an acquire script's reply for one holder that wanted n
-// units, and the arrival number of its queue entry.
-func (l *Limiter) result(reply any, n int64) (Result, int64, error) {
-	res := Result{Limit: l.cfg.Limit}
-	switch r := reply.(type) {
-	case int64:
-		if r < 0 { // refused by the full marker
-			res.Count = l.cfg.Limit
-			res.EarliestLapse = time.Duration(-r) * time.Millisecond
-			return res, 0, nil
-		}
-	case []any:
-		var v [6]int64
-		if len(r) > len(v) || !int64s(v[:], r) {
-			break
-		}
-		switch len(r) {
-		case 3:
-			return l.outcome(v[0], v[1], v[2], n), 0, nil
-		case 6:
-			res.Acquired, res.Count, res.Weight = v[0] == 1, v[1], v[4]
-			if res.Acquired {
-				res.ExpiresAt = time.UnixMilli(v[2])
-			} else {
-				res.EarliestLapse = time.Duration(v[3]) * time.Millisecond
-			}
-			return res, v[5], nil
-		}
-	}
-	return res, 0, callerr.UnexpectedReply(reply)
-}
-
-// outcome reads one holder's entry of an acquire script's list reply: the
-// deadline of the leases granted, and u and x (see scripts/acquire.lua). A
-// holder granted its n units holds n, until deadline or, when x is not 0,
-// the later deadline x its lease kept; one refused holds none, since a
-// call that takes this form is refused only to a caller that holds
-// nothing, and x is then the retry-after ms.
-func (l *Limiter) outcome(deadline, u, x, n int64) Result {
-	if u > 0 {
-		if x != 0 {
-			deadline = x
-		}
-		return Result{Acquired: true, Count: u, Limit: l.cfg.Limit, ExpiresAt: time.UnixMilli(deadline), Weight: n}
-	}
-	return Result{Count: -1 - u, Limit: l.cfg.Limit, EarliestLapse: time.Duration(x) * time.Millisecond}
-}
-
-// int64s copies reply's entries into v, which must be as long, and
-// reports false if one is not an int64.
-func int64s(v []int64, reply []any) bool {
-	for i, x := range reply {
-		n, ok := x.(int64)
-		if !ok {
-			return false
-		}
-		v[i] = n
-	}
-	return true
+	return results[0], arrival, nil
 }
 
 // Acquire takes a slot for holder, waiting until one is free or ctx is
@@ -272,13 +187,18 @@ func (l *Limiter) Acquire(ctx context.Context, holder string) (Result, error) {
 // up to a second past ctx's end, and it also frees a lease holder held
 // before the call: after a failed AcquireN, holder holds nothing.
 func (l *Limiter) AcquireN(ctx context.Context, holder string, n int64) (Result, error) {
+	return l.acquireN(ctx, holder, n, nil)
+}
+
+// acquireN is AcquireN; claimed is as for wait.
+func (l *Limiter) acquireN(ctx context.Context, holder string, n int64, claimed func(ok bool)) (Result, error) {
 	if err := l.check(holder, n); err != nil {
 		return Result{Limit: l.Config().Limit}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{Limit: l.cfg.Limit}, callError(ctx, "acquire", l.cfg.Key, err)
 	}
-	res, err := l.wait(ctx, holder, n)
+	res, err := l.wait(ctx, holder, n, claimed)
 	return acquireOutcome(ctx, l.cfg, res, err)
 }
 
@@ -304,22 +224,16 @@ func (l *Limiter) Release(ctx context.Context, holder string) (bool, error) {
 	if err := checkHolder(holder); err != nil {
 		return false, err
 	}
-	n, err := l.runner.Run(ctx, releaseScript, l.keys, l.releaseArgs(holder)...).Int64()
+	reply, err := l.runner.Run(ctx, releaseScript, l.keys, l.releaseArgs(holder)...).Result()
 	if err != nil {
 		return false, callError(ctx, "release", l.cfg.Key, err)
 	}
-	return n == 1, nil
-}
-
-// releaseArgs returns the arguments of a release script call for holders
-// in turn (see scripts/release.lua).
-func (l *Limiter) releaseArgs(holders ...string) []any {
-	args := make([]any, 0, 5+len(holders))
-	args = append(args, l.limit, l.fair, l.channelArg, l.notify, queueTTLArg)
-	for _, holder := range holders {
-		args = append(args, holder)
+	var one [1]bool
+	released, err := decodeReleased(one[:0], reply)
+	if err != nil || len(released) != 1 {
+		return false, opError("release", l.cfg.Key, callerr.UnexpectedReply(reply))
 	}
-	return args
+	return released[0], nil
 }
 
 // Renew extends holder's lease to TTL from now. It returns false when
@@ -337,7 +251,7 @@ func (l *Limiter) renew(ctx context.Context, holder string) (time.Time, bool, er
 	if err := checkHolder(holder); err != nil {
 		return time.Time{}, false, err
 	}
-	deadline, err := l.runner.Run(ctx, renewScript, l.keys[:3], holder, l.ttl).Int64()
+	deadline, err := l.runner.Run(ctx, renewScript, l.leaseKeys(), holder, l.ttl).Int64()
 	if err != nil {
 		return time.Time{}, false, callError(ctx, "renew", l.cfg.Key, err)
 	}
@@ -353,7 +267,7 @@ func (l *Limiter) Count(ctx context.Context) (int64, error) {
 	if err := l.usable(); err != nil {
 		return 0, err
 	}
-	n, err := countScript.Run(ctx, l.client, l.keys[:2]).Int64()
+	n, err := countScript.Run(ctx, l.client, l.keys[:keyFull]).Int64()
 	if err != nil {
 		return 0, callError(ctx, "count", l.cfg.Key, err)
 	}
@@ -365,7 +279,7 @@ func (l *Limiter) Holders(ctx context.Context) ([]Holder, error) {
 	if err := l.usable(); err != nil {
 		return nil, err
 	}
-	reply, err := holdersScript.Run(ctx, l.client, l.keys[:2]).StringSlice()
+	reply, err := holdersScript.Run(ctx, l.client, l.keys[:keyFull]).StringSlice()
 	if err != nil {
 		return nil, callError(ctx, "holders", l.cfg.Key, err)
 	}

@@ -116,9 +116,9 @@ func BenchmarkTryAcquireAllocs(b *testing.B) {
 // checkBareCalls stops a benchmark whose bare calls no longer pass what the
 // library passes.
 func checkBareCalls(b *testing.B, l *Limiter) {
-	keys, args := l.acquireCall(1, false, "h")
-	if !slices.Equal(keys, l.keys[:3]) || !slices.Equal(args, []any{l.limit, l.ttl, "1", "h"}) {
-		b.Fatalf("acquire calls changed: %q %q", keys, args)
+	call := l.acquireCall(1, false, "h")
+	if call.script != acquireScript || !slices.Equal(call.keys, l.keys[:3]) || !slices.Equal(call.args, []any{l.limit, l.ttl, "1", "h"}) {
+		b.Fatalf("acquire calls changed: %q %q", call.keys, call.args)
 	}
 	if release := l.releaseArgs("h"); !slices.Equal(release, []any{l.limit, l.fair, l.channelArg, l.notify, queueTTLArg, "h"}) {
 		b.Fatalf("release calls changed: %q", release)

@@ -75,8 +75,9 @@ type waiter struct {
 
 // trustNotices is how long after a try is sent a notice for the queue
 // entry it returned is trusted: the lease it hands over lasts the claim
-// time, queueTTL, from a moment after that send, so a notice read well
-// within it finds the lease live. A later notice is checked with a try.
+// time, queueTTL, from a moment after that send, so a waiter that reads
+// the notice well within it returns at once and its claim, sent then,
+// finds the lease live. A later notice is checked with a try.
 const trustNotices = queueTTL - time.Second
 
 // hubs holds the shared hub of each client whose waiters have a channel
@@ -300,7 +301,8 @@ func (h *hub) dispatch(s *subscription, ps *redis.PubSub) {
 	}
 }
 
-// parseHanded reads a notice '+deadline ms:units in use:arrival number:holder'.
+// parseHanded reads a notice '+deadline ms:units in use:arrival number:holder',
+// where the deadline is the one the waiter claims the lease for.
 func parseHanded(payload string) (holder string, arrival int64, res Result, ok bool) {
 	rest, ok := strings.CutPrefix(payload, "+")
 	var fields [3]int64

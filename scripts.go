@@ -21,13 +21,27 @@ var (
 	// that returns before that line does not pay for defining them.
 	leaseLib = script.Lib{Include: "-- #include lib.lua\n", Source: libLua}
 
+	//go:embed scripts/queue.lua
+	queueLua string
+	// queueLib is queue.lua, the helpers of the scripts that read the
+	// waiting queue, included after lib.lua.
+	queueLib = script.Lib{Include: "-- #include queue.lua\n", Source: queueLua}
+
 	//go:embed scripts/acquire.lua
 	acquireLua    string
 	acquireScript = script.New(acquireLua, leaseLib)
 
 	//go:embed scripts/release.lua
 	releaseLua    string
-	releaseScript = script.New(releaseLua, leaseLib)
+	releaseScript = script.New(releaseLua, leaseLib, queueLib)
+
+	//go:embed scripts/acquire_queued.lua
+	acquireQueuedLua    string
+	acquireQueuedScript = script.New(acquireQueuedLua, leaseLib, queueLib)
+
+	//go:embed scripts/claim.lua
+	claimLua    string
+	claimScript = script.New(claimLua, leaseLib)
 
 	//go:embed scripts/renew.lua
 	renewLua    string

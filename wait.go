@@ -9,13 +9,19 @@ import (
 // wait runs the acquire script until it succeeds, fails or ctx ends. A
 // refused try joins the queue; between tries it sleeps until a release
 // hands it the units, until the earliest lease is due to lapse, or until
-// its place in the queue needs refreshing. Units handed over last only the
-// claim time, so wait claims them, renewing the lease to its full time,
-// before it returns: a lease it returns never lapses sooner than TTL. When
-// it fails, holder holds nothing: a try whose outcome is unknown is undone,
-// and a waiter that gives up leaves the queue and frees units it may have
-// been handed meanwhile.
-func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, error) {
+// its place in the queue needs refreshing. When it fails, holder holds
+// nothing: a try whose outcome is unknown is undone, and a waiter that
+// gives up leaves the queue and frees units it may have been handed
+// meanwhile.
+//
+// Units handed over by a release last only the claim time until the
+// waiter claims them for the deadline the notice states, its full lease
+// time from the release. wait returns that lease the moment the notice
+// arrives, with no round trip on its path, and sends the claim behind it
+// (see claimHanded); claimed, if not nil, learns how the claim went. With
+// Config.Replicas set, it claims first, so that the replicas acknowledge
+// the lease before it is returned.
+func (l *Limiter) wait(ctx context.Context, holder string, n int64, claimed func(ok bool)) (Result, error) {
 	h, w := l.join(holder)
 	defer h.leave(w)
 	timer := stoppedTimer()
@@ -47,19 +53,48 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64) (Result, err
 			l.releaseDetached(ctx, holder)
 			return res, ctx.Err()
 		case <-w.wake:
-			if handed, ok := h.handedLease(w); ok {
-				deadline, live, err := l.renew(ctx, holder)
-				if err != nil {
-					l.releaseDetached(ctx, holder)
-					return res, err
-				}
-				if live {
-					handed.Limit, handed.Weight, handed.ExpiresAt = l.cfg.Limit, n, deadline
-					return handed, nil
-				}
-				// Gone already (its claim time ran out): try again.
+			handed, ok := h.handedLease(w)
+			if !ok {
+				break
 			}
+			handed.Limit, handed.Weight = l.cfg.Limit, n
+			if l.cfg.Replicas == 0 {
+				go l.claimHanded(ctx, holder, handed.ExpiresAt, claimed)
+				return handed, nil
+			}
+			live, err := l.claim(ctx, holder, handed.ExpiresAt)
+			if err != nil {
+				l.releaseDetached(ctx, holder)
+				return res, err
+			}
+			if live {
+				return handed, nil
+			}
+			// Gone already (its claim time ran out): try again.
 		case <-timer.C:
 		}
 	}
+}
+
+// claimHanded claims a lease handed to holder for deadline, detached from
+// ctx and bounded by cleanupTimeout, and tells claimed, if not nil,
+// whether it holds the lease now. A claim that fails leaves the lease to
+// lapse when its claim time runs out.
+func (l *Limiter) claimHanded(ctx context.Context, holder string, deadline time.Time, claimed func(ok bool)) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	live, err := l.claim(ctx, holder, deadline)
+	if claimed != nil {
+		claimed(err == nil && live)
+	}
+}
+
+// claim runs claim.lua: holder takes the lease a release handed it until
+// deadline. It reports false when holder holds no live lease.
+func (l *Limiter) claim(ctx context.Context, holder string, deadline time.Time) (bool, error) {
+	at, err := l.runner.Run(ctx, claimScript, l.keys[:keyFull], holder, deadline.UnixMilli()).Int64()
+	if err != nil {
+		return false, callError(ctx, "claim", l.cfg.Key, err)
+	}
+	return at != 0, nil
 }

@@ -1,5 +1,6 @@
 -- lib: helpers shared by the lease scripts, included where a script has its
--- "-- #include lib.lua" line (see scripts.go).
+-- "-- #include lib.lua" line (see scripts.go), after any read-only early
+-- return, so that such a return does not pay for defining them.
 --
 -- The slots of one Limiter live in keys of one hash slot:
 --   leases   sorted set, holder -> lease deadline (ms, server time)
@@ -8,18 +9,13 @@
 --            IDs are never empty, so '' cannot clash with one.
 -- Units in use = ZCARD(leases) + extra. Units are Lua numbers, exact up to
 -- 2^53, which bounds the limit; numbers become text with '%d', since Redis
--- prints a Lua number with 14 digits at most. With no weighted holder the weights
--- hash does not exist, and the unweighted path touches nothing else.
---
--- Callers that wait queue in three more keys of the same slot:
---   queue      sorted set, holder -> arrival number
---   deadlines  sorted set, holder -> when the entry lapses unless refreshed (ms)
---   wants      hash, holder -> 'n:lease ms:limit', the units, lease time and
---              limit of the waiter, and '' -> the last arrival number
+-- prints a Lua number with 14 digits at most. With no weighted holder the
+-- weights hash does not exist, and the unweighted path touches nothing else.
+-- A lease is live while now < deadline.
 
 local function now_ms()
 	local t = redis.call('TIME')
-	return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+	return t[1] * 1000 + math.floor(t[2] / 1000)
 end
 
 local function extra_units(weights)
@@ -36,12 +32,9 @@ end
 -- set_weight records holder's weight going from old to new (0: none) and
 -- returns the new sum of extra units.
 local function set_weight(weights, extra, holder, old, new)
-	if old == new then
-		return extra
-	end
-	if new > 1 then
+	if new > 1 and new ~= old then
 		redis.call('HSET', weights, holder, new)
-	elseif old > 1 then
+	elseif new <= 1 and old > 1 then
 		redis.call('HDEL', weights, holder)
 	end
 	local delta = math.max(new - 1, 0) - math.max(old - 1, 0)
@@ -57,9 +50,8 @@ local function set_weight(weights, extra, holder, old, new)
 	return extra
 end
 
--- prune drops lapsed leases (live while now < deadline) and returns the new
--- extra sum. With no weighted holder it is one command that reads nothing
--- unless a lease has lapsed.
+-- prune drops lapsed leases and returns the new extra sum. With no weighted
+-- holder it is one command that reads nothing unless a lease has lapsed.
 local function prune(leases, weights, extra, now)
 	if extra > 0 then
 		for _, holder in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now)) do
@@ -75,6 +67,39 @@ local function earliest(leases)
 	return tonumber(redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2])
 end
 
+-- retry_after returns the ms until the earliest lease lapses, 0 when none will.
+local function retry_after(leases, now)
+	local first = earliest(leases)
+	if first then
+		return first - now
+	end
+	return 0
+end
+
+-- mark_full sets the full marker of limit when the units in use reach it,
+-- to lapse with the earliest lease; otherwise it deletes the marker when
+-- stale says it may be wrong.
+local function mark_full(full, leases, units, limit, stale)
+	if units >= limit then
+		redis.call('SET', full, 1, 'PXAT', string.format('%d', earliest(leases)))
+	elseif stale then
+		redis.call('DEL', full)
+	end
+end
+
+-- expire_after makes the leases key last at least until at (ms, as text),
+-- with one command and no read, after a lease was added or extended to at.
+-- The key keeps a later expiry (GT); a key just created has none yet. A
+-- lease released or shrunk may leave the key a later expiry than its last
+-- lease: it lapses then, still by itself.
+local function expire_after(leases, at, created)
+	if created then
+		redis.call('PEXPIREAT', leases, at)
+	else
+		redis.call('PEXPIREAT', leases, at, 'GT')
+	end
+end
+
 -- expire_with_last_lease makes the keys lapse with their last lease, so an
 -- idle key costs nothing.
 local function expire_with_last_lease(leases, weights, extra)
@@ -86,56 +111,5 @@ local function expire_with_last_lease(leases, weights, extra)
 		if extra > 0 then
 			redis.call('PEXPIREAT', weights, at)
 		end
-	end
-end
-
--- expire_after makes the leases key last at least until the deadline at,
--- with one command and no read, after a lease was added or extended to
--- at. The key keeps a later expiry (GT); a key just created has none yet.
--- A lease released or shrunk may leave the key a later expiry than its
--- last lease: it lapses then, still by itself.
-local function expire_after(leases, at, created)
-	if created then
-		redis.call('PEXPIREAT', leases, string.format('%d', at))
-	else
-		redis.call('PEXPIREAT', leases, string.format('%d', at), 'GT')
-	end
-end
-
--- prune_queue drops the entries of waiters that stopped refreshing them.
-local function prune_queue(queue, deadlines, wants, now)
-	local gone = redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)
-	for _, holder in ipairs(gone) do
-		redis.call('ZREM', queue, holder)
-		redis.call('HDEL', wants, holder)
-	end
-	if #gone > 0 then
-		redis.call('ZREMRANGEBYSCORE', deadlines, '-inf', now)
-	end
-end
-
-local function leave_queue(queue, deadlines, wants, holder)
-	redis.call('ZREM', queue, holder)
-	redis.call('ZREM', deadlines, holder)
-	redis.call('HDEL', wants, holder)
-end
-
--- wanted_units reads n from a wants entry, 'n:lease ms:limit'.
-local function wanted_units(want)
-	return tonumber(string.match(want or '1', '^%d+'))
-end
-
--- wanted reads a wants entry: n, the lease time in ms, and the waiter's
--- limit, nil in an entry written without it.
-local function wanted(want)
-	local n, lease, limit = string.match(want, '^(%d+):(%d+):?(%d*)$')
-	return tonumber(n), tonumber(lease), tonumber(limit)
-end
-
--- notify sends a notice to waiting processes: command is 'publish',
--- 'spublish' (Redis Cluster) or '' for none.
-local function notify(command, channel, message)
-	if command ~= '' then
-		redis.call(command, channel, message)
 	end
 end

@@ -11,88 +11,55 @@
 -- ARGV[2]  '1' for fair mode: hand units out strictly in arrival order
 -- ARGV[3]  notice channel
 -- ARGV[4]  notice command: 'publish', 'spublish' or ''
--- ARGV[5]  claim time, ms: how long a handed lease waits for its waiter
+-- ARGV[5]  claim time, ms: how long a handed lease waits for its waiter's claim
 -- ARGV[6…] holder IDs, one or more
 --
--- Returns, for one holder, 1 when it held a live lease, else 0; for more,
--- a list of these, each exactly what a release of that holder alone, made
--- in turn, returns. Releasing twice is
--- harmless. Units freed go at once to the waiters queued first whose wants
--- fit (in fair mode, only while the first in line fits), within both this
--- limit and the waiter's own, which its queue entry records: while
--- Limiters with different limits share the key, no waiter is handed units
--- above its limit. So no slot sits
--- idle while a waiter learns that it is free. Each gets a lease that lasts
--- the claim time (at most its lease time), and a notice
--- '+deadline ms:units in use:arrival number:holder' tells its process, where
--- the waiter claims the lease by renewing it to its full time. The arrival
--- number names the queue entry served, so that a late notice is never taken
--- for a later wait of the same holder. A waiter that died
--- while queued thus holds units only until the claim time has passed.
+-- Returns a string of one character per holder in turn, '1' when it held
+-- a live lease, else '0': exactly what a release of that holder alone,
+-- made in turn, returns. (A string costs the server far less than a list.)
+-- Releasing twice is harmless.
+--
+-- Units freed go at once to the waiters queued first whose wants fit (in
+-- fair mode, only while the first in line fits), within both this limit
+-- and the waiter's own, which its queue entry records, so no slot sits idle
+-- while a waiter learns that it is free. A waiter handed units holds a
+-- lease that lapses after the claim time (never shortening one it holds),
+-- and a notice '+deadline ms:units in use:arrival number:holder' tells its
+-- process, where the waiter returns at once, with the deadline its full
+-- lease time from now, and claims the lease with claim.lua, which moves it
+-- to that deadline. The arrival number names the queue entry served, so
+-- that a late notice is never taken for a later wait of the same holder. A
+-- waiter that died while queued thus holds units for the claim time at most.
 
 local leases, weights, full = KEYS[1], KEYS[2], KEYS[3]
 local queue, qdeadlines, qwants = KEYS[4], KEYS[5], KEYS[6]
-local limit = tonumber(ARGV[1])
-local first_holder = 6
-local single = #ARGV == first_holder
+local reply = {}
 
-local time = redis.call('TIME')
-local now = time[1] * 1000 + math.floor(time[2] / 1000)
-local extra = tonumber(redis.call('HGET', weights, '') or 0)
-local waiting = redis.call('EXISTS', queue) == 1
-
--- The commonest calls, with no weighted holder and nobody waiting, take a
--- path of their own, before lib.lua, whose helpers cost a little to define
--- on every call; so the clock is read above as now_ms would. Lapsed leases
--- go first, so that a holder's lease, if it is still there, is live.
-if extra == 0 and not waiting then
-	redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
-	local reply, freed = {}, false
-	for i = first_holder, #ARGV do
-		reply[#reply + 1] = redis.call('ZREM', leases, ARGV[i])
-		freed = freed or reply[#reply] == 1
+-- The commonest calls, with no weighted holder, no full marker and nobody
+-- waiting, free the leases and touch nothing else. Lapsed leases go first,
+-- so that a holder's lease, if it is still there, is live.
+if redis.call('EXISTS', weights, full, queue) == 0 then
+	local t = redis.call('TIME')
+	redis.call('ZREMRANGEBYSCORE', leases, '-inf', t[1] * 1000 + math.floor(t[2] / 1000))
+	for i = 6, #ARGV do
+		reply[#reply + 1] = redis.call('ZREM', leases, ARGV[i]) == 1 and '1' or '0'
 	end
-	if freed then
-		redis.call('DEL', full)
-	end
-	if single then
-		return reply[1]
-	end
-	return reply
+	return table.concat(reply)
 end
 
 -- #include lib.lua
+-- #include queue.lua
 
-local fair = ARGV[2] == '1'
+local limit, fair, claim = tonumber(ARGV[1]), ARGV[2] == '1', tonumber(ARGV[5])
+local now = now_ms()
+local extra = extra_units(weights)
+local waiting = redis.call('EXISTS', queue) == 1
 
--- release_one runs the call for one holder and returns its outcome.
-local function release_one(holder)
-	extra = prune(leases, weights, extra, now)
-	local live = redis.call('ZSCORE', leases, holder) ~= false
-	if live then
-		extra = set_weight(weights, extra, holder, weight_of(weights, extra, holder), 0)
-		redis.call('ZREM', leases, holder)
-		redis.call('DEL', full)
-	end
-	local left = 0
-	if waiting then
-		left = redis.call('ZREM', queue, holder)
-	end
-	if left == 1 then
-		redis.call('ZREM', qdeadlines, holder)
-		redis.call('HDEL', qwants, holder)
-	end
-	if not waiting or (not live and left == 0) then
-		if live then
-			return 1
-		end
-		return 0
-	end
-
-	-- Hand out the free units. Each waiter wants at least one, so a batch of
-	-- as many waiters as free units is read at a time; waiters passed over
-	-- (wanting too much, in unfair mode) are counted in skipped, and at most
-	-- 100 queue entries are read in all.
+-- hand_out gives the free units to waiters. Each waiter wants at least
+-- one, so a batch of as many waiters as free units is read at a time;
+-- waiters passed over (wanting too much, in unfair mode) are counted in
+-- skipped, and at most 100 queue entries are read in all.
+local function hand_out()
 	prune_queue(queue, qdeadlines, qwants, now)
 	local free = limit - redis.call('ZCARD', leases) - extra
 	local handed = false
@@ -103,7 +70,6 @@ local function release_one(holder)
 			break
 		end
 		read = read + #batch
-		local blocked = false
 		for _, waiter in ipairs(batch) do
 			local want = redis.call('HGET', qwants, waiter)
 			local n, lease, waiter_limit = wanted(want or '1:0')
@@ -123,43 +89,50 @@ local function release_one(holder)
 				leave_queue(queue, qdeadlines, qwants, waiter)
 			elseif n - old <= room then
 				-- A lease the waiter holds already is never shortened.
-				local until_ms = math.max(tonumber(held or 0), now + math.min(lease, tonumber(ARGV[5])))
+				local until_ms = math.max(tonumber(held or 0), now + math.min(lease, claim))
 				local arrival = redis.call('ZSCORE', queue, waiter)
 				redis.call('ZADD', leases, until_ms, waiter)
 				extra = set_weight(weights, extra, waiter, old, n)
 				leave_queue(queue, qdeadlines, qwants, waiter)
 				free = free - (n - old)
 				handed = true
-				local units = limit - free
-				notify(ARGV[4], ARGV[3], string.format('+%d:%d:%d:', until_ms, units, tonumber(arrival)) .. waiter)
+				local message = string.format('+%d:%d:%d:', math.max(until_ms, now + lease), limit - free, tonumber(arrival))
+				if ARGV[4] ~= '' then
+					redis.call(ARGV[4], ARGV[3], message .. waiter)
+				end
 				if free <= 0 then
 					break
 				end
 			elseif fair then
-				blocked = true
-				break
+				return handed
 			else
 				skipped = skipped + 1
 			end
 		end
-		if blocked then
-			break
-		end
 	end
-	if handed then
-		expire_with_last_lease(leases, weights, extra)
-	end
-	if live then
-		return 1
-	end
-	return 0
+	return handed
 end
 
-if single then
-	return release_one(ARGV[first_holder])
+for i = 6, #ARGV do
+	local holder = ARGV[i]
+	extra = prune(leases, weights, extra, now)
+	local live = redis.call('ZSCORE', leases, holder) ~= false
+	if live then
+		extra = set_weight(weights, extra, holder, weight_of(weights, extra, holder), 0)
+		redis.call('ZREM', leases, holder)
+		redis.call('DEL', full)
+	end
+	local left = 0
+	if waiting then
+		left = redis.call('ZREM', queue, holder)
+	end
+	if left == 1 then
+		redis.call('ZREM', qdeadlines, holder)
+		redis.call('HDEL', qwants, holder)
+	end
+	if waiting and (live or left == 1) and hand_out() then
+		expire_with_last_lease(leases, weights, extra)
+	end
+	reply[#reply + 1] = live and '1' or '0'
 end
-local reply = {}
-for i = first_holder, #ARGV do
-	reply[#reply + 1] = release_one(ARGV[i])
-end
-return reply
+return table.concat(reply)

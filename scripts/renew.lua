@@ -26,7 +26,7 @@ end
 
 deadline = math.max(tonumber(deadline), now + ttl)
 redis.call('ZADD', leases, deadline, holder)
-expire_after(leases, deadline, false)
+expire_after(leases, string.format('%d', deadline), false)
 -- The weights, if any, lapse with the leases.
 redis.call('PEXPIREAT', weights, string.format('%d', deadline), 'GT')
 redis.call('DEL', KEYS[3])

@@ -123,6 +123,17 @@ func (x *Lease) Renew(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// Lose marks the lease lost, as a renewal that found it gone does, for a
+// caller that learned so another way; it does nothing to a lease that was
+// released.
+func (x *Lease) Lose() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.released {
+		x.markLost()
+	}
+}
+
 func (x *Lease) markLost() {
 	x.lostOnce.Do(func() { close(x.lost) })
 }

@@ -130,14 +130,14 @@ func rawLease(c *redis.Client, acquire, release harness.Call, holders []string) 
 			if err != nil {
 				return err
 			}
-			if len(reply) != 3 || reply[1] < 1 {
+			if len(reply) != 3 || reply[0] < 1 {
 				return fmt.Errorf("acquire script: refused or odd reply %v", reply)
 			}
 			return nil
 		},
 		release: func(ctx context.Context, w int) error {
-			n, err := c.EvalSha(ctx, release.SHA, release.Keys, r[0], r[1], r[2], r[3], r[4], holders[w]).Int64()
-			if err == nil && n != 1 {
+			n, err := c.EvalSha(ctx, release.SHA, release.Keys, r[0], r[1], r[2], r[3], r[4], holders[w]).Text()
+			if err == nil && n != "1" {
 				err = fmt.Errorf("release script: %s held no lease", holders[w])
 			}
 			return err

@@ -1,0 +1,163 @@
+package slotlimit
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/script"
+)
+
+// This file is the Go side of each lease script's contract: the keys it
+// takes, the arguments it is called with, and the one decoder of its
+// reply. The Lua side is the header of each file in scripts/.
+
+// The keys of a Limiter, in the order the scripts take them.
+const (
+	keyLeases         = iota // sorted set, holder -> lease deadline
+	keyWeights               // hash, holder -> weight; '' -> extra units
+	keyFull                  // the full marker of this Limiter's limit
+	keyQueue                 // sorted set, waiting holder -> arrival number
+	keyQueueDeadlines        // sorted set, waiting holder -> when its entry lapses
+	keyQueueWants            // hash, waiting holder -> 'n:lease ms:limit'
+	numKeys
+)
+
+// leaseKeys are the keys of the scripts that do not touch the queue:
+// acquire, claim and renew. count and holders take the first two.
+func (l *Limiter) leaseKeys() []string { return l.keys[:keyQueue] }
+
+// acquireArgs returns the arguments of an acquire.lua call for holders.
+func (l *Limiter) acquireArgs(n int64, holders ...string) []any {
+	args := make([]any, 0, 3+len(holders))
+	args = append(args, l.limit, l.ttl, weightArg(n))
+	for _, holder := range holders {
+		args = append(args, holder)
+	}
+	return args
+}
+
+// acquireQueuedArgs returns the arguments of an acquire_queued.lua call
+// for holders; join says whether a refused holder joins the queue.
+func (l *Limiter) acquireQueuedArgs(n int64, join bool, holders ...string) []any {
+	var joinArg any = "0"
+	if join {
+		joinArg = "1"
+	}
+	args := make([]any, 0, 6+len(holders))
+	args = append(args, l.limit, l.ttl, weightArg(n), l.fair, joinArg, queueTTLArg)
+	for _, holder := range holders {
+		args = append(args, holder)
+	}
+	return args
+}
+
+// releaseArgs returns the arguments of a release.lua call for holders.
+func (l *Limiter) releaseArgs(holders ...string) []any {
+	args := make([]any, 0, 5+len(holders))
+	args = append(args, l.limit, l.fair, l.channelArg, l.notify, queueTTLArg)
+	for _, holder := range holders {
+		args = append(args, holder)
+	}
+	return args
+}
+
+func weightArg(n int64) any {
+	if n == 1 {
+		return "1"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// decodeAcquire appends to results the outcome of each of want holders in
+// reply, the reply of acquire.lua (stride 3: u, x, w) or of
+// acquire_queued.lua (stride 4: u, x, w, arrival), and returns the arrival
+// number of the last; see the scripts' headers. A number below zero is
+// acquire.lua's refusal of one holder by the full marker.
+func (l *Limiter) decodeAcquire(results []Result, reply any, want, stride int) ([]Result, int64, error) {
+	if ms, ok := reply.(int64); ok && ms < 0 && want == 1 {
+		res := Result{Limit: l.cfg.Limit, Count: l.cfg.Limit, EarliestLapse: time.Duration(-ms) * time.Millisecond}
+		return append(results, res), 0, nil
+	}
+	r, ok := reply.([]any)
+	if !ok || len(r) != want*stride {
+		return results, 0, callerr.UnexpectedReply(reply)
+	}
+	var arrival int64
+	for i := 0; i < len(r); i += stride {
+		var v [4]int64
+		if !int64s(v[:stride], r[i:i+stride]) {
+			return results, 0, callerr.UnexpectedReply(reply)
+		}
+		results = append(results, l.outcome(v[0], v[1], v[2]))
+		arrival = v[3]
+	}
+	return results, arrival, nil
+}
+
+// outcome reads one holder's u, x and w: u >= 1 granted, with u units in
+// use and the lease lasting until x; u <= -1 refused, with -1 - u units
+// in use and x the ms until the earliest lease lapses. w is the units
+// held after the call.
+func (l *Limiter) outcome(u, x, w int64) Result {
+	res := Result{Limit: l.cfg.Limit, Weight: w}
+	if u >= 1 {
+		res.Acquired, res.Count, res.ExpiresAt = true, u, time.UnixMilli(x)
+	} else {
+		res.Count, res.EarliestLapse = -1-u, time.Duration(x)*time.Millisecond
+	}
+	return res
+}
+
+// decodeReleased appends to released the outcome of each holder in
+// reply, the reply of release.lua: a character per holder, '1' when it
+// held a live lease, else '0'.
+func decodeReleased(released []bool, reply any) ([]bool, error) {
+	r, ok := reply.(string)
+	if !ok {
+		return released, callerr.UnexpectedReply(reply)
+	}
+	for i := 0; i < len(r); i++ {
+		switch r[i] {
+		case '1':
+			released = append(released, true)
+		case '0':
+			released = append(released, false)
+		default:
+			return released, callerr.UnexpectedReply(reply)
+		}
+	}
+	return released, nil
+}
+
+// int64s copies reply's entries into v, which must be as long, and
+// reports false if one is not an int64.
+func int64s(v []int64, reply []any) bool {
+	for i, x := range reply {
+		n, ok := x.(int64)
+		if !ok {
+			return false
+		}
+		v[i] = n
+	}
+	return true
+}
+
+// An acquireCall is one call of an acquire script: acquire.lua for a
+// TryAcquire outside fair mode, acquire_queued.lua for an acquire that
+// waits or minds the queue. stride is the numbers per holder in its reply.
+type acquireCall struct {
+	script *script.Script
+	keys   []string
+	args   []any
+	stride int
+}
+
+// acquireCall returns the call that acquires n units for holders in turn;
+// join says whether a refused holder joins the queue (one holder only).
+func (l *Limiter) acquireCall(n int64, join bool, holders ...string) acquireCall {
+	if join || l.cfg.Fair {
+		return acquireCall{acquireQueuedScript, l.keys, l.acquireQueuedArgs(n, join, holders...), 4}
+	}
+	return acquireCall{acquireScript, l.leaseKeys(), l.acquireArgs(n, holders...), 3}
+}
