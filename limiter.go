@@ -30,11 +30,13 @@ import (
 // Waiters do not poll. A caller that must wait joins a queue in Redis, and
 // a release hands the units it frees straight to the first waiters in it,
 // in the same script, so no slot sits idle while a waiter learns that it is
-// free. A notice on a pub/sub channel then tells the waiter's process, and
-// the waiter claims the units with one more call before AcquireN returns;
-// units handed to a waiter that died return within seconds. The waiters of one client share one
-// subscription, and a notice wakes only the waiter it names. A waiter also looks again when the earliest lease is due
-// to lapse, and at least every second to keep its place in the queue, so a
+// free. A notice on a pub/sub channel then tells the waiter's process,
+// and AcquireN returns as it arrives, with no further round trip; the
+// waiter claims the units for their full lease time just behind it, and
+// units handed to a waiter that died return within seconds. The waiters of
+// one client share one subscription, and a notice wakes only the waiter it
+// names. A waiter also looks again when the earliest lease is due to
+// lapse, and at least every second to keep its place in the queue, so a
 // lost notice delays it at most that long.
 //
 // The leases live in a sorted set at Config.Key, holder -> deadline, with
@@ -186,6 +188,14 @@ func (l *Limiter) Acquire(ctx context.Context, holder string) (Result, error) {
 // phantom slot behind while Redis answers. That release may take AcquireN
 // up to a second past ctx's end, and it also frees a lease holder held
 // before the call: after a failed AcquireN, holder holds nothing.
+//
+// Units a release hands over are returned the moment its notice arrives,
+// with ExpiresAt the full lease time from the release; the claim that
+// holds them to that deadline follows at once, off the caller's path. In
+// the one case where that claim cannot reach Redis within the 3-second
+// claim time, the lease lapses then, before ExpiresAt; AcquireLease marks
+// such a lease lost, so that KeepAlive's context ends. With
+// Config.Replicas set, the claim is made, and acknowledged, first.
 func (l *Limiter) AcquireN(ctx context.Context, holder string, n int64) (Result, error) {
 	return l.acquireN(ctx, holder, n, nil)
 }
