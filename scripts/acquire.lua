@@ -11,10 +11,10 @@
 -- ARGV[4…] holder IDs, one or more
 --
 -- Returns -(retry-after ms), a number below zero, when the full marker
--- refused the one holder: all limit units are in use and it holds none;
--- a list is a quarter of the server's cost of that call, the commonest at
--- a full key. Otherwise it returns a list of, per holder in turn, three
--- numbers u, x, w:
+-- refused the one holder: all limit units are in use and it holds none.
+-- That call is the commonest at a full key, and a list reply would add a
+-- seventh to its cost on the server. Otherwise it returns a list of, per
+-- holder in turn, three numbers u, x, w:
 --   u >= 1: granted; u is the units in use after the call, x the lease's
 --           deadline (ms), w the units the holder holds (n);
 --   u <= -1: refused; -1 - u is the units in use; x is the retry-after ms
