@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/slotlimit/slotlimit/internal/script"
+	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
 // Each atomic operation is one Lua script. A script.Script runs it with
@@ -21,23 +22,17 @@ var (
 	// that returns before that line does not pay for defining them.
 	leaseLib = script.Lib{Include: "-- #include lib.lua\n", Source: libLua}
 
-	//go:embed scripts/queue.lua
-	queueLua string
-	// queueLib is queue.lua, the helpers of the scripts that read the
-	// waiting queue, included after lib.lua.
-	queueLib = script.Lib{Include: "-- #include queue.lua\n", Source: queueLua}
-
 	//go:embed scripts/acquire.lua
 	acquireLua    string
 	acquireScript = script.New(acquireLua, leaseLib)
 
 	//go:embed scripts/release.lua
 	releaseLua    string
-	releaseScript = script.New(releaseLua, leaseLib, queueLib)
+	releaseScript = script.New(releaseLua, leaseLib, waitqueue.Lib)
 
 	//go:embed scripts/acquire_queued.lua
 	acquireQueuedLua    string
-	acquireQueuedScript = script.New(acquireQueuedLua, leaseLib, queueLib)
+	acquireQueuedScript = script.New(acquireQueuedLua, leaseLib, waitqueue.Lib)
 
 	//go:embed scripts/claim.lua
 	claimLua    string

@@ -81,17 +81,7 @@ local function acquire_one(holder)
 
 	local arrival = 0
 	if join then
-		if queued then
-			arrival = tonumber(redis.call('ZSCORE', queue, holder))
-		else
-			arrival = redis.call('HINCRBY', qwants, '', 1)
-			redis.call('ZADD', queue, arrival, holder)
-		end
-		redis.call('HSET', qwants, holder, string.format('%d:%d:%d', n, ttl, limit))
-		redis.call('ZADD', qdeadlines, now + qttl, holder)
-		redis.call('PEXPIRE', queue, qttl)
-		redis.call('PEXPIRE', qdeadlines, qttl)
-		redis.call('PEXPIRE', qwants, qttl)
+		arrival = join_queue(queue, qdeadlines, qwants, holder, string.format('%d:%d:%d', n, ttl, limit), now, qttl)
 	end
 	mark_full(full, leases, units, limit, false)
 	return -1 - units, retry_after(leases, now), old, arrival
