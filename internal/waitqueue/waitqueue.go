@@ -7,6 +7,8 @@ package waitqueue
 
 import (
 	_ "embed"
+	"strconv"
+	"time"
 
 	"github.com/slotlimit/slotlimit/internal/script"
 )
@@ -17,3 +19,12 @@ var source string
 // Lib is queue.lua, for a script to include at its line
 // "-- #include queue.lua", after the helpers it builds on, if any.
 var Lib = script.Lib{Include: "-- #include queue.lua\n", Source: source}
+
+// EntryTTL is how long a waiter keeps its place in a queue without trying
+// again, so that a waiter that dies leaves the queue then. It is also the
+// claim time of what a release hands to a waiter: a waiter that died as it
+// was served holds it this long at most.
+const EntryTTL = 3 * time.Second
+
+// EntryTTLArg is EntryTTL in ms, as the scripts take it.
+var EntryTTLArg any = strconv.FormatInt(EntryTTL.Milliseconds(), 10)

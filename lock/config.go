@@ -1,0 +1,59 @@
+package lock
+
+import (
+	"strconv"
+	"time"
+)
+
+// DefaultTTL is the lease time used when Config.TTL is 0.
+const DefaultTTL = 30 * time.Second
+
+// Config describes one lock.
+type Config struct {
+	// Key is the Redis key that holds the lock's owner token. Every Mutex
+	// built with the same Key guards the same lock; so do the seed's
+	// scripts, redislock and redsync, which keep the same data there.
+	Key string
+
+	// TTL is the lease time: a lock that is neither refreshed nor unlocked
+	// is freed this long after it was taken or last refreshed, by the
+	// Redis server's clock. It is kept to the millisecond. 0 means
+	// DefaultTTL.
+	TTL time.Duration
+
+	// Replicas, when above 0, makes every write wait until that many
+	// replicas have it (Redis WAIT), as slotlimit.Config.Replicas does, so
+	// that a lock survives a failover to one of them.
+	Replicas int
+
+	// ReplicaTimeout bounds the wait for Replicas; 0 means one second.
+	ReplicaTimeout time.Duration
+}
+
+// check validates c and fills in the defaults.
+func (c Config) check() (Config, error) {
+	switch {
+	case c.Key == "":
+		return c, invalidConfig("Key is empty")
+	case c.TTL < 0:
+		return c, invalidConfig("TTL is %v, must not be negative", c.TTL)
+	case c.TTL > 0 && c.TTL < time.Millisecond:
+		return c, invalidConfig("TTL is %v, must be at least 1ms", c.TTL)
+	case c.Replicas < 0:
+		return c, invalidConfig("Replicas is %d, must not be negative", c.Replicas)
+	case c.ReplicaTimeout < 0:
+		return c, invalidConfig("ReplicaTimeout is %v, must not be negative", c.ReplicaTimeout)
+	}
+	if c.TTL == 0 {
+		c.TTL = DefaultTTL
+	}
+	if c.Replicas > 0 && c.ReplicaTimeout == 0 {
+		c.ReplicaTimeout = time.Second
+	}
+	return c, nil
+}
+
+// String describes the lock, e.g. `"jobs:nightly" lock, 30s leases`.
+func (c Config) String() string {
+	return strconv.Quote(c.Key) + " lock, " + c.TTL.String() + " leases"
+}

@@ -1,0 +1,39 @@
+package lock
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrNotObtained is returned by TryLock when another owner holds the
+	// lock. Nothing was taken.
+	ErrNotObtained = errors.New("lock: not obtained")
+
+	// ErrNotHeld is returned by Refresh and Unlock when the lock is no
+	// longer held by its owner: it lapsed, was broken, or was never
+	// obtained (a nil *Lock). It is also the cause of a KeepAlive
+	// context's cancellation when the lock is lost.
+	ErrNotHeld = errors.New("lock: not held")
+
+	// ErrInvalidConfig is returned by New when the client or the Config
+	// cannot work, and by every method of a zero or nil Mutex. New refuses
+	// a nil client, an empty Key, a Key with a '}' but no hash tag, a Key
+	// that names another lock's side key, a negative TTL or one above 0
+	// but under a millisecond, and a negative Replicas or ReplicaTimeout.
+	ErrInvalidConfig = errors.New("lock: invalid config")
+
+	// ErrNotReplicated is returned when Config.Replicas is set and fewer
+	// replicas than that acknowledged a write within the timeout. The
+	// write was made on the master and may be lost if it fails over now: a
+	// lock taken that way counts as not taken (Lock and TryLock unlock it
+	// before they return), and an Unlock or Refresh may have to be repeated.
+	ErrNotReplicated = errors.New("lock: write not acknowledged by enough replicas")
+)
+
+func invalidConfig(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+}
+
+// errUnusable is the error of every method of a zero or nil Mutex.
+var errUnusable = fmt.Errorf("%w: not made by New", ErrInvalidConfig)

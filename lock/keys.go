@@ -1,0 +1,43 @@
+package lock
+
+import "github.com/slotlimit/slotlimit/internal/hashtag"
+
+// sideSuffixes are the suffixes of the keys beside a lock, after the
+// separator hashtag.SidePrefix gives: the last fence, and the waiting
+// queue (see internal/waitqueue).
+var sideSuffixes = [...]string{"fence", "q", "qd", "qw"}
+
+// The keys of a Mutex, in the order its scripts take them.
+const (
+	keyLock           = iota // the owner's token, with a PX expiry
+	keyFence                 // the last fence issued
+	keyQueue                 // sorted set, waiting token -> arrival number
+	keyQueueDeadlines        // sorted set, waiting token -> when its entry lapses
+	keyQueueWants            // hash, waiting token -> '1:lease ms'
+	numKeys
+)
+
+// keyNames returns the keys of the lock at key, in the order above, and
+// its notice channel, all in key's Redis Cluster hash slot, or false for a
+// key that has a '}' but no hash tag.
+func keyNames(key string) (keys []string, channel string, ok bool) {
+	prefix, ok := hashtag.SidePrefix(key)
+	if !ok {
+		return nil, "", false
+	}
+	keys = []string{key}
+	for _, suffix := range sideSuffixes {
+		keys = append(keys, prefix+suffix)
+	}
+	return keys, prefix + "free", true
+}
+
+// isSideKey reports whether key could be a key beside another lock.
+func isSideKey(key string) bool {
+	for _, suffix := range sideSuffixes {
+		if hashtag.IsSide(key, suffix) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,176 @@
+package lock
+
+import (
+	"context"
+	"time"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/keepalive"
+	"github.com/slotlimit/slotlimit/internal/waitqueue"
+)
+
+// cleanupTimeout bounds the unlock that follows a failed TryLock or Lock.
+const cleanupTimeout = time.Second
+
+// A Lock is the handle of one owner of a Mutex's lock. It refreshes,
+// unlocks and keeps itself alive:
+//
+//	l, err := mutex.Lock(ctx)
+//	if err != nil {
+//		return err
+//	}
+//	defer l.Unlock(context.WithoutCancel(ctx))
+//	ctx = l.KeepAlive(ctx) // cancelled, with cause ErrNotHeld, if the lock is lost
+//	return store.Write(ctx, l.Fence(), data)
+//
+// A Lock never takes the lock again once it lost it. A nil *Lock holds
+// nothing: Unlock and Refresh return ErrNotHeld, Lost is closed, and
+// KeepAlive returns a cancelled context. Its methods are safe for
+// concurrent use. A zero Lock behaves as a nil one.
+type Lock struct {
+	mutex *Mutex
+	token string
+	fence int64
+	keep  *keepalive.Lease
+}
+
+// newLock returns a handle for a new owner, with a new token, that holds
+// nothing yet.
+func (m *Mutex) newLock() *Lock {
+	l := &Lock{mutex: m, token: newToken()}
+	l.keep = keepalive.New(keepalive.Config{
+		TTL:     m.cfg.TTL,
+		Renew:   l.refresh,
+		Release: l.unlock,
+		ErrLost: ErrNotHeld,
+	})
+	return l
+}
+
+// taken records that the lock was taken, with fence, by a call sent at start.
+func (l *Lock) taken(start time.Time, fence int64) {
+	l.fence = fence
+	l.keep.Taken(start)
+}
+
+// Token returns the owner token stored in Redis while this Lock holds the
+// lock: 128 random bits, as text.
+func (l *Lock) Token() string {
+	if l == nil {
+		return ""
+	}
+	return l.token
+}
+
+// Fence returns the lock's fencing token. Fences strictly increase across
+// successive owners of one key, across the lock's lapse too, so storage
+// that keeps the highest fence it has seen can refuse a write that carries
+// a lower one, from an owner that lost the lock without knowing it (a long
+// pause, say). A fence is the Redis server's clock in microseconds when
+// the lock was taken, raised above the last fence when that was as high.
+//
+// The promise fails only when the server's clock steps back by more than
+// the time since the last owner's lease lapsed, or when the write that
+// recorded the last fence is lost: on a failover without Config.Replicas,
+// or a restart of a server that did not fsync it (appendfsync always keeps
+// it). It is 0 for a nil Lock.
+func (l *Lock) Fence() int64 {
+	if l == nil {
+		return 0
+	}
+	return l.fence
+}
+
+// Refresh extends the lock's lease to TTL from now. It returns an error
+// matching ErrNotHeld when the lock is no longer held by this owner (and
+// the Lock is then lost); it never takes a lapsed lock again.
+func (l *Lock) Refresh(ctx context.Context) error {
+	if l == nil || l.keep == nil {
+		return ErrNotHeld
+	}
+	ok, err := l.keep.Renew(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return l.notHeld()
+	}
+	return nil
+}
+
+// Unlock frees the lock and stops KeepAlive; a waiter, if any, gets the
+// lock at once. It returns an error matching ErrNotHeld when this owner no
+// longer held the lock (it lapsed, or was broken), or when it was unlocked
+// already. After an Unlock that failed with another error, Unlock tries
+// again.
+func (l *Lock) Unlock(ctx context.Context) error {
+	if l == nil || l.keep == nil {
+		return ErrNotHeld
+	}
+	ok, err := l.keep.Release(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return l.notHeld()
+	}
+	return nil
+}
+
+// KeepAlive refreshes the lock about every third of its TTL, in the
+// background, until it is unlocked or lost or ctx ends, and returns a
+// context for the work, derived from ctx, that is cancelled when the lock
+// is lost (with cause ErrNotHeld) or unlocked. A failed refresh is retried
+// sooner; if refreshes keep failing past the point where the lease must
+// have lapsed, the lock is lost. Calling KeepAlive again returns the same
+// context. On a nil Lock it returns a context cancelled with cause
+// ErrNotHeld.
+func (l *Lock) KeepAlive(ctx context.Context) context.Context {
+	if l == nil || l.keep == nil {
+		return keepalive.Cancelled(ctx, ErrNotHeld)
+	}
+	return l.keep.KeepAlive(ctx)
+}
+
+// Lost returns a channel that is closed when the lock is found lost: a
+// refresh found it gone, or refreshes kept failing until it must have
+// lapsed. It is never closed for a lock that was unlocked. For a nil Lock
+// it is closed.
+func (l *Lock) Lost() <-chan struct{} {
+	if l == nil || l.keep == nil {
+		return (*keepalive.Lease)(nil).Lost() // closed
+	}
+	return l.keep.Lost()
+}
+
+func (l *Lock) notHeld() error {
+	return callerr.Op("lock", "unlock", l.mutex.cfg.Key, ErrNotHeld)
+}
+
+// refresh runs refresh.lua: Config.Renew of the Lock's keepalive.Lease.
+func (l *Lock) refresh(ctx context.Context) (bool, error) {
+	m := l.mutex
+	held, err := m.runner.Run(ctx, refreshScript, m.keys[:keyQueue], l.token, m.ttl).Int64()
+	if err != nil {
+		return false, callerr.Call(ctx, "lock", "refresh", m.cfg.Key, err)
+	}
+	return held == 1, nil
+}
+
+// unlock runs unlock.lua: Config.Release of the Lock's keepalive.Lease.
+func (l *Lock) unlock(ctx context.Context) (bool, error) {
+	m := l.mutex
+	held, err := m.runner.Run(ctx, unlockScript, m.keys, l.token, m.channelArg, m.notify, waitqueue.EntryTTLArg).Int64()
+	if err != nil {
+		return false, callerr.Call(ctx, "lock", "unlock", m.cfg.Key, err)
+	}
+	return held == 1, nil
+}
+
+// unlockDetached unlocks after a TryLock or Lock failed with an unknown
+// outcome: it runs even when ctx is done, bounded by cleanupTimeout.
+func (l *Lock) unlockDetached(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	l.unlock(ctx) //nolint:errcheck // best effort; the lock lapses by itself
+}

@@ -1,0 +1,193 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit/internal/redistest"
+	"github.com/slotlimit/slotlimit/lock"
+)
+
+func TestTryLockExcludesAndUnlockFrees(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		m, key := newMutex(t, b, time.Minute)
+
+		first, err := m.TryLock(ctx)
+		require.NoError(t, err)
+		require.NotNil(t, first)
+		assert.Equal(t, first.Token(), b.Client.Get(ctx, key).Val(), "the key holds the owner's token")
+		assert.Positive(t, first.Fence())
+
+		second, err := m.TryLock(ctx)
+		assert.ErrorIs(t, err, lock.ErrNotObtained)
+		assert.Nil(t, second)
+
+		require.NoError(t, first.Unlock(ctx))
+		assert.ErrorIs(t, first.Unlock(ctx), lock.ErrNotHeld, "unlocked already")
+		assert.Zero(t, b.Client.Exists(ctx, key).Val(), "the key is gone")
+
+		third, err := m.TryLock(ctx)
+		require.NoError(t, err)
+		assert.Greater(t, third.Fence(), first.Fence(), "the next owner's fence is higher")
+		require.NoError(t, third.Unlock(ctx))
+	})
+}
+
+// The key lapses on the server's clock, and the fence still grows across
+// the lapse, when the last fence's own key may be gone.
+func TestLockLapsesAndFenceGrowsAcrossLapse(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		m, key := newMutex(t, b, 50*time.Millisecond)
+		var last int64
+		for i := range 5 {
+			l, err := m.TryLock(ctx)
+			require.NoError(t, err, "step %d", i)
+			assert.Greater(t, l.Fence(), last, "step %d", i)
+			last = l.Fence()
+			pttl := b.Client.PTTL(ctx, key).Val()
+			assert.True(t, pttl > 0 && pttl <= 50*time.Millisecond, "step %d: PTTL %v", i, pttl)
+			b.Advance(120 * time.Millisecond) // past the lease, and the fence's
+			assert.ErrorIs(t, l.Refresh(ctx), lock.ErrNotHeld, "step %d: a lapsed lock is not refreshed", i)
+			assert.ErrorIs(t, l.Unlock(ctx), lock.ErrNotHeld, "step %d", i)
+		}
+	})
+}
+
+func TestRefreshExtendsLease(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		m, key := newMutex(t, b, 300*time.Millisecond)
+		l, err := m.TryLock(ctx)
+		require.NoError(t, err)
+		b.Advance(200 * time.Millisecond)
+		require.NoError(t, l.Refresh(ctx))
+		b.Advance(200 * time.Millisecond) // past the first deadline
+		assert.Equal(t, l.Token(), b.Client.Get(ctx, key).Val(), "still held")
+		require.NoError(t, l.Unlock(ctx))
+	})
+}
+
+// Seed 001's two scripts, verbatim, on the same key.
+const (
+	seedLock   = "local lock_key = KEYS[1]\nlocal lock_timeout = tonumber(ARGV[1])\nlocal unique_value = ARGV[2]\n\nlocal locked = redis.call('setnx', lock_key, unique_value)\nif locked == 1 then\nredis.call('pexpire', lock_key, lock_timeout)\nend\n\nreturn locked\n"
+	seedUnlock = "local lock_key = KEYS[1]\nlocal unique_value = ARGV[1]\n\nif redis.call('get', lock_key) == unique_value then\nreturn redis.call('del', lock_key)\nelse\nreturn 0\nend\n"
+)
+
+func TestInteropWithSeedScripts(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		m, key := newMutex(t, b, time.Minute)
+		seedLock, seedUnlock := redis.NewScript(seedLock), redis.NewScript(seedUnlock)
+
+		// The seed holds it: TryLock is refused, and our unlock never frees it.
+		require.Equal(t, int64(1), seedLock.Run(ctx, b.Client, []string{key}, 60000, "seed-owner").Val())
+		_, err := m.TryLock(ctx)
+		assert.ErrorIs(t, err, lock.ErrNotObtained)
+		assert.Equal(t, "seed-owner", b.Client.Get(ctx, key).Val())
+		require.Equal(t, int64(1), seedUnlock.Run(ctx, b.Client, []string{key}, "seed-owner").Val())
+
+		// We hold it: the seed's lock is refused, its unlock with its own
+		// value never frees ours.
+		l, err := m.TryLock(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(0), seedLock.Run(ctx, b.Client, []string{key}, 60000, "seed-owner").Val())
+		assert.Equal(t, int64(0), seedUnlock.Run(ctx, b.Client, []string{key}, "seed-owner").Val())
+		assert.Equal(t, l.Token(), b.Client.Get(ctx, key).Val())
+		require.NoError(t, l.Unlock(ctx))
+		assert.Zero(t, b.Client.Exists(ctx, key).Val())
+	})
+}
+
+func TestWrongTypeLeavesKeyUntouched(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		m, key := newMutex(t, b, time.Minute)
+		require.NoError(t, b.Client.RPush(ctx, key, "x").Err())
+		_, err := m.TryLock(ctx)
+		require.Error(t, err)
+		assert.False(t, errors.Is(err, lock.ErrNotObtained))
+		assert.Contains(t, err.Error(), "WRONGTYPE")
+		assert.Equal(t, []string{"x"}, b.Client.LRange(ctx, key, 0, -1).Val())
+		assert.Equal(t, time.Duration(-1), b.Client.PTTL(ctx, key).Val(), "no expiry was set")
+	})
+}
+
+func TestKeepAliveOutlivesTTLAndSignalsLoss(t *testing.T) {
+	b := redistest.Redis(t)
+	ctx := context.Background()
+	m, key := newMutex(t, b, 150*time.Millisecond)
+	l, err := m.TryLock(ctx)
+	require.NoError(t, err)
+	work := l.KeepAlive(ctx)
+	time.Sleep(500 * time.Millisecond) // three TTLs
+	assert.NoError(t, work.Err(), "kept alive")
+	assert.Equal(t, l.Token(), b.Client.Get(ctx, key).Val())
+
+	require.NoError(t, b.Client.Del(ctx, key).Err()) // broken by an operator
+	select {
+	case <-l.Lost():
+	case <-time.After(2 * time.Second):
+		t.Fatal("the loss was not signalled")
+	}
+	<-work.Done()
+	assert.ErrorIs(t, context.Cause(work), lock.ErrNotHeld)
+	assert.ErrorIs(t, l.Unlock(ctx), lock.ErrNotHeld)
+}
+
+func TestBadInputAndZeroValues(t *testing.T) {
+	b := redistest.Miniredis(t)
+	ctx := context.Background()
+	for _, cfg := range []lock.Config{
+		{},
+		{Key: "k", TTL: -time.Second},
+		{Key: "k", TTL: time.Microsecond},
+		{Key: "k", Replicas: -1},
+		{Key: "k", ReplicaTimeout: -time.Second},
+		{Key: "a}b"},
+		{Key: "{t}:fence"},
+		{Key: "{t}/qw"},
+	} {
+		_, err := lock.New(b.Client, cfg)
+		assert.ErrorIs(t, err, lock.ErrInvalidConfig, "%+v", cfg)
+	}
+	_, err := lock.New(nil, lock.Config{Key: "k"})
+	assert.ErrorIs(t, err, lock.ErrInvalidConfig)
+	var nilClient *redis.Client
+	_, err = lock.New(nilClient, lock.Config{Key: "k"})
+	assert.ErrorIs(t, err, lock.ErrInvalidConfig)
+
+	var m *lock.Mutex
+	_, err = m.TryLock(ctx)
+	assert.ErrorIs(t, err, lock.ErrInvalidConfig)
+	_, err = new(lock.Mutex).TryLock(ctx)
+	assert.ErrorIs(t, err, lock.ErrInvalidConfig)
+
+	for _, l := range []*lock.Lock{nil, new(lock.Lock)} {
+		assert.ErrorIs(t, l.Unlock(ctx), lock.ErrNotHeld)
+		assert.ErrorIs(t, l.Refresh(ctx), lock.ErrNotHeld)
+		assert.ErrorIs(t, context.Cause(l.KeepAlive(ctx)), lock.ErrNotHeld)
+		select {
+		case <-l.Lost():
+		default:
+			t.Error("a Lock that holds nothing is lost")
+		}
+		assert.Zero(t, l.Fence())
+	}
+}
+
+func TestRedisDownReturnsError(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	defer client.Close()
+	m := newMutexOn(t, client, lock.Config{Key: "k"})
+	_, err := m.TryLock(context.Background())
+	require.Error(t, err)
+	assert.False(t, errors.Is(err, lock.ErrNotObtained))
+}

@@ -1,0 +1,123 @@
+package lock
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/script"
+)
+
+// A Mutex is a lock shared by every process that uses its Redis key. Each
+// TryLock or Lock that succeeds returns a *Lock, the handle of one owner,
+// with a token that names it in Redis and a fencing token that grows with
+// every new owner.
+//
+// The key holds the owner's token as a plain string with a PX expiry: the
+// data of the seed's scripts, of redislock and of redsync, so that a lock
+// taken by any of them keeps the others out. Every expiry is on the Redis
+// server's clock. A Mutex waits without polling: Lock joins a queue in
+// Redis, and Unlock hands the lock straight to the first waiter and wakes
+// it alone, through a notice on pub/sub; a lock that lapses instead wakes
+// the waiters when it lapses.
+//
+// A Mutex is safe for concurrent use.
+type Mutex struct {
+	client  redis.UniversalClient
+	runner  script.Runner
+	cfg     Config
+	keys    []string // see keyNames
+	channel string   // the notice channel
+
+	// Script arguments, boxed once: the lease time in ms, the notice
+	// channel and command (publish or spublish).
+	ttl, channelArg, notify any
+}
+
+// New returns a Mutex for cfg. It returns an error matching
+// ErrInvalidConfig when client is nil or cfg is invalid. New does not
+// contact Redis.
+func New(client redis.UniversalClient, cfg Config) (*Mutex, error) {
+	cfg, err := cfg.check()
+	if err != nil {
+		return nil, err
+	}
+	if client == nil || reflect.ValueOf(client).Kind() == reflect.Pointer && reflect.ValueOf(client).IsNil() {
+		return nil, invalidConfig("client is nil")
+	}
+	keys, channel, ok := keyNames(cfg.Key)
+	if !ok {
+		return nil, invalidConfig("Key %q has a '}' but no hash tag", cfg.Key)
+	}
+	if isSideKey(cfg.Key) {
+		return nil, invalidConfig("Key %q is the name of a key beside another lock's: a key with a hash tag must not end in ':' or '/' and fence, q, qd or qw", cfg.Key)
+	}
+	m := &Mutex{
+		client:     client,
+		runner:     script.Runner{Client: client, Replicas: cfg.Replicas, ReplicaTimeout: cfg.ReplicaTimeout, NotReplicated: ErrNotReplicated},
+		cfg:        cfg,
+		keys:       keys,
+		channel:    channel,
+		ttl:        strconv.FormatInt(cfg.TTL.Milliseconds(), 10),
+		channelArg: channel,
+		notify:     "publish",
+	}
+	if _, ok := client.(*redis.ClusterClient); ok {
+		m.notify = "spublish"
+	}
+	return m, nil
+}
+
+// Config returns the Mutex's configuration, with the defaults filled in;
+// the zero Config for a zero or nil Mutex.
+func (m *Mutex) Config() Config {
+	if m == nil {
+		return Config{}
+	}
+	return m.cfg
+}
+
+func (m *Mutex) usable() error {
+	if m == nil || m.client == nil {
+		return errUnusable
+	}
+	return nil
+}
+
+// TryLock takes the lock if no one holds it, and never waits. When another
+// owner holds it, TryLock returns a nil *Lock and an error matching
+// ErrNotObtained.
+//
+// An error from the connection leaves the outcome unknown; TryLock then
+// unlocks what it may have taken before it returns, so a failed TryLock
+// holds nothing.
+func (m *Mutex) TryLock(ctx context.Context) (*Lock, error) {
+	if err := m.usable(); err != nil {
+		return nil, err
+	}
+	l := m.newLock()
+	start := time.Now()
+	fence, err := m.runner.Run(ctx, obtainScript, m.keys[:keyQueue], l.token, m.ttl).Int64()
+	if err != nil {
+		if callerr.OutcomeUnknown(err) {
+			l.unlockDetached(ctx)
+		}
+		return nil, callerr.Call(ctx, "lock", "obtain", m.cfg.Key, err)
+	}
+	if fence <= 0 {
+		return nil, fmt.Errorf("%w: %q is held, %v left on its lease", ErrNotObtained, m.cfg.Key, time.Duration(-fence)*time.Millisecond)
+	}
+	l.taken(start, fence)
+	return l, nil
+}
+
+// newToken returns a random 128-bit owner token.
+func newToken() string {
+	return rand.Text()
+}
