@@ -11,8 +11,8 @@
 // the steps in order and writes the report:
 //
 //	func main() {
-//		b := &lockBench{}
-//		flag.IntVar(&b.holders, "holders", 64, "goroutines contending for the lock")
+//		b := &bench{allocRuns: defaultAllocRuns}
+//		flag.IntVar(&b.allocRuns, "alloc-runs", b.allocRuns, "calls each allocation figure averages over")
 //		harness.Main("lockbench", b)
 //	}
 //

@@ -19,6 +19,9 @@ func TestParseStats(t *testing.T) {
 	if got := s.Commands(); got != 10 {
 		t.Fatalf("Commands counts the harness's own: %d", got)
 	}
+	if got := s.LoadUsec(); got != 250 {
+		t.Fatalf("LoadUsec counts the harness's own: %d", got)
+	}
 	if got := s.Add(s).Usec("evalsha", "zcount"); got != 516 {
 		t.Fatalf("Add then Usec: %d", got)
 	}

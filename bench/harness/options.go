@@ -15,11 +15,12 @@ type Options struct {
 	Workers  int           // goroutines of the uncontended load
 	Pool     int           // connections in the load client's pool
 	MaxOps   int64         // most operations in any one phase
+	Rounds   int           // rounds of each pair phase, its variants taking turns (see Env.RunPairs)
 }
 
 // DefaultOptions returns the settings the flags default to.
 func DefaultOptions() Options {
-	return Options{Duration: 2 * time.Second, Workers: 64, Pool: 256, MaxOps: 2_000_000}
+	return Options{Duration: 2 * time.Second, Workers: 64, Pool: 256, MaxOps: 2_000_000, Rounds: 3}
 }
 
 // RegisterFlags defines the shared flags on fs, each defaulting to o's
@@ -31,6 +32,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Workers, "workers", o.Workers, "goroutines of the uncontended load")
 	fs.IntVar(&o.Pool, "pool", o.Pool, "connections in the load client's pool")
 	fs.Int64Var(&o.MaxOps, "max-ops", o.MaxOps, "most operations in any one phase")
+	fs.IntVar(&o.Rounds, "rounds", o.Rounds, "rounds of each pair phase, its variants taking turns")
 }
 
 // Check returns an error naming the first setting out of range.
@@ -44,6 +46,8 @@ func (o Options) Check() error {
 		return fmt.Errorf("-pool %d: must be at least 1", o.Pool)
 	case o.MaxOps < 1:
 		return fmt.Errorf("-max-ops %d: must be at least 1", o.MaxOps)
+	case o.Rounds < 1:
+		return fmt.Errorf("-rounds %d: must be at least 1", o.Rounds)
 	}
 	return nil
 }

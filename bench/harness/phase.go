@@ -47,3 +47,11 @@ func (e *Env) Measure(ctx context.Context, load func() (int64, error)) (Phase, e
 	}
 	return Phase{Ops: ops, Elapsed: elapsed, Sent: e.Hook.Sent() - sent, Trips: e.Hook.Trips() - trips, Server: stats}, nil
 }
+
+// MeasureDrive is Measure of Drive: it calls op as Drive does, within b,
+// and returns the phase, whose operations are the calls that succeeded.
+func (e *Env) MeasureDrive(ctx context.Context, b Bounds, op func(ctx context.Context, w int) error) (Phase, error) {
+	return e.Measure(ctx, func() (int64, error) {
+		return Drive(ctx, b, op)
+	})
+}

@@ -101,14 +101,28 @@ func (s Stats) PerCall(name string) float64 {
 func (s Stats) Commands() int64 {
 	var n int64
 	for name, c := range s {
-		if !isOwn(name) {
+		if !IsOwn(name) {
 			n += c.Calls
 		}
 	}
 	return n
 }
 
-func isOwn(name string) bool {
+// LoadUsec returns the server time of every command the server ran, those
+// run by scripts included (so a script's commands count in its own time
+// and again on their own lines) and OwnCommands excluded, in µs.
+func (s Stats) LoadUsec() int64 {
+	var n int64
+	for name, c := range s {
+		if !IsOwn(name) {
+			n += c.Usec
+		}
+	}
+	return n
+}
+
+// IsOwn reports whether the command name is one of OwnCommands.
+func IsOwn(name string) bool {
 	for _, own := range OwnCommands {
 		if name == own {
 			return true

@@ -77,40 +77,32 @@ const (
 	nameTwoReads    = "the library's refusal's two reads alone (PTTL, ZSCORE)" // the refusal's two reads
 )
 
-// A pairer takes one slot for worker w and gives it back.
-type pairer struct {
-	name     string
-	commands []string // the top-level commands it sends, as INFO commandstats names them
-	acquire  func(ctx context.Context, w int) error
-	release  func(ctx context.Context, w int) error
-}
-
 // incrDecr is baseline (a): INCR and DECR of a plain counter, no check.
-func incrDecr(c *redis.Client, key string) pairer {
-	return pairer{
-		name:     nameIncr,
-		commands: []string{"incr", "decr"},
-		acquire:  func(ctx context.Context, _ int) error { return c.Incr(ctx, key).Err() },
-		release:  func(ctx context.Context, _ int) error { return c.Decr(ctx, key).Err() },
+func incrDecr(c *redis.Client, key string) harness.Pairer {
+	return harness.Pairer{
+		Name:     nameIncr,
+		Commands: []string{"incr", "decr"},
+		Acquire:  func(ctx context.Context, _ int) error { return c.Incr(ctx, key).Err() },
+		Release:  func(ctx context.Context, _ int) error { return c.Decr(ctx, key).Err() },
 	}
 }
 
 // seedPair is baseline (c): the seed's two scripts by EVALSHA on a plain
 // counter.
-func seedPair(c *redis.Client, s scripts, key string, limit int64) pairer {
+func seedPair(c *redis.Client, s scripts, key string, limit int64) harness.Pairer {
 	keys := []string{key}
 	max := strconv.FormatInt(limit, 10)
-	return pairer{
-		name:     nameSeed,
-		commands: []string{"evalsha"},
-		acquire: func(ctx context.Context, _ int) error {
+	return harness.Pairer{
+		Name:     nameSeed,
+		Commands: []string{"evalsha"},
+		Acquire: func(ctx context.Context, _ int) error {
 			n, err := c.EvalSha(ctx, s.seedAcquire.SHA, keys, max).Int64()
 			if err == nil && n > limit {
 				err = fmt.Errorf("seed acquire: count %d over limit %d", n, limit)
 			}
 			return err
 		},
-		release: func(ctx context.Context, _ int) error {
+		Release: func(ctx context.Context, _ int) error {
 			return c.EvalSha(ctx, s.seedRelease.SHA, keys).Err()
 		},
 	}
@@ -120,12 +112,12 @@ func seedPair(c *redis.Client, s scripts, key string, limit int64) pairer {
 // by EVALSHA, with the KEYS and ARGV the library sends and no library code
 // around them. Each worker w holds as holders[w]. The arguments are passed
 // one by one, as a caller of EvalSha writes them.
-func rawLease(c *redis.Client, acquire, release harness.Call, holders []string) pairer {
+func rawLease(c *redis.Client, acquire, release harness.Call, holders []string) harness.Pairer {
 	a, r := acquire.Argv, release.Argv
-	return pairer{
-		name:     nameRaw,
-		commands: []string{"evalsha"},
-		acquire: func(ctx context.Context, w int) error {
+	return harness.Pairer{
+		Name:     nameRaw,
+		Commands: []string{"evalsha"},
+		Acquire: func(ctx context.Context, w int) error {
 			reply, err := c.EvalSha(ctx, acquire.SHA, acquire.Keys, a[0], a[1], a[2], holders[w]).Int64Slice()
 			if err != nil {
 				return err
@@ -135,7 +127,7 @@ func rawLease(c *redis.Client, acquire, release harness.Call, holders []string) 
 			}
 			return nil
 		},
-		release: func(ctx context.Context, w int) error {
+		Release: func(ctx context.Context, w int) error {
 			n, err := c.EvalSha(ctx, release.SHA, release.Keys, r[0], r[1], r[2], r[3], r[4], holders[w]).Text()
 			if err == nil && n != "1" {
 				err = fmt.Errorf("release script: %s held no lease", holders[w])
@@ -155,18 +147,18 @@ func checkArity(acquire, release harness.Call) error {
 }
 
 // limiterPair is the library itself: Limiter.TryAcquire and Release.
-func limiterPair(l *slotlimit.Limiter, holders []string) pairer {
-	return pairer{
-		name:     nameLimiter,
-		commands: []string{"evalsha"},
-		acquire: func(ctx context.Context, w int) error {
+func limiterPair(l *slotlimit.Limiter, holders []string) harness.Pairer {
+	return harness.Pairer{
+		Name:     nameLimiter,
+		Commands: []string{"evalsha"},
+		Acquire: func(ctx context.Context, w int) error {
 			res, err := l.TryAcquire(ctx, holders[w])
 			if err == nil && !res.Acquired {
 				err = fmt.Errorf("TryAcquire refused %s: %d of %d held", holders[w], res.Count, res.Limit)
 			}
 			return err
 		},
-		release: func(ctx context.Context, w int) error {
+		Release: func(ctx context.Context, w int) error {
 			ok, err := l.Release(ctx, holders[w])
 			if err == nil && !ok {
 				err = fmt.Errorf("release: %s held no lease", holders[w])

@@ -48,7 +48,6 @@ import (
 
 // settings are slotbench's own flags, beside the harness's.
 type settings struct {
-	rounds     int
 	contenders int
 	holds      harness.Durations
 	keys       int
@@ -56,11 +55,10 @@ type settings struct {
 }
 
 func defaultSettings() settings {
-	return settings{rounds: 3, contenders: 200, holds: harness.Durations{2 * time.Millisecond, 20 * time.Millisecond}, keys: 100000, handoffs: 300}
+	return settings{contenders: 200, holds: harness.Durations{2 * time.Millisecond, 20 * time.Millisecond}, keys: 100000, handoffs: 300}
 }
 
 func (s *settings) registerFlags(fs *flag.FlagSet) {
-	fs.IntVar(&s.rounds, "rounds", s.rounds, "rounds of the no-contention phases, taken in turns")
 	fs.IntVar(&s.contenders, "contenders", s.contenders, "workers contending for 60 slots")
 	fs.Var(&s.holds, "hold", "how long a contender holds its slot: a `list` of durations, each a contention phase")
 	fs.IntVar(&s.keys, "keys", s.keys, "area codes in the many-keys phase")
@@ -70,8 +68,6 @@ func (s *settings) registerFlags(fs *flag.FlagSet) {
 // check returns an error naming the first setting out of range.
 func (s settings) check() error {
 	switch {
-	case s.rounds < 1:
-		return fmt.Errorf("-rounds %d: must be at least 1", s.rounds)
 	case s.contenders < 1:
 		return fmt.Errorf("-contenders %d: must be at least 1", s.contenders)
 	case len(s.holds) == 0:

@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"os"
-	"regexp"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/harness/harnesstest"
 	"github.com/slotlimit/slotlimit/internal/redistest"
 )
 
@@ -29,12 +28,12 @@ func tinyRun(t *testing.T) string {
 	o.Workers = 4
 	o.Pool = 32
 	o.MaxOps = 50_000
+	o.Rounds = 1
 	b := &bench{settings: defaultSettings()}
-	b.rounds = 1
 	b.contenders = 80
 	b.keys = 300
 	b.handoffs = 20
-	report, err := harness.Run(context.Background(), "slotbench", o, b, testWriter{t})
+	report, err := harness.Run(context.Background(), "slotbench", o, b, harnesstest.Writer{T: t})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,12 +45,8 @@ func tinyRun(t *testing.T) string {
 // row.
 func TestReportHasEveryTable(t *testing.T) {
 	report := tinyRun(t)
-	sections := map[string]string{}
-	for _, s := range strings.Split(report, "\n## ")[1:] {
-		title, body, _ := strings.Cut(s, "\n")
-		sections[title] = body
-	}
-	for _, want := range []string{
+	sections := harnesstest.Sections(report)
+	harnesstest.CheckTables(t, sections, []string{
 		"Targets",
 		"Other budgets",
 		"Hand-off latency",
@@ -62,24 +57,11 @@ func TestReportHasEveryTable(t *testing.T) {
 		"Memory",
 		"Batch: a burst of 100 holders",
 		"Allocations per call",
-	} {
-		found := false
-		for title, body := range sections {
-			if strings.HasPrefix(title, want) {
-				found = true
-				if rows := tableRows(body); len(rows) == 0 {
-					t.Errorf("table %q has no rows", title)
-				}
-			}
-		}
-		if !found {
-			t.Errorf("report lacks the table %q", want)
-		}
-	}
-	targets := tableRows(sections["Targets"])
-	checkTargets(t, "Targets", targets)
+	})
+	targets := harnesstest.TableRows(sections["Targets"])
+	harnesstest.CheckTargets(t, "Targets", targets)
 	for _, r := range targets {
-		if len(r) > 3 && !number.MatchString(r[3]) {
+		if len(r) > 3 && !harnesstest.Number.MatchString(r[3]) {
 			t.Errorf("Targets: %q has no ratio: %q", r[0], r[3])
 		}
 	}
@@ -100,67 +82,8 @@ func TestReportHasEveryTable(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("targets:\n%q\nwant:\n%q", names, want)
 	}
-	checkTargets(t, "Other budgets", tableRows(sections["Other budgets"]))
+	harnesstest.CheckTargets(t, "Other budgets", harnesstest.TableRows(sections["Other budgets"]))
 	if t.Failed() {
 		t.Logf("report:\n%s", report)
 	}
-}
-
-var number = regexp.MustCompile(`[0-9]`)
-
-// checkTargets checks that every row of a table of targets has a number
-// measured, a ratio when it has a target, and a verdict.
-func checkTargets(t *testing.T, title string, rows [][]string) {
-	t.Helper()
-	if len(rows) == 0 {
-		t.Errorf("%s: no rows", title)
-	}
-	for _, r := range rows {
-		if len(r) != len(harness.TargetHead) {
-			t.Errorf("%s: row %q has %d cells", title, r, len(r))
-			continue
-		}
-		if !number.MatchString(r[1]) {
-			t.Errorf("%s: %q measured no number: %q", title, r[0], r[1])
-		}
-		if r[2] != "" && r[3] != "" && !number.MatchString(r[3]) {
-			t.Errorf("%s: %q has no ratio: %q", title, r[0], r[3])
-		}
-		if r[4] != "PASS" && r[4] != "**FAIL**" {
-			t.Errorf("%s: %q has no verdict: %q", title, r[0], r[4])
-		}
-	}
-}
-
-// tableRows returns the cells of the rows of the first markdown table in
-// s, without its head and separator.
-func tableRows(s string) [][]string {
-	var rows [][]string
-	seen := 0
-	for _, line := range strings.Split(s, "\n") {
-		if !strings.HasPrefix(line, "|") {
-			if seen > 0 {
-				break
-			}
-			continue
-		}
-		seen++
-		if seen <= 2 {
-			continue // the head and the separator
-		}
-		cells := strings.Split(strings.Trim(line, "|"), " | ")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
-		rows = append(rows, cells)
-	}
-	return rows
-}
-
-// testWriter writes the run's progress lines to the test's log.
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }

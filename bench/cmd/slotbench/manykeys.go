@@ -15,13 +15,12 @@ import (
 type manyKeys struct {
 	keys  int64 // asked for
 	left  int64 // keys of the area codes still in Redis afterwards
-	lease pairResult
+	lease harness.PairResult
 }
 
 // manyKeys runs scenario 3, in at most 15 times -duration.
 func (b *bench) manyKeys(ctx context.Context) (manyKeys, error) {
-	r := pairResult{name: nameLimiter, commands: []string{"evalsha"},
-		acquire: harness.NewTimings(b.Workers), release: harness.NewTimings(b.Workers)}
+	r := harness.NewPairResult(nameLimiter, []string{"evalsha"}, b.Workers)
 	holders := ids(holderForm, b.Workers)
 	var next atomic.Int64
 	bounds := harness.Bounds{Workers: b.Workers, Duration: 15 * b.Duration, MaxOps: int64(b.keys)}
@@ -40,8 +39,8 @@ func (b *bench) manyKeys(ctx context.Context) (manyKeys, error) {
 			if _, err := l.Release(ctx, holders[w]); err != nil {
 				return err
 			}
-			r.acquire.Add(w, t1.Sub(t0))
-			r.release.Add(w, time.Since(t1))
+			r.Acquire.Add(w, t1.Sub(t0))
+			r.Release.Add(w, time.Since(t1))
 			return nil
 		})
 	})

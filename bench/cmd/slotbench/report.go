@@ -13,7 +13,7 @@ import (
 type results struct {
 	handed    handoffs
 	allocs    []allocRow
-	pairs     []pairResult
+	pairs     []harness.PairResult
 	costs     []scriptCost
 	contended []contended
 	many      manyKeys
@@ -185,13 +185,13 @@ func (b *bench) budgets() []harness.Target {
 	return out
 }
 
-func (r results) pair(name string) pairResult {
+func (r results) pair(name string) harness.PairResult {
 	for _, p := range r.pairs {
-		if p.name == name {
+		if p.Name == name {
 			return p
 		}
 	}
-	return pairResult{}
+	return harness.PairResult{}
 }
 
 func (r results) cost(script string, full bool) scriptCost {
@@ -218,7 +218,7 @@ func (b *bench) Report(rep *harness.Report) {
 	rep.Title = "slotlimit benchmarks"
 	rep.Notes = append(rep.Notes,
 		fmt.Sprintf("Run: %s; each phase %v (the no-contention phases %d rounds each, taken in turns); one go-redis client with a pool of %d connections for every variant.",
-			rep.Machine.Date, b.Duration, b.rounds, b.Pool),
+			rep.Machine.Date, b.Duration, b.Rounds, b.Pool),
 		fmt.Sprintf("These figures are ratios within one run on a shared, noisy %d-core machine where Redis, the load and its goroutines share the cores. Absolute numbers move from run to run; compare rows of the same run, which is what the targets do.", rep.Machine.CPUs),
 	)
 
@@ -235,8 +235,8 @@ func (b *bench) Report(rep *harness.Report) {
 		Head:  []string{"variant", "pairs/s", "acquire p50 / p99 / p99.9 (µs)", "release p50 / p99 / p99.9 (µs)", "Redis µs per pair", "commands sent per pair"},
 	}
 	for _, p := range r.pairs {
-		t.Add(p.name, count(p.Rate(p.Ops)), harness.Percentiles(p.acquire), harness.Percentiles(p.release),
-			f2(p.serverUsecPerPair()), f2(ratio(p.Sent, p.Ops)))
+		t.Add(p.Name, count(p.PairsPerSecond()), harness.Percentiles(p.Acquire), harness.Percentiles(p.Release),
+			f2(p.ServerUsecPerPair()), f2(p.CommandsPerPair()))
 	}
 	rep.Add(t)
 
@@ -287,8 +287,8 @@ func (b *bench) Report(rep *harness.Report) {
 		Intro: fmt.Sprintf("Each area code has a key of its own, limit %d, and a Limiter made for it with New.", areaLimit),
 		Head:  []string{"area codes done", "pairs/s", "acquire p50 / p99 / p99.9 (µs)", "release p50 / p99 / p99.9 (µs)", "Redis µs per pair", "keys left after"},
 	}
-	t.Add(count(float64(k.lease.Ops)), count(k.lease.Rate(k.lease.Ops)), harness.Percentiles(k.lease.acquire), harness.Percentiles(k.lease.release),
-		f2(k.lease.serverUsecPerPair()), count(float64(k.left)))
+	t.Add(count(float64(k.lease.Ops)), count(k.lease.Rate(k.lease.Ops)), harness.Percentiles(k.lease.Acquire), harness.Percentiles(k.lease.Release),
+		f2(k.lease.ServerUsecPerPair()), count(float64(k.left)))
 	rep.Add(t)
 
 	m := r.mem

@@ -42,58 +42,9 @@ func ids(format string, n int) []string {
 	return s
 }
 
-// pairResult is one pairer's load, summed over rounds.
-type pairResult struct {
-	name     string
-	commands []string
-	harness.Phase
-	acquire, release harness.Timings
-}
-
-// serverUsecPerPair returns the server time of the pairer's own commands
-// per pair, in µs.
-func (r pairResult) serverUsecPerPair() float64 {
-	return harness.Ratio(r.Server.Usec(r.commands...), r.Ops)
-}
-
-// runPairs runs each pairer on workers goroutines for -rounds rounds of
-// -duration each, taking turns, so that a drift in the machine's speed
-// falls on all of them alike.
-func (b *bench) runPairs(ctx context.Context, pairers []pairer, workers int) ([]pairResult, error) {
-	results := make([]pairResult, len(pairers))
-	for i, p := range pairers {
-		results[i] = pairResult{name: p.name, commands: p.commands, acquire: harness.NewTimings(workers), release: harness.NewTimings(workers)}
-	}
-	for range b.rounds {
-		for i, p := range pairers {
-			r := &results[i]
-			ph, err := b.Measure(ctx, func() (int64, error) {
-				return harness.Drive(ctx, b.Bounds(workers), func(ctx context.Context, w int) error {
-					t0 := time.Now()
-					if err := p.acquire(ctx, w); err != nil {
-						return err
-					}
-					t1 := time.Now()
-					if err := p.release(ctx, w); err != nil {
-						return err
-					}
-					r.acquire.Add(w, t1.Sub(t0))
-					r.release.Add(w, time.Since(t1))
-					return nil
-				})
-			})
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", p.name, err)
-			}
-			r.Phase = r.Phase.Add(ph)
-		}
-	}
-	return results, nil
-}
-
 // noContention is scenario 1: TryAcquire+Release pairs of distinct
 // holders on one key whose limit is never reached, and the baselines.
-func (b *bench) noContention(ctx context.Context) ([]pairResult, error) {
+func (b *bench) noContention(ctx context.Context) ([]harness.PairResult, error) {
 	holders := ids("worker-%d", b.Workers)
 	cfg := slotlimit.Config{Key: b.Key("pairs"), Limit: highLimit, TTL: leaseTTL}
 	l := b.limiter("pairs", highLimit, leaseTTL)
@@ -101,7 +52,7 @@ func (b *bench) noContention(ctx context.Context) ([]pairResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.runPairs(ctx, []pairer{
+	return b.RunPairs(ctx, []harness.Pairer{
 		incrDecr(b.Client, b.Key("incr")),
 		seedPair(b.Client, b.scripts, b.Key("seed"), highLimit),
 		rawLease(b.Client, acquire, release, holders),

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/harness/harnesstest"
+	"github.com/slotlimit/slotlimit/internal/redistest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	redistest.Shutdown()
+	os.Exit(code)
+}
+
+// TestReportHasEveryTable keeps the benchmark from rotting: a tiny run,
+// against a redis-server the test starts, must produce every table, every
+// target, a number in each target's row, and every variant, the bare lock
+// first.
+func TestReportHasEveryTable(t *testing.T) {
+	o := harness.DefaultOptions()
+	o.Addr = redistest.Addr(t)
+	o.Duration = 100 * time.Millisecond
+	o.Workers = 4
+	o.Pool = 32
+	o.MaxOps = 20_000
+	o.Rounds = 1
+	b := &bench{allocRuns: 50}
+	out, err := harness.Run(context.Background(), "lockbench", o, b, harnesstest.Writer{T: t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := string(out)
+
+	sections := harnesstest.Sections(report)
+	harnesstest.CheckTables(t, sections, []string{
+		"Targets",
+		"Lock and unlock",
+		"Redis time per call",
+		"Allocations per call",
+	})
+	targets := harnesstest.TableRows(sections["Targets"])
+	harnesstest.CheckTargets(t, "Targets", targets)
+	var names []string
+	for _, r := range targets {
+		names = append(names, r[0])
+		if len(r) > 3 && !harnesstest.Number.MatchString(r[3]) {
+			t.Errorf("Targets: %q has no ratio: %q", r[0], r[3])
+		}
+	}
+	want := []string{
+		"Redis µs per TryLock+Unlock pair / bare pair",
+		"pairs/s / redislock's pairs/s, 4 workers",
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("targets:\n%q\nwant:\n%q", names, want)
+	}
+
+	var variants []string
+	for title, body := range sections {
+		if strings.HasPrefix(title, "Lock and unlock") {
+			for _, r := range harnesstest.TableRows(body) {
+				variants = append(variants, r[0])
+				if !harnesstest.Number.MatchString(r[1]) || !harnesstest.Number.MatchString(r[4]) {
+					t.Errorf("variant %q has no pairs/s or Redis µs: %q", r[0], r)
+				}
+			}
+		}
+	}
+	if want := []string{nameBare, nameSeed, nameRedislock, nameRedsync, nameLock}; !slices.Equal(variants, want) {
+		t.Errorf("variants:\n%q\nwant:\n%q", variants, want)
+	}
+	if calls := harnesstest.TableRows(sections["Redis time per call"]); len(calls) != 6 {
+		t.Errorf("Redis time per call: %d rows, want 6", len(calls))
+	}
+	if t.Failed() {
+		t.Logf("report:\n%s", report)
+	}
+}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-redsync/redsync/v4"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/lock"
+)
+
+// lockTTL is every variant's lease time: long enough that no lock lapses
+// in a run.
+const lockTTL = 30 * time.Second
+
+// ttlMillis is lockTTL as the scripts take it.
+var ttlMillis = strconv.FormatInt(lockTTL.Milliseconds(), 10)
+
+// compareAndDelete is the bare lock's unlock: delete the key if it still
+// holds the owner's token. KEYS[1] the lock, ARGV[1] the token.
+const compareAndDelete = "if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end"
+
+// Seed 001's two scripts, verbatim. seedLock: KEYS[1] the lock, ARGV[1]
+// the lease in ms, ARGV[2] the token; seedUnlock: KEYS[1] the lock,
+// ARGV[1] the token.
+const (
+	seedLock   = "local lock_key = KEYS[1]\nlocal lock_timeout = tonumber(ARGV[1])\nlocal unique_value = ARGV[2]\n\nlocal locked = redis.call('setnx', lock_key, unique_value)\nif locked == 1 then\nredis.call('pexpire', lock_key, lock_timeout)\nend\n\nreturn locked\n"
+	seedUnlock = "local lock_key = KEYS[1]\nlocal unique_value = ARGV[1]\n\nif redis.call('get', lock_key) == unique_value then\nreturn redis.call('del', lock_key)\nelse\nreturn 0\nend\n"
+)
+
+// scripts are the scripts the benchmark runs by EVALSHA itself.
+type scripts struct {
+	cad                  harness.Script // compareAndDelete
+	seedLock, seedUnlock harness.Script
+}
+
+// Names of the variants, in the order of the report.
+const (
+	nameBare      = "bare: SET NX PX + compare-and-delete script"
+	nameSeed      = "seed 001's scripts"
+	nameRedislock = "bsm/redislock: Obtain (no retry) + Release"
+	nameRedsync   = "go-redsync/redsync/v4, goredis v9 pool: TryLockContext + UnlockContext"
+	nameLock      = "slotlimit lock: TryLock + Unlock (fenced)"
+)
+
+// Paths of the peer modules, whose versions the report names.
+const (
+	modRedislock = "github.com/bsm/redislock"
+	modRedsync   = "github.com/go-redsync/redsync/v4"
+)
+
+var errNotHeld = errors.New("the unlock found the lock not held")
+
+// variants returns the pairers of the pair phase, each worker w on keys of
+// its own, the bare lock first.
+func (b *bench) variants() ([]harness.Pairer, error) {
+	keys := func(variant string) []string {
+		k := make([]string, b.Workers)
+		for w := range k {
+			k[w] = b.Key(fmt.Sprintf("%s:%d", variant, w))
+		}
+		return k
+	}
+	l, err := lockPair(b.Client, keys("lock"))
+	if err != nil {
+		return nil, err
+	}
+	return []harness.Pairer{
+		barePair(b.Client, b.scripts.cad, keys("bare")),
+		seedPair(b.Client, b.scripts, keys("seed")),
+		redislockPair(b.Client, keys("redislock")),
+		redsyncPair(b.Client, keys("redsync")),
+		l,
+	}, nil
+}
+
+// setNXPX sends SET key token NX PX lockTTL and reports whether it set the
+// key.
+func setNXPX(ctx context.Context, c *redis.Client, key, token string) (bool, error) {
+	err := c.Do(ctx, "set", key, token, "nx", "px", ttlMillis).Err()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// barePair is the baseline: SET key token NX PX with a new random token,
+// and the compare-and-delete script by EVALSHA.
+func barePair(c *redis.Client, cad harness.Script, keys []string) harness.Pairer {
+	tokens := make([]string, len(keys))
+	return harness.Pairer{
+		Name:     nameBare,
+		Commands: []string{"set", "evalsha"},
+		Acquire: func(ctx context.Context, w int) error {
+			tokens[w] = rand.Text()
+			ok, err := setNXPX(ctx, c, keys[w], tokens[w])
+			if err == nil && !ok {
+				err = fmt.Errorf("SET NX: %s is held", keys[w])
+			}
+			return err
+		},
+		Release: func(ctx context.Context, w int) error {
+			n, err := c.EvalSha(ctx, cad.SHA, keys[w:w+1], tokens[w]).Int64()
+			if err == nil && n != 1 {
+				err = errNotHeld
+			}
+			return err
+		},
+	}
+}
+
+// seedPair is the seed's two scripts by EVALSHA, with a new random token
+// for each lock.
+func seedPair(c *redis.Client, s scripts, keys []string) harness.Pairer {
+	tokens := make([]string, len(keys))
+	return harness.Pairer{
+		Name:     nameSeed,
+		Commands: []string{"evalsha"},
+		Acquire: func(ctx context.Context, w int) error {
+			tokens[w] = rand.Text()
+			n, err := c.EvalSha(ctx, s.seedLock.SHA, keys[w:w+1], ttlMillis, tokens[w]).Int64()
+			if err == nil && n != 1 {
+				err = fmt.Errorf("seed lock: %s is held", keys[w])
+			}
+			return err
+		},
+		Release: func(ctx context.Context, w int) error {
+			n, err := c.EvalSha(ctx, s.seedUnlock.SHA, keys[w:w+1], tokens[w]).Int64()
+			if err == nil && n != 1 {
+				err = errNotHeld
+			}
+			return err
+		},
+	}
+}
+
+// redislockPair is bsm/redislock: Obtain with no retry, then Release.
+func redislockPair(c *redis.Client, keys []string) harness.Pairer {
+	client := redislock.New(c)
+	opts := &redislock.Options{RetryStrategy: redislock.NoRetry()}
+	held := make([]*redislock.Lock, len(keys))
+	return harness.Pairer{
+		Name:     nameRedislock,
+		Commands: []string{"evalsha"},
+		Acquire: func(ctx context.Context, w int) (err error) {
+			held[w], err = client.Obtain(ctx, keys[w], lockTTL, opts)
+			return err
+		},
+		Release: func(ctx context.Context, w int) error {
+			return held[w].Release(ctx)
+		},
+	}
+}
+
+// redsyncPair is go-redsync/redsync on its go-redis v9 pool of the one
+// client: a Mutex per worker, with one try, TryLockContext then
+// UnlockContext.
+func redsyncPair(c *redis.Client, keys []string) harness.Pairer {
+	rs := redsync.New(goredis.NewPool(c))
+	mutexes := make([]*redsync.Mutex, len(keys))
+	for w, key := range keys {
+		mutexes[w] = rs.NewMutex(key, redsync.WithExpiry(lockTTL), redsync.WithTries(1))
+	}
+	return harness.Pairer{
+		Name:     nameRedsync,
+		Commands: []string{"set", "evalsha"},
+		Acquire: func(ctx context.Context, w int) error {
+			return mutexes[w].TryLockContext(ctx)
+		},
+		Release: func(ctx context.Context, w int) error {
+			ok, err := mutexes[w].UnlockContext(ctx)
+			if err == nil && !ok {
+				err = errNotHeld
+			}
+			return err
+		},
+	}
+}
+
+// lockPair is the library: a Mutex per worker, TryLock then Unlock. Each
+// lock obtained must carry a fence.
+func lockPair(c *redis.Client, keys []string) (harness.Pairer, error) {
+	mutexes := make([]*lock.Mutex, len(keys))
+	for w, key := range keys {
+		var err error
+		if mutexes[w], err = lock.New(c, lock.Config{Key: key, TTL: lockTTL}); err != nil {
+			return harness.Pairer{}, err
+		}
+	}
+	held := make([]*lock.Lock, len(keys))
+	return harness.Pairer{
+		Name:     nameLock,
+		Commands: []string{"evalsha"},
+		Acquire: func(ctx context.Context, w int) (err error) {
+			held[w], err = mutexes[w].TryLock(ctx)
+			if err == nil && held[w].Fence() <= 0 {
+				err = fmt.Errorf("TryLock: no fence on %s", keys[w])
+			}
+			return err
+		},
+		Release: func(ctx context.Context, w int) error {
+			return held[w].Unlock(ctx)
+		},
+	}, nil
+}
