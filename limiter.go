@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/notice"
 )
 
 // A Limiter lets at most Limit holders at once into a guarded section,
@@ -50,9 +51,9 @@ import (
 // A Limiter is safe for concurrent use.
 type Limiter struct {
 	slots
-	keys    []string // leases, weights, full marker; queue, queue deadlines, queue wants
-	channel string   // the notice channel
-	ownHub  *hub     // nil unless the client cannot be shared (see ownHub)
+	keys    []string     // leases, weights, full marker; queue, queue deadlines, queue wants
+	channel string       // the notice channel
+	notices *notice.Site // where its waiters join the client's notice hub
 
 	// Script arguments, boxed once: the notice channel, the notice
 	// command (publish or spublish), and "1" in fair mode, else "0".
@@ -79,7 +80,7 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 		slots:      s,
 		keys:       append([]string{s.cfg.Key}, aux[:]...),
 		channel:    channel,
-		ownHub:     ownHub(client),
+		notices:    hubs.Site(client),
 		channelArg: channel,
 		notify:     "publish",
 		fair:       "0",

@@ -10,13 +10,10 @@ package slotlimit_test
 // or after a hard time limit.
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -32,18 +29,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/internal/redistest"
 )
 
-// The environment a child reads.
+// The environment a child reads, beside redistest's.
 const (
-	procChildEnv   = "SLOTLIMIT_CHILD"         // the child's role; unset in the parent
-	procAddrsEnv   = "SLOTLIMIT_CHILD_ADDRS"   // comma-separated server addresses
-	procClusterEnv = "SLOTLIMIT_CHILD_CLUSTER" // "1": the addresses are a Redis Cluster
-	procKeyEnv     = "SLOTLIMIT_CHILD_KEY"     // the Limiter's key
-	procLimitEnv   = "SLOTLIMIT_CHILD_LIMIT"   // the Limiter's limit
-	procArgEnv     = "SLOTLIMIT_CHILD_ARG"     // a role's own argument
-	procIndexEnv   = "SLOTLIMIT_CHILD_INDEX"   // which child this is, from 0
-	procSoakEnv    = "SLOTLIMIT_SOAK"          // "1": run the long variants
+	procKeyEnv   = "SLOTLIMIT_CHILD_KEY"   // the Limiter's key
+	procLimitEnv = "SLOTLIMIT_CHILD_LIMIT" // the Limiter's limit
+	procArgEnv   = "SLOTLIMIT_CHILD_ARG"   // a role's own argument
+	procIndexEnv = "SLOTLIMIT_CHILD_INDEX" // which child this is, from 0
+	procSoakEnv  = "SLOTLIMIT_SOAK"        // "1": run the long variants
 )
 
 // Lines a child prints to stdout for its parent.
@@ -52,147 +47,34 @@ const (
 	procReportLine = "slotlimit-child-report: "
 )
 
-// procChildLimit bounds a child's life, in case its parent neither kills
-// it nor closes its stdin.
-const procChildLimit = 60 * time.Second
+// procChildEnv is the variable that names a child's role.
+const procChildEnv = redistest.ChildRoleEnv
 
-// procTarget is a Redis for children: its addresses, and whether they are
-// a cluster.
-type procTarget struct {
-	addrs   []string
-	cluster bool
-}
+// procTarget is a Redis for children.
+type procTarget = redistest.Target
 
 func procTargetOf(b *backend) procTarget {
 	_, cluster := b.client.(*redis.ClusterClient)
-	return procTarget{addrs: b.opts.Addrs, cluster: cluster}
-}
-
-// A procChild is a running child process.
-type procChild struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	lines chan string   // stdout, line by line; closed at EOF
-	done  chan struct{} // closed when the process has been waited for
-	err   error         // from Wait; read after done
-
-	mu     sync.Mutex
-	output []string // every stdout line, for failure messages
-	stderr bytes.Buffer
+	return procTarget{Addrs: b.opts.Addrs, Cluster: cluster}
 }
 
 // startProcChild runs the test binary again as a child playing role in
-// test, with env added. The child is killed when t ends.
-func startProcChild(t *testing.T, test, role string, index int, target procTarget, key string, limit int64, arg string) *procChild {
+// test, on target's Redis, with the Limiter's key and limit, its index and
+// arg. The child is killed when t ends.
+func startProcChild(t *testing.T, test, role string, index int, target procTarget, key string, limit int64, arg string) *redistest.Child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0],
-		"-test.run=^"+test+"$",
-		"-test.count=1",
-		"-test.timeout="+(procChildLimit+30*time.Second).String(),
-	)
-	cmd.Env = append(os.Environ(),
-		procChildEnv+"="+role,
-		procAddrsEnv+"="+strings.Join(target.addrs, ","),
-		procClusterEnv+"="+map[bool]string{true: "1", false: "0"}[target.cluster],
+	return redistest.StartChild(t, target, test, role,
 		procKeyEnv+"="+key,
 		procLimitEnv+"="+strconv.FormatInt(limit, 10),
 		procArgEnv+"="+arg,
 		procIndexEnv+"="+strconv.Itoa(index),
 	)
-	c := &procChild{cmd: cmd, lines: make(chan string, 1024), done: make(chan struct{})}
-	var err error
-	c.stdin, err = cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	cmd.Stderr = &procLockedWriter{mu: &c.mu, w: &c.stderr}
-	require.NoError(t, cmd.Start())
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			c.mu.Lock()
-			c.output = append(c.output, line)
-			c.mu.Unlock()
-			select {
-			case c.lines <- line:
-			default: // nobody reads that far; the line is kept in output
-			}
-		}
-		io.Copy(io.Discard, stdout) //nolint:errcheck // drain after a too-long line
-		close(c.lines)
-		c.err = cmd.Wait()
-		close(c.done)
-	}()
-	t.Cleanup(func() {
-		c.stdin.Close()
-		c.cmd.Process.Kill() //nolint:errcheck // it may have exited already
-		select {
-		case <-c.done:
-		case <-time.After(10 * time.Second):
-			t.Errorf("child %d did not exit after being killed", cmd.Process.Pid)
-		}
-	})
-	return c
-}
-
-type procLockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (w *procLockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(p)
-}
-
-// transcript is what the child printed, for failure messages.
-func (c *procChild) transcript() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return fmt.Sprintf("pid %d stdout:\n%s\nstderr:\n%s", c.cmd.Process.Pid, strings.Join(c.output, "\n"), c.stderr.String())
-}
-
-// await waits for a line starting with prefix and returns the rest of it.
-func (c *procChild) await(t *testing.T, prefix string, within time.Duration) string {
-	t.Helper()
-	timeout := time.After(within)
-	for {
-		select {
-		case line, ok := <-c.lines:
-			if !ok {
-				<-c.done
-				t.Fatalf("child exited (%v) before printing %q\n%s", c.err, prefix, c.transcript())
-			}
-			if rest, found := strings.CutPrefix(line, prefix); found {
-				return rest
-			}
-		case <-timeout:
-			t.Fatalf("child printed no %q within %v\n%s", prefix, within, c.transcript())
-		}
-	}
-}
-
-// wait waits for the child to exit and returns its Wait error.
-func (c *procChild) wait(t *testing.T, within time.Duration) error {
-	t.Helper()
-	select {
-	case <-c.done:
-		return c.err
-	case <-time.After(within):
-		t.Fatalf("child did not exit within %v\n%s", within, c.transcript())
-		return nil
-	}
 }
 
 // procChildSetup reads a child's environment, connects to its parent's
 // Redis, and returns a context that ends when the parent closes the child's
-// stdin (or dies) or when procChildLimit has passed.
+// stdin (or dies) or when redistest.ChildLimit has passed.
 func procChildSetup(t *testing.T) (ctx context.Context, client redis.UniversalClient, key string, limit int64, arg string, index int) {
-	addrs := strings.Split(os.Getenv(procAddrsEnv), ",")
-	require.NotEmpty(t, addrs[0], "child without %s", procAddrsEnv)
 	key = os.Getenv(procKeyEnv)
 	limit, err := strconv.ParseInt(os.Getenv(procLimitEnv), 10, 64)
 	require.NoError(t, err)
@@ -200,19 +82,7 @@ func procChildSetup(t *testing.T) (ctx context.Context, client redis.UniversalCl
 	require.NoError(t, err)
 	arg = os.Getenv(procArgEnv)
 	const pool = 128 // every goroutine of a child has a connection
-	if os.Getenv(procClusterEnv) == "1" {
-		client = redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, PoolSize: pool})
-	} else {
-		client = redis.NewClient(&redis.Options{Addr: addrs[0], PoolSize: pool})
-	}
-	t.Cleanup(func() { client.Close() })
-
-	ctx, cancel := context.WithTimeout(context.Background(), procChildLimit)
-	t.Cleanup(cancel)
-	go func() {
-		io.Copy(io.Discard, os.Stdin) //nolint:errcheck // any end of stdin will do
-		cancel()
-	}()
+	ctx, client = redistest.ChildSetup(t, pool)
 	return ctx, client, key, limit, arg, index
 }
 
@@ -256,7 +126,7 @@ func testKilledHolders(t *testing.T, b *backend) {
 
 	// The children take every other slot.
 	childIDs := map[string]bool{}
-	children := make([]*procChild, killedChildren)
+	children := make([]*redistest.Child, killedChildren)
 	for i := range children {
 		ids := make([]string, killedPerChild)
 		for j := range ids {
@@ -267,7 +137,7 @@ func testKilledHolders(t *testing.T, b *backend) {
 			procTargetOf(b), key, limit, strings.Join(ids, ","))
 	}
 	for _, c := range children {
-		c.await(t, procReadyLine, 30*time.Second)
+		c.Await(t, procReadyLine, 30*time.Second)
 	}
 	held := map[string]bool{}
 	for _, id := range holderIDs(t, own) {
@@ -285,10 +155,10 @@ func testKilledHolders(t *testing.T, b *backend) {
 
 	killedAt := time.Now()
 	for _, c := range children {
-		require.NoError(t, c.cmd.Process.Kill())
+		require.NoError(t, c.Cmd.Process.Kill())
 	}
 	for _, c := range children {
-		err := c.wait(t, 10*time.Second)
+		err := c.Wait(t, 10*time.Second)
 		var exit *exec.ExitError
 		require.True(t, errors.As(err, &exit), "child was killed: %v", err)
 	}
@@ -430,18 +300,18 @@ func testProcessInvariant(t *testing.T, b *backend) {
 	t.Cleanup(func() { b.client.Del(context.Background(), gaugeKey) })
 	l := newLimiterOn(t, b.client, slotlimit.Config{Key: key, Limit: invariantLimit, TTL: invariantTTL})
 
-	children := make([]*procChild, invariantProcs)
+	children := make([]*redistest.Child, invariantProcs)
 	for i := range children {
 		children[i] = startProcChild(t, "TestProcessInvariant", "invariant", i,
 			procTargetOf(b), key, invariantLimit, gaugeKey+","+runFor.String())
 	}
 	var total invariantReport
 	for i, c := range children {
-		line := c.await(t, procReportLine, runFor+time.Minute)
+		line := c.Await(t, procReportLine, runFor+time.Minute)
 		var r invariantReport
 		require.NoError(t, json.Unmarshal([]byte(line), &r), "child %d report %q", i, line)
 		t.Logf("child %d: %+v", i, r)
-		assert.NoError(t, c.wait(t, 30*time.Second), "child %d exits cleanly\n%s", i, c.transcript())
+		assert.NoError(t, c.Wait(t, 30*time.Second), "child %d exits cleanly\n%s", i, c.Transcript())
 		assert.Zero(t, r.Violations, "child %d: INCR never returned more than %d; it returned %d", i, invariantLimit, r.MaxGauge)
 		assert.Zero(t, r.Errors, "child %d: no errors besides timeouts; first: %s", i, r.FirstError)
 		assert.Positive(t, r.Acquired, "child %d did work", i)

@@ -22,8 +22,8 @@ import (
 // Config.Replicas set, it claims first, so that the replicas acknowledge
 // the lease before it is returned.
 func (l *Limiter) wait(ctx context.Context, holder string, n int64, claimed func(ok bool)) (Result, error) {
-	h, w := l.join(holder)
-	defer h.leave(w)
+	h := l.join(holder)
+	defer h.Leave()
 	timer := stoppedTimer()
 	defer timer.Stop()
 	queued := false
@@ -38,13 +38,13 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64, claimed func
 			return res, err
 		}
 		queued = queued || arrival != 0
-		h.queued(w, arrival, sent)
+		h.queued(arrival, sent)
 		d := queueTTL / 3
 		if res.EarliestLapse > 0 && res.EarliestLapse < d {
 			// Come back just after the lapse, spread over a little time.
 			d = res.EarliestLapse + minPoll + rand.N(min(res.EarliestLapse/8, 25*time.Millisecond)+1)
 		}
-		if !h.ready(w) {
+		if !h.Ready() {
 			d = min(d, pollDelay(maxPoll))
 		}
 		timer.Reset(d)
@@ -52,8 +52,8 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64, claimed func
 		case <-ctx.Done():
 			l.releaseDetached(ctx, holder)
 			return res, ctx.Err()
-		case <-w.wake:
-			handed, ok := h.handedLease(w)
+		case <-h.Wake():
+			handed, ok := h.handedLease()
 			if !ok {
 				break
 			}

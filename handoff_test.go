@@ -1,12 +1,15 @@
 package slotlimit
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A notice counts only for the queue entry it names, whether it comes
@@ -16,16 +19,28 @@ func TestHandedNoticeMatchesQueueEntry(t *testing.T) {
 	mr := miniredis.RunT(t)
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { client.Close() })
-	hubs.mu.Lock()
-	h := newHub(client)
-	hubs.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	l, err := New(client, Config{Key: "slotlimit-handoff-test", Limit: 1})
+	require.NoError(t, err)
 	lease := Result{Acquired: true, Count: 1, ExpiresAt: time.UnixMilli(1_000)}
-	woken := func(w *waiter) bool {
+	woken := func(h *handoff) bool {
 		select {
-		case <-w.wake:
+		case <-h.Wake():
 			return true
 		default:
 			return false
+		}
+	}
+	// hand publishes a notice that a release handed lease to holder's
+	// entry arrival, and waits until it has reached h.
+	hand := func(h *handoff, arrival int64) {
+		t.Helper()
+		payload := fmt.Sprintf("+%d:%d:%d:holder", lease.ExpiresAt.UnixMilli(), lease.Count, arrival)
+		require.NoError(t, client.Publish(ctx, l.channel, payload).Err())
+		for last, _ := h.Last(); last != payload; last, _ = h.Last() {
+			require.NoError(t, ctx.Err(), "the notice did not arrive")
+			time.Sleep(time.Millisecond)
 		}
 	}
 
@@ -45,29 +60,30 @@ func TestHandedNoticeMatchesQueueEntry(t *testing.T) {
 		{"too late to trust", 5, 5, queueTTL, false, false},
 	}
 	// Settle the subscription first: its confirmation wakes every waiter.
-	settled := h.join("ch", "other")
-	defer h.leave(settled)
-	for !h.ready(settled) {
+	settled := l.join("other")
+	defer settled.Leave()
+	for !settled.Ready() {
+		require.NoError(t, ctx.Err(), "not subscribed")
 		time.Sleep(time.Millisecond)
 	}
 	for i, s := range steps {
-		w := h.join("ch", "holder")
+		h := l.join("holder")
 		if s.noticeFirst {
-			h.hand("ch", "holder", s.notice, lease)
-			h.queued(w, s.entry, time.Now().Add(-s.sentAgo))
+			hand(h, s.notice)
+			h.queued(s.entry, time.Now().Add(-s.sentAgo))
 		} else {
-			h.queued(w, s.entry, time.Now().Add(-s.sentAgo))
-			h.hand("ch", "holder", s.notice, lease)
+			h.queued(s.entry, time.Now().Add(-s.sentAgo))
+			hand(h, s.notice)
 		}
-		got, ok := h.handedLease(w)
+		got, ok := h.handedLease()
 		assert.Equal(t, s.handed, ok, "step %d: %s", i, s.name)
 		// A notice for the waiter's entry wakes it even when too late to
 		// trust: the waiter then checks with a try.
-		assert.Equal(t, s.entry != 0 && s.notice == s.entry, woken(w), "step %d: %s: woken", i, s.name)
+		assert.Equal(t, s.entry != 0 && s.notice == s.entry, woken(h), "step %d: %s: woken", i, s.name)
 		if ok {
 			assert.Equal(t, lease, got, "step %d", i)
 		}
-		h.leave(w)
+		h.Leave()
 	}
 }
 
