@@ -6,6 +6,7 @@ import (
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/script"
+	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
 // This file is the Go side of each lease script's contract: the keys it
@@ -45,7 +46,7 @@ func (l *Limiter) acquireQueuedArgs(n int64, join bool, holders ...string) []any
 		joinArg = "1"
 	}
 	args := make([]any, 0, 6+len(holders))
-	args = append(args, l.limit, l.ttl, weightArg(n), l.fair, joinArg, queueTTLArg)
+	args = append(args, l.limit, l.ttl, weightArg(n), l.fair, joinArg, waitqueue.EntryTTLArg)
 	for _, holder := range holders {
 		args = append(args, holder)
 	}
@@ -55,7 +56,7 @@ func (l *Limiter) acquireQueuedArgs(n int64, join bool, holders ...string) []any
 // releaseArgs returns the arguments of a release.lua call for holders.
 func (l *Limiter) releaseArgs(holders ...string) []any {
 	args := make([]any, 0, 5+len(holders))
-	args = append(args, l.limit, l.fair, l.channelArg, l.notify, queueTTLArg)
+	args = append(args, l.limit, l.fair, l.channelArg, l.notify, waitqueue.EntryTTLArg)
 	for _, holder := range holders {
 		args = append(args, holder)
 	}

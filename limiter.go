@@ -9,6 +9,7 @@ import (
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/notice"
+	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
 // A Limiter lets at most Limit holders at once into a guarded section,
@@ -80,7 +81,7 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 		slots:      s,
 		keys:       append([]string{s.cfg.Key}, aux[:]...),
 		channel:    channel,
-		notices:    hubs.Site(client),
+		notices:    waitqueue.Notices.Site(client),
 		channelArg: channel,
 		notify:     "publish",
 		fair:       "0",

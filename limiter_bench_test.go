@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/redistest"
+	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
 // benchServers runs bench against miniredis and a real Redis.
@@ -80,7 +81,7 @@ func BenchmarkTryAcquireRelease(b *testing.B) {
 						b.Error(err)
 						return
 					}
-					if err := releaseScript.EvalSha(ctx, client, l.keys, l.limit, l.fair, l.channelArg, l.notify, queueTTLArg, holder).Err(); err != nil {
+					if err := releaseScript.EvalSha(ctx, client, l.keys, l.limit, l.fair, l.channelArg, l.notify, waitqueue.EntryTTLArg, holder).Err(); err != nil {
 						b.Error(err)
 						return
 					}
@@ -120,7 +121,7 @@ func checkBareCalls(b *testing.B, l *Limiter) {
 	if call.script != acquireScript || !slices.Equal(call.keys, l.keys[:3]) || !slices.Equal(call.args, []any{l.limit, l.ttl, "1", "h"}) {
 		b.Fatalf("acquire calls changed: %q %q", call.keys, call.args)
 	}
-	if release := l.releaseArgs("h"); !slices.Equal(release, []any{l.limit, l.fair, l.channelArg, l.notify, queueTTLArg, "h"}) {
+	if release := l.releaseArgs("h"); !slices.Equal(release, []any{l.limit, l.fair, l.channelArg, l.notify, waitqueue.EntryTTLArg, "h"}) {
 		b.Fatalf("release calls changed: %q", release)
 	}
 }

@@ -2,17 +2,18 @@ package slotlimit
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
+
+	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
-// wait runs the acquire script until it succeeds, fails or ctx ends. A
-// refused try joins the queue; between tries it sleeps until a release
-// hands it the units, until the earliest lease is due to lapse, or until
-// its place in the queue needs refreshing. When it fails, holder holds
-// nothing: a try whose outcome is unknown is undone, and a waiter that
-// gives up leaves the queue and frees units it may have been handed
-// meanwhile.
+// wait runs the acquire script until it succeeds, fails or ctx ends (see
+// waitqueue.Wait.Loop). A refused try joins the queue; between tries it
+// sleeps until a release hands it the units, until the earliest lease is
+// due to lapse, or until its place in the queue needs refreshing. When it
+// fails, holder holds nothing: a try whose outcome is unknown is undone,
+// and a waiter that gives up leaves the queue and frees units it may have
+// been handed meanwhile.
 //
 // Units handed over by a release last only the claim time until the
 // waiter claims them for the deadline the notice states, its full lease
@@ -22,58 +23,32 @@ import (
 // Config.Replicas set, it claims first, so that the replicas acknowledge
 // the lease before it is returned.
 func (l *Limiter) wait(ctx context.Context, holder string, n int64, claimed func(ok bool)) (Result, error) {
-	h := l.join(holder)
-	defer h.Leave()
-	timer := stoppedTimer()
-	defer timer.Stop()
-	queued := false
-	for {
-		sent := time.Now()
-		res, arrival, err := l.try(ctx, holder, n, true)
-		if err != nil && (queued || outcomeUnknown(err)) {
-			// Units may be held, or handed over from the queue.
-			l.releaseDetached(ctx, holder)
+	w := waitqueue.Join(l.notices, l.channel, holder)
+	defer w.Leave()
+	var res Result
+	mayHold, err := w.Loop(ctx, func(ctx context.Context) (waitqueue.Try, error) {
+		var arrival int64
+		var err error
+		res, arrival, err = l.try(ctx, holder, n, true)
+		return waitqueue.Try{Done: res.Acquired, Arrival: arrival, Lapse: res.EarliestLapse}, err
+	}, func(h waitqueue.Handed) (bool, error) {
+		handed := Result{Acquired: true, Count: h.Value, Limit: l.cfg.Limit, ExpiresAt: h.Deadline, Weight: n}
+		if l.cfg.Replicas == 0 {
+			go l.claimHanded(ctx, holder, h.Deadline, claimed)
+			res = handed
+			return true, nil
 		}
-		if err != nil || res.Acquired {
-			return res, err
+		live, err := l.claim(ctx, holder, h.Deadline)
+		if live {
+			res = handed
 		}
-		queued = queued || arrival != 0
-		h.queued(arrival, sent)
-		d := queueTTL / 3
-		if res.EarliestLapse > 0 && res.EarliestLapse < d {
-			// Come back just after the lapse, spread over a little time.
-			d = res.EarliestLapse + minPoll + rand.N(min(res.EarliestLapse/8, 25*time.Millisecond)+1)
-		}
-		if !h.Ready() {
-			d = min(d, pollDelay(maxPoll))
-		}
-		timer.Reset(d)
-		select {
-		case <-ctx.Done():
-			l.releaseDetached(ctx, holder)
-			return res, ctx.Err()
-		case <-h.Wake():
-			handed, ok := h.handedLease()
-			if !ok {
-				break
-			}
-			handed.Limit, handed.Weight = l.cfg.Limit, n
-			if l.cfg.Replicas == 0 {
-				go l.claimHanded(ctx, holder, handed.ExpiresAt, claimed)
-				return handed, nil
-			}
-			live, err := l.claim(ctx, holder, handed.ExpiresAt)
-			if err != nil {
-				l.releaseDetached(ctx, holder)
-				return res, err
-			}
-			if live {
-				return handed, nil
-			}
-			// Gone already (its claim time ran out): try again.
-		case <-timer.C:
-		}
+		return live, err
+	})
+	if err != nil && (mayHold || outcomeUnknown(err)) {
+		// Units may be held, or handed over from the queue.
+		l.releaseDetached(ctx, holder)
 	}
+	return res, err
 }
 
 // claimHanded claims a lease handed to holder for deadline, detached from

@@ -6,7 +6,6 @@ import (
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/keepalive"
-	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
 // cleanupTimeout bounds the unlock that follows a failed TryLock or Lock.
@@ -160,7 +159,7 @@ func (l *Lock) refresh(ctx context.Context) (bool, error) {
 // unlock runs unlock.lua: Config.Release of the Lock's keepalive.Lease.
 func (l *Lock) unlock(ctx context.Context) (bool, error) {
 	m := l.mutex
-	held, err := m.runner.Run(ctx, unlockScript, m.keys, l.token, m.channelArg, m.notify, waitqueue.EntryTTLArg).Int64()
+	held, err := m.runner.Run(ctx, unlockScript, m.keys, l.token, m.handOff).Int64()
 	if err != nil {
 		return false, callerr.Call(ctx, "lock", "unlock", m.cfg.Key, err)
 	}

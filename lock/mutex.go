@@ -11,7 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/notice"
 	"github.com/slotlimit/slotlimit/internal/script"
+	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
 // A Mutex is a lock shared by every process that uses its Redis key. Each
@@ -34,10 +36,11 @@ type Mutex struct {
 	cfg     Config
 	keys    []string // see keyNames
 	channel string   // the notice channel
+	notices *notice.Site
 
-	// Script arguments, boxed once: the lease time in ms, the notice
-	// channel and command (publish or spublish).
-	ttl, channelArg, notify any
+	// Script arguments, boxed once: the lease time in ms, and how an
+	// unlock hands the lock to a waiter (see scripts/unlock.lua).
+	ttl, handOff any
 }
 
 // New returns a Mutex for cfg. It returns an error matching
@@ -59,18 +62,19 @@ func New(client redis.UniversalClient, cfg Config) (*Mutex, error) {
 		return nil, invalidConfig("Key %q is the name of a key beside another lock's: a key with a hash tag must not end in ':' or '/' and fence, q, qd or qw", cfg.Key)
 	}
 	m := &Mutex{
-		client:     client,
-		runner:     script.Runner{Client: client, Replicas: cfg.Replicas, ReplicaTimeout: cfg.ReplicaTimeout, NotReplicated: ErrNotReplicated},
-		cfg:        cfg,
-		keys:       keys,
-		channel:    channel,
-		ttl:        strconv.FormatInt(cfg.TTL.Milliseconds(), 10),
-		channelArg: channel,
-		notify:     "publish",
+		client:  client,
+		runner:  script.Runner{Client: client, Replicas: cfg.Replicas, ReplicaTimeout: cfg.ReplicaTimeout, NotReplicated: ErrNotReplicated},
+		cfg:     cfg,
+		keys:    keys,
+		channel: channel,
+		notices: waitqueue.Notices.Site(client),
+		ttl:     strconv.FormatInt(cfg.TTL.Milliseconds(), 10),
 	}
+	notify := "publish"
 	if _, ok := client.(*redis.ClusterClient); ok {
-		m.notify = "spublish"
+		notify = "spublish"
 	}
+	m.handOff = fmt.Sprintf("%s %d %s", notify, waitqueue.EntryTTL.Milliseconds(), channel)
 	return m, nil
 }
 

@@ -7,9 +7,10 @@
 -- KEYS[4]  queue deadlines: sorted set, waiting token -> when its entry lapses (ms)
 -- KEYS[5]  queue wants: hash, waiting token -> '1:lease ms'
 -- ARGV[1]  the owner's token
--- ARGV[2]  notice channel
--- ARGV[3]  notice command: 'publish', 'spublish' or ''
--- ARGV[4]  claim time, ms: how long a handed lock waits for its waiter's claim
+-- ARGV[2]  'command claim channel': the notice command ('publish',
+--          'spublish' or none), the claim time in ms (how long a handed
+--          lock waits for its waiter's claim), and the notice channel; read
+--          only when someone waits
 --
 -- Returns 1 when the owner held the lock, else 0: a lock that lapsed, or
 -- that another owner holds now (the seed's, say), is left as it is.
@@ -34,6 +35,7 @@ end
 -- #include fence.lua
 -- #include queue.lua
 
+local command, claim, channel = string.match(ARGV[2], '^(%a*) (%d+) (.*)$')
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 prune_queue(queue, qdeadlines, qwants, now)
@@ -48,11 +50,11 @@ if not lease then
 	redis.call('DEL', lock)
 	return 1
 end
-local hold = math.min(lease, tonumber(ARGV[4]))
+local hold = math.min(lease, tonumber(claim))
 local f = next_fence(fence, lease)
 redis.call('SET', lock, waiter, 'PX', hold)
 leave_queue(queue, qdeadlines, qwants, waiter)
-if ARGV[3] ~= '' then
-	redis.call(ARGV[3], ARGV[2], string.format('+%d:%d:%d:', now + lease, f, tonumber(arrival)) .. waiter)
+if command ~= '' then
+	redis.call(command, channel, string.format('+%d:%d:%d:', now + lease, f, tonumber(arrival)) .. waiter)
 end
 return 1

@@ -1,0 +1,40 @@
+// Package lock is a distributed mutex on Redis: one owner at a time among
+// every process that shares its key, with a lease that lapses on the
+// server's clock, fencing tokens, a watchdog, and waiters woken by the
+// unlock rather than by polling.
+//
+//	m, err := lock.New(client, lock.Config{Key: "jobs:nightly", TTL: 30 * time.Second})
+//	...
+//	l, err := m.Lock(ctx) // waits; TryLock never does
+//	if err != nil {
+//		return err
+//	}
+//	defer l.Unlock(context.WithoutCancel(ctx))
+//	ctx = l.KeepAlive(ctx) // renews every TTL/3; cancelled if the lock is lost
+//	return store.Write(ctx, l.Fence(), data)
+//
+// It grew from a design note (seed 001) that guards a counter with a lock:
+// SETNX and PEXPIRE with a unique value, a compare-and-delete unlock, and
+// an INCR in between. It keeps that note's data, so the note's scripts,
+// redislock and redsync interoperate with it on one key, and fixes its
+// flaws:
+//
+//   - The note's combined script calls redis.call('eval', ...), which Redis
+//     refuses inside a script. Here every operation is one script of its
+//     own (scripts/), and none calls another.
+//   - INCR is atomic already, so a lock adds nothing to a counter. Use INCR,
+//     or slotlimit.Counter for a counter with a limit; take a lock for work
+//     that one process at a time must do.
+//   - A lock that is not obtained silently dropped the increment. Here
+//     TryLock returns ErrNotObtained, and Lock waits for the lock.
+//   - Nothing renewed a lock whose work outlasted its TTL. KeepAlive renews
+//     it, and its context ends, with cause ErrNotHeld, if the lock is lost.
+//   - Nothing stopped an owner that paused past its TTL from writing after
+//     a new owner took the lock. Every owner gets a fence, a number that
+//     grows with every owner (see Lock.Fence), for storage to refuse the
+//     writes of an owner that no longer holds the lock.
+//
+// The key holds the owner's token as a plain string with a PX expiry. The
+// last fence issued, and a queue of waiters while there are some, live in
+// keys beside it in its Redis Cluster hash slot, and lapse by themselves.
+package lock
