@@ -85,11 +85,11 @@ func TestFormats(t *testing.T) {
 func TestReportWritesTablesInOrder(t *testing.T) {
 	r := &Report{Title: "x benchmarks", Source: "bench/cmd/x", Command: "cd bench && go run ./cmd/x"}
 	r.Add(TargetTable("Targets", "Ratios in one run.", []Target{{Name: "a / b", Measured: "2 vs 1", Target: "≤ 3×", Ratio: "2.00×", Pass: true}}))
-	tb := Table{Title: "Load", Head: []string{"k", "v"}}
+	tb := Table{Title: "Load", Head: []string{"k", "v"}, Outro: "One is one."}
 	tb.Add("one", "1")
 	r.Add(tb)
 	out := string(r.Markdown())
-	for _, want := range []string{"# x benchmarks\n", "    cd bench && go run ./cmd/x\n", "## Targets\n\nRatios in one run.\n\n| figure |", "| a / b | 2 vs 1 | ≤ 3× | 2.00× | PASS |", "## Load\n\n| k | v |\n| --- | --- |\n| one | 1 |"} {
+	for _, want := range []string{"# x benchmarks\n", "    cd bench && go run ./cmd/x\n", "## Targets\n\nRatios in one run.\n\n| figure |", "| a / b | 2 vs 1 | ≤ 3× | 2.00× | PASS |", "## Load\n\n| k | v |\n| --- | --- |\n| one | 1 |\n\nOne is one.\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}

@@ -47,12 +47,13 @@ func (r *Report) Write(w io.Writer) {
 }
 
 // A Table is a markdown table under a heading, with a paragraph that says
-// what it measured and how.
+// what it measured and how, and one after it that may say what it shows.
 type Table struct {
 	Title string // the heading, without "## "
 	Intro string // the paragraph before the table; may be empty
 	Head  []string
 	Rows  [][]string
+	Outro string // the paragraph after the table; may be empty
 }
 
 // Add appends a row.
@@ -79,6 +80,9 @@ func (t *Table) Write(w io.Writer) {
 		line(r)
 	}
 	fmt.Fprintln(w)
+	if t.Outro != "" {
+		fmt.Fprintf(w, "%s\n\n", t.Outro)
+	}
 }
 
 // A Target is one figure a run is held to: what was measured, the target,

@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/bench/harness"
-	"github.com/slotlimit/slotlimit/lock"
 )
 
 // Names of the calls in the Redis time per call.
@@ -23,38 +22,49 @@ const (
 	callSeedUnlock = "seed unlock script"
 	callObtain     = "lock obtain script (TryLock)"
 	callUnlock     = "lock unlock script (Unlock)"
+
+	// The bounds' calls (see nameMultiFence and nameObtainCAD).
+	callMultiFence = "fence by MULTI: MULTI, SET NX GET PX, TIME, EXEC"
+	callMultiCAD   = "compare-and-delete script, after fence by MULTI"
+	callObtainCAD  = "lock obtain script (TryLock), without the queue check"
+	callLockCAD    = "compare-and-delete script, after the lock obtain script"
 )
 
 // A callCost is the server time of one kind of call, run alone in its
 // phase.
 type callCost struct {
-	call    string
-	load    string
-	command string // the top-level command, as INFO commandstats names it
+	call string
+	load string
+	// commands are the call's top-level commands, as INFO commandstats
+	// names them, each sent once per call: a command or a script alone,
+	// or MULTI and EXEC, whose time includes that of the commands queued.
+	commands []string
 	harness.Phase
 }
 
-// calls returns the number of top-level calls in the phase.
+// calls returns the number of calls in the phase.
 func (c callCost) calls() int64 {
-	return c.Server[c.command].Calls
+	return c.Server[c.commands[len(c.commands)-1]].Calls
 }
 
-// usecPerCall returns the server time of one top-level call, in µs.
+// usecPerCall returns the server time of one call's top-level commands,
+// in µs.
 func (c callCost) usecPerCall() float64 {
-	return c.Server.PerCall(c.command)
+	return harness.Ratio(c.Server.Usec(c.commands...), c.calls())
 }
 
-// innerUsecPerCall returns the time of the commands a script ran, per
-// call, in µs: part of usecPerCall.
+// innerUsecPerCall returns the time of the commands a script or an EXEC
+// ran, per call, in µs: part of usecPerCall.
 func (c callCost) innerUsecPerCall() float64 {
-	return harness.Ratio(c.Server.LoadUsec()-c.Server.Usec(c.command), c.calls())
+	return harness.Ratio(c.Server.LoadUsec()-c.Server.Usec(c.commands...), c.calls())
 }
 
-// inner lists the commands a script ran per call, as "get, set×2, time".
+// inner lists the commands a script or an EXEC ran per call, as "get,
+// set×2, time".
 func (c callCost) inner() string {
 	var names []string
 	for name := range c.Server {
-		if name != c.command && !harness.IsOwn(name) && c.Server[name].Calls > 0 {
+		if !slices.Contains(c.commands, name) && !harness.IsOwn(name) && c.Server[name].Calls > 0 {
 			names = append(names, name)
 		}
 	}
@@ -82,10 +92,10 @@ const keysPerWorker = 64
 // A kind is one way of locking whose calls callCosts measures: obtain
 // takes the free key keys[i] and returns the unlock of what it took.
 type kind struct {
-	tag         string // in the keys' names
-	take, give  string // the calls' names
-	takeCommand string // the take's top-level command; every give is a script
-	obtain      func(ctx context.Context, i int) (unlock func(context.Context) error, err error)
+	tag          string   // in the keys' names
+	take, give   string   // the calls' names
+	takeCommands []string // the take's top-level commands; every give is a script
+	obtain       func(ctx context.Context, i int) (unlock func(context.Context) error, err error)
 }
 
 // callCosts measures each call in phases of its own, since INFO
@@ -106,16 +116,17 @@ func (b *bench) callCosts(ctx context.Context) ([]callCost, error) {
 		}
 		return k
 	}
-	bareKeys, seedKeys, lockKeys := keys("bare"), keys("seed"), keys("lock")
-	mutexes := make([]*lock.Mutex, n)
-	for i, key := range lockKeys {
-		var err error
-		if mutexes[i], err = lock.New(c, lock.Config{Key: key, TTL: lockTTL}); err != nil {
-			return nil, err
-		}
+	bareKeys, seedKeys, multiKeys, obtainCADKeys := keys("bare"), keys("seed"), keys("multi"), keys("obtaincad")
+	obtainCADMutexes, err := newMutexes(c, obtainCADKeys)
+	if err != nil {
+		return nil, err
+	}
+	mutexes, err := newMutexes(c, keys("lock"))
+	if err != nil {
+		return nil, err
 	}
 	kinds := []kind{{
-		tag: "bare", take: callBareSet, give: callBareCAD, takeCommand: "set",
+		tag: "bare", take: callBareSet, give: callBareCAD, takeCommands: []string{"set"},
 		obtain: func(ctx context.Context, i int) (func(context.Context) error, error) {
 			key, token := bareKeys[i], rand.Text()
 			ok, err := setNXPX(ctx, c, key, token)
@@ -125,7 +136,7 @@ func (b *bench) callCosts(ctx context.Context) ([]callCost, error) {
 			return func(ctx context.Context) error { return cad(ctx, c, b.scripts.cad, key, token) }, err
 		},
 	}, {
-		tag: "seed", take: callSeedLock, give: callSeedUnlock, takeCommand: "evalsha",
+		tag: "seed", take: callSeedLock, give: callSeedUnlock, takeCommands: []string{"evalsha"},
 		obtain: func(ctx context.Context, i int) (func(context.Context) error, error) {
 			key, token := seedKeys[i:i+1], rand.Text()
 			n, err := c.EvalSha(ctx, b.scripts.seedLock.SHA, key, ttlMillis, token).Int64()
@@ -135,7 +146,20 @@ func (b *bench) callCosts(ctx context.Context) ([]callCost, error) {
 			return func(ctx context.Context) error { return cad(ctx, c, b.scripts.seedUnlock, key[0], token) }, err
 		},
 	}, {
-		tag: "lock", take: callObtain, give: callUnlock, takeCommand: "evalsha",
+		tag: "multi", take: callMultiFence, give: callMultiCAD, takeCommands: []string{"multi", "exec"},
+		obtain: func(ctx context.Context, i int) (func(context.Context) error, error) {
+			key, token := multiKeys[i], rand.Text()
+			_, err := multiFence(ctx, c, key, token)
+			return func(ctx context.Context) error { return cad(ctx, c, b.scripts.cad, key, token) }, err
+		},
+	}, {
+		tag: "obtaincad", take: callObtainCAD, give: callLockCAD, takeCommands: []string{"evalsha"},
+		obtain: func(ctx context.Context, i int) (func(context.Context) error, error) {
+			l, err := obtainCADMutexes[i].TryLock(ctx)
+			return func(ctx context.Context) error { return cad(ctx, c, b.scripts.cad, obtainCADKeys[i], l.Token()) }, err
+		},
+	}, {
+		tag: "lock", take: callObtain, give: callUnlock, takeCommands: []string{"evalsha"},
 		obtain: func(ctx context.Context, i int) (func(context.Context) error, error) {
 			l, err := mutexes[i].TryLock(ctx)
 			return l.Unlock, err
@@ -145,8 +169,8 @@ func (b *bench) callCosts(ctx context.Context) ([]callCost, error) {
 	take := make([]callCost, len(kinds))
 	give := make([]callCost, len(kinds))
 	for i, k := range kinds {
-		take[i] = callCost{call: k.take, load: "a free key", command: k.takeCommand}
-		give[i] = callCost{call: k.give, load: "the lock just taken, no waiter", command: "evalsha"}
+		take[i] = callCost{call: k.take, load: "a free key", commands: k.takeCommands}
+		give[i] = callCost{call: k.give, load: "the lock just taken, no waiter", commands: []string{"evalsha"}}
 	}
 	for more := true; more; {
 		more = false

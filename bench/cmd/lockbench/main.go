@@ -9,10 +9,14 @@
 //     key of its own so that every lock is obtained, for each of: a bare
 //     SET NX PX with a compare-and-delete script, the seed's two scripts,
 //     github.com/bsm/redislock, github.com/go-redsync/redsync/v4 and
-//     lock.Mutex, in -rounds rounds (3) that the variants take in turns;
+//     lock.Mutex, and two bounds of the fenced pair: a fence by MULTI (SET
+//     NX GET PX and TIME in one MULTI/EXEC) and the lock's TryLock, each
+//     with the bare compare-and-delete; in -rounds rounds (3) that the
+//     variants take in turns;
 //   - the Redis time of one call alone in its phase: the bare SET and
-//     compare-and-delete, the seed's two scripts, and the lock's obtain and
-//     unlock scripts, with the commands each script runs and their time;
+//     compare-and-delete, the seed's two scripts, the fence by MULTI, and
+//     the lock's obtain and unlock scripts, with the commands each script
+//     or EXEC runs and their time;
 //   - allocations per call, against the go-redis calls a bare lock makes.
 //
 // Without -redis it starts its own redis-server on a free loopback port,

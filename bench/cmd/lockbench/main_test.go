@@ -21,8 +21,8 @@ func TestMain(m *testing.M) {
 
 // TestReportHasEveryTable keeps the benchmark from rotting: a tiny run,
 // against a redis-server the test starts, must produce every table, every
-// target, a number in each target's row, and every variant, the bare lock
-// first.
+// target, a number in each target's row, every variant, the bare lock
+// first, the bounds among them, and every call alone.
 func TestReportHasEveryTable(t *testing.T) {
 	o := harness.DefaultOptions()
 	o.Addr = redistest.Addr(t)
@@ -73,11 +73,27 @@ func TestReportHasEveryTable(t *testing.T) {
 			}
 		}
 	}
-	if want := []string{nameBare, nameSeed, nameRedislock, nameRedsync, nameLock}; !slices.Equal(variants, want) {
+	if want := []string{nameBare, nameSeed, nameRedislock, nameRedsync, nameMultiFence, nameObtainCAD, nameLock}; !slices.Equal(variants, want) {
 		t.Errorf("variants:\n%q\nwant:\n%q", variants, want)
 	}
-	if calls := harnesstest.TableRows(sections["Redis time per call"]); len(calls) != 6 {
-		t.Errorf("Redis time per call: %d rows, want 6", len(calls))
+
+	var calls []string
+	for _, r := range harnesstest.TableRows(sections["Redis time per call"]) {
+		calls = append(calls, r[0])
+		if !harnesstest.Number.MatchString(r[3]) {
+			t.Errorf("call %q has no µs per call: %q", r[0], r)
+		}
+	}
+	want = []string{
+		callBareSet, callBareCAD, callSeedLock, callSeedUnlock,
+		callMultiFence, callMultiCAD, callObtainCAD, callLockCAD,
+		callObtain, callUnlock,
+	}
+	if !slices.Equal(calls, want) {
+		t.Errorf("Redis time per call:\n%q\nwant:\n%q", calls, want)
+	}
+	if !strings.Contains(sections["Targets"], "*Fence by MULTI, no raise*") || !strings.Contains(sections["Targets"], "*Lock scripts without the queue check*") {
+		t.Error("Targets: no paragraph on the bounds")
 	}
 	if t.Failed() {
 		t.Logf("report:\n%s", report)

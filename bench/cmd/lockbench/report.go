@@ -71,6 +71,26 @@ func (b *bench) targets() []harness.Target {
 	}}
 }
 
+// bounds returns the paragraph under the targets that says what the
+// bounding variants measured: the fence by MULTI, and the lock's obtain
+// with the bare unlock.
+func (b *bench) bounds() string {
+	r := b.results
+	bare := r.pair(nameBare).ServerUsecPerPair()
+	multi := r.pair(nameMultiFence).ServerUsecPerPair()
+	obtain := r.pair(nameObtainCAD).ServerUsecPerPair()
+	lk := r.pair(nameLock).ServerUsecPerPair()
+	alone := func(call string) string { return f2(r.cost(call).usecPerCall()) }
+	return fmt.Sprintf("Bounds, not targets, from the same run (rows of the next two tables). "+
+		"*Fence by MULTI, no raise* (`SET NX GET PX` and `TIME` in one MULTI/EXEC, one round trip, the fence being TIME in µs with no side key and no raise, released by the bare compare-and-delete) is the cheapest fenced pair measured: %s µs per pair, %s the bare pair's %s µs (target for the lock ≤ %.1f×), so a server-clock fence added %s µs per pair. "+
+		"*Lock scripts without the queue check* (the lock's TryLock, obtain.lua, released by the bare compare-and-delete) took %s µs per pair, %s the bare pair: of the lock's %s µs over the bare pair, %s µs came with obtain.lua in place of SET NX PX and %s µs with unlock.lua in place of the compare-and-delete; obtain.lua's pair took %s µs more than the fence by MULTI's. "+
+		"Each call alone (Redis time per call), in µs: SET NX PX %s, the MULTI fence %s, obtain.lua %s and %s (its two kinds); the compare-and-delete %s after SET, %s after the MULTI fence and %s after obtain.lua; unlock.lua %s.",
+		f2(multi), times(harness.Div(multi, bare)), f2(bare), targetPairCost, f2(multi-bare),
+		f2(obtain), times(harness.Div(obtain, bare)), f2(lk-bare), f2(obtain-bare), f2(lk-obtain), f2(obtain-multi),
+		alone(callBareSet), alone(callMultiFence), alone(callObtainCAD), alone(callObtain),
+		alone(callBareCAD), alone(callMultiCAD), alone(callLockCAD), alone(callUnlock))
+}
+
 // Report implements harness.Suite.
 func (b *bench) Report(rep *harness.Report) {
 	r := b.results
@@ -84,26 +104,28 @@ func (b *bench) Report(rep *harness.Report) {
 		fmt.Sprintf("These figures are ratios within one run on a shared, noisy %d-core machine where Redis, the load and its goroutines share the cores. Absolute numbers move from run to run; compare rows of the same run, which is what the targets do.", rep.Machine.CPUs),
 	)
 
-	rep.Add(harness.TargetTable("Targets",
+	targets := harness.TargetTable("Targets",
 		"Each figure against a baseline measured in this run. Redis µs per pair is the server time (INFO commandstats usec) of every top-level command of the pair, over the pair phases: SET and EVALSHA for the bare lock, EVALSHA for the lock. The figures in brackets are each call alone in its phase (see Redis time per call). Pairs/s are the pair phases'.",
-		b.targets()))
+		b.targets())
+	targets.Outro = b.bounds()
+	rep.Add(targets)
 
 	t := harness.Table{
 		Title: fmt.Sprintf("Lock and unlock: %d workers, each on a key of its own", b.Workers),
-		Intro: "Every lock is obtained, so attempts/s equal pairs/s. The bare lock and the seed's scripts make a new random token for each lock, as every other variant does. Latencies are of each call as the caller sees it. Redis µs per pair is the server time of the top-level commands named, those the scripts run being part of their script's time; commands sent count the load client's; commands Redis ran count those inside scripts too.",
-		Head:  []string{"variant", "pairs/s", "lock p50 / p99 (µs)", "unlock p50 / p99 (µs)", "Redis µs per pair", "Redis µs / bare", "top-level commands", "commands sent per pair", "commands Redis ran per pair"},
+		Intro: "Every lock is obtained, so attempts/s equal pairs/s. The bare lock, the seed's scripts and the fence by MULTI make a new random token for each lock, as every other variant does. Latencies are of each call as the caller sees it. Redis µs per pair is the server time of the top-level commands named, those the scripts run being part of their script's time, and the SET and TIME queued in a MULTI part of its EXEC's (INFO commandstats counts them on their own lines too); commands sent and round trips count the load client's, a MULTI ... EXEC being one round trip; commands Redis ran count those inside scripts and EXEC too. The fence by MULTI and the lock scripts without the queue check bound the lock's pair (see under Targets).",
+		Head:  []string{"variant", "pairs/s", "lock p50 / p99 (µs)", "unlock p50 / p99 (µs)", "Redis µs per pair", "Redis µs / bare", "top-level commands", "commands sent per pair", "round trips per pair", "commands Redis ran per pair"},
 	}
 	bareUsec := r.pair(nameBare).ServerUsecPerPair()
 	for _, p := range r.pairs {
 		t.Add(p.Name, count(p.PairsPerSecond()), p50p99(p.Acquire), p50p99(p.Release),
 			f2(p.ServerUsecPerPair()), times(harness.Div(p.ServerUsecPerPair(), bareUsec)), strings.Join(p.Commands, " + "),
-			f2(p.CommandsPerPair()), f2(harness.Ratio(p.Server.Commands(), p.Ops)))
+			f2(p.CommandsPerPair()), f2(harness.Ratio(p.Trips, p.Ops)), f2(harness.Ratio(p.Server.Commands(), p.Ops)))
 	}
 	rep.Add(t)
 
 	t = harness.Table{
 		Title: "Redis time per call",
-		Intro: fmt.Sprintf("INFO commandstats sums every script under `evalsha`, so each call runs alone in its phase, %d workers, after CONFIG RESETSTAT. In each round, each kind of lock takes up to %s free keys (%d per worker), one after another, and its unlocks then free the same keys in the same order; the kinds take turns, and every round uses the same keys again (so, after the first, the lock's obtain finds the last fence it left there, as in the pair phases). A script's time includes the commands it runs, which INFO commandstats also counts on their own lines: their time is shown apart, and the rest is the script's own (the Lua, its arguments, the call).", b.Workers, count(float64(b.Workers*keysPerWorker)), keysPerWorker),
+		Intro: fmt.Sprintf("INFO commandstats sums every script under `evalsha`, so each call runs alone in its phase, %d workers, after CONFIG RESETSTAT. In each round, each kind of lock takes up to %s free keys (%d per worker), one after another, and its unlocks then free the same keys in the same order; the kinds take turns, and every round uses the same keys again (so, after the first, the lock's obtain finds the last fence it left there, as in the pair phases). The lock's obtain script runs in two kinds, one freed by the compare-and-delete, one by the lock's unlock. A script's time includes the commands it runs, and an EXEC's the commands queued since MULTI, which INFO commandstats also counts on their own lines: their time is shown apart, and the rest is the script's own (the Lua, its arguments, the call), or MULTI's and EXEC's.", b.Workers, count(float64(b.Workers*keysPerWorker)), keysPerWorker),
 		Head:  []string{"call", "load", "calls/s", "µs per call", "commands it ran, per call", "µs in those commands", "µs besides them"},
 	}
 	for _, c := range r.costs {

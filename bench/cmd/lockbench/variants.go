@@ -49,6 +49,12 @@ const (
 	nameRedislock = "bsm/redislock: Obtain (no retry) + Release"
 	nameRedsync   = "go-redsync/redsync/v4, goredis v9 pool: TryLockContext + UnlockContext"
 	nameLock      = "slotlimit lock: TryLock + Unlock (fenced)"
+
+	// Bounds of the fenced pair, not targets: the cheapest pair measured
+	// that returns a fence on the server's clock, and the lock's obtain
+	// with the bare lock's unlock.
+	nameMultiFence = "fence by MULTI, no raise: MULTI, SET NX GET PX, TIME, EXEC + compare-and-delete script"
+	nameObtainCAD  = "lock scripts without the queue check: TryLock (obtain.lua) + compare-and-delete script"
 )
 
 // Paths of the peer modules, whose versions the report names.
@@ -69,6 +75,10 @@ func (b *bench) variants() ([]harness.Pairer, error) {
 		}
 		return k
 	}
+	oc, err := obtainCADPair(b.Client, b.scripts.cad, keys("obtaincad"))
+	if err != nil {
+		return nil, err
+	}
 	l, err := lockPair(b.Client, keys("lock"))
 	if err != nil {
 		return nil, err
@@ -78,8 +88,22 @@ func (b *bench) variants() ([]harness.Pairer, error) {
 		seedPair(b.Client, b.scripts, keys("seed")),
 		redislockPair(b.Client, keys("redislock")),
 		redsyncPair(b.Client, keys("redsync")),
+		multiFencePair(b.Client, b.scripts.cad, keys("multi")),
+		oc,
 		l,
 	}, nil
+}
+
+// newMutexes returns a lock.Mutex on each of keys, with leases of lockTTL.
+func newMutexes(c *redis.Client, keys []string) ([]*lock.Mutex, error) {
+	mutexes := make([]*lock.Mutex, len(keys))
+	for i, key := range keys {
+		var err error
+		if mutexes[i], err = lock.New(c, lock.Config{Key: key, TTL: lockTTL}); err != nil {
+			return nil, err
+		}
+	}
+	return mutexes, nil
 }
 
 // setNXPX sends SET key token NX PX lockTTL and reports whether it set the
@@ -90,6 +114,38 @@ func setNXPX(ctx context.Context, c *redis.Client, key, token string) (bool, err
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// multiFence takes key for token and reads the server's clock in one
+// round trip: MULTI, SET key token NX GET PX lockTTL, TIME, EXEC. It
+// returns the fence that clock makes, in µs, with no side key and no raise
+// above a last fence; it fails when key is held.
+func multiFence(ctx context.Context, c *redis.Client, key, token string) (int64, error) {
+	var set *redis.Cmd
+	var now *redis.TimeCmd
+	_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		set = p.Do(ctx, "set", key, token, "nx", "get", "px", ttlMillis)
+		now = p.Time(ctx)
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return 0, err
+	}
+	// SET ... NX GET replies nil when the key was free, and set it.
+	switch err := set.Err(); {
+	case err == nil:
+		return 0, fmt.Errorf("SET NX GET: %s is held", key)
+	case !errors.Is(err, redis.Nil):
+		return 0, err
+	}
+	t, err := now.Result()
+	if err != nil {
+		return 0, err
+	}
+	if t.UnixMicro() <= 0 {
+		return 0, fmt.Errorf("TIME: no fence from %v", t)
+	}
+	return t.UnixMicro(), nil
 }
 
 // barePair is the baseline: SET key token NX PX with a new random token,
@@ -113,6 +169,24 @@ func barePair(c *redis.Client, cad harness.Script, keys []string) harness.Pairer
 				err = errNotHeld
 			}
 			return err
+		},
+	}
+}
+
+// multiFencePair is the cheapest fenced pair: multiFence with a new random
+// token, and the bare lock's compare-and-delete script by EVALSHA.
+func multiFencePair(c *redis.Client, cadScript harness.Script, keys []string) harness.Pairer {
+	tokens := make([]string, len(keys))
+	return harness.Pairer{
+		Name:     nameMultiFence,
+		Commands: []string{"multi", "exec", "evalsha"},
+		Acquire: func(ctx context.Context, w int) (err error) {
+			tokens[w] = rand.Text()
+			_, err = multiFence(ctx, c, keys[w], tokens[w])
+			return err
+		},
+		Release: func(ctx context.Context, w int) error {
+			return cad(ctx, c, cadScript, keys[w], tokens[w])
 		},
 	}
 }
@@ -188,12 +262,9 @@ func redsyncPair(c *redis.Client, keys []string) harness.Pairer {
 // lockPair is the library: a Mutex per worker, TryLock then Unlock. Each
 // lock obtained must carry a fence.
 func lockPair(c *redis.Client, keys []string) (harness.Pairer, error) {
-	mutexes := make([]*lock.Mutex, len(keys))
-	for w, key := range keys {
-		var err error
-		if mutexes[w], err = lock.New(c, lock.Config{Key: key, TTL: lockTTL}); err != nil {
-			return harness.Pairer{}, err
-		}
+	mutexes, err := newMutexes(c, keys)
+	if err != nil {
+		return harness.Pairer{}, err
 	}
 	held := make([]*lock.Lock, len(keys))
 	return harness.Pairer{
@@ -208,6 +279,33 @@ func lockPair(c *redis.Client, keys []string) (harness.Pairer, error) {
 		},
 		Release: func(ctx context.Context, w int) error {
 			return held[w].Unlock(ctx)
+		},
+	}, nil
+}
+
+// obtainCADPair is the lock's obtain with the bare lock's unlock: a Mutex
+// per worker, TryLock (obtain.lua), then the compare-and-delete script by
+// EVALSHA on the lock's key and token, which leaves the last fence in its
+// side key, as unlock.lua does. Each lock obtained must carry a fence.
+func obtainCADPair(c *redis.Client, cadScript harness.Script, keys []string) (harness.Pairer, error) {
+	mutexes, err := newMutexes(c, keys)
+	if err != nil {
+		return harness.Pairer{}, err
+	}
+	tokens := make([]string, len(keys))
+	return harness.Pairer{
+		Name:     nameObtainCAD,
+		Commands: []string{"evalsha"},
+		Acquire: func(ctx context.Context, w int) error {
+			l, err := mutexes[w].TryLock(ctx)
+			if err == nil && l.Fence() <= 0 {
+				err = fmt.Errorf("TryLock: no fence on %s", keys[w])
+			}
+			tokens[w] = l.Token()
+			return err
+		},
+		Release: func(ctx context.Context, w int) error {
+			return cad(ctx, c, cadScript, keys[w], tokens[w])
 		},
 	}, nil
 }
