@@ -3,7 +3,6 @@ package slotlimit_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,16 +15,6 @@ import (
 	"github.com/slotlimit/slotlimit"
 	"github.com/slotlimit/slotlimit/internal/redistest"
 )
-
-// startServer starts a redis-server of the test's own, which it may kill.
-func startServer(t *testing.T, args ...string) *redistest.Server {
-	t.Helper()
-	redistest.Addr(t) // skips, or fails, as every real-Redis test does
-	s, err := redistest.Start(args...)
-	require.NoError(t, err)
-	t.Cleanup(s.Close)
-	return s
-}
 
 // SCRIPT FLUSH while 100 goroutines acquire and release: go-redis loads
 // each script again on NOSCRIPT, and no caller sees an error.
@@ -68,7 +57,7 @@ func TestScriptFlushUnderLoad(t *testing.T) {
 // is down, succeed within a second once it is back, and the limit holds.
 // Without persistence the leases are gone after the restart.
 func TestRestartUnderLoad(t *testing.T) {
-	s := startServer(t)
+	s := redistest.StartServer(t)
 	const limit = 10
 	client := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialerRetries: 1,
 		DialTimeout: 100 * time.Millisecond, ContextTimeoutEnabled: true})
@@ -144,7 +133,7 @@ func TestLeasesAcrossRestart(t *testing.T) {
 			if persist {
 				args = []string{"--appendonly", "yes", "--appendfsync", "always"}
 			}
-			s := startServer(t, args...)
+			s := redistest.StartServer(t, args...)
 			client := redis.NewClient(&redis.Options{Addr: s.Addr})
 			t.Cleanup(func() { client.Close() })
 			ctx := context.Background()
@@ -184,9 +173,9 @@ func TestLeasesAcrossRestart(t *testing.T) {
 func TestFailoverKeepsAcknowledgedLeases(t *testing.T) {
 	for _, replicas := range []int{1, 0} {
 		t.Run(fmt.Sprintf("replicas=%d", replicas), func(t *testing.T) {
-			r := startReplicated(t)
+			r := redistest.StartReplicated(t)
 			ctx := context.Background()
-			master, replicaClient, client := r.master, r.replica, r.client
+			master, replicaClient, client := r.Master, r.ReplicaClient, r.Client
 			cfg := slotlimit.Config{Key: "slotlimit-test:failover", Limit: 10, TTL: time.Minute,
 				Replicas: replicas, ReplicaTimeout: 200 * time.Millisecond}
 			l := newLimiterOn(t, client, cfg)
@@ -201,7 +190,7 @@ func TestFailoverKeepsAcknowledgedLeases(t *testing.T) {
 			}, 5*time.Second, 10*time.Millisecond)
 
 			// The replica loses its link: it follows a master that is not there.
-			r.follow(t, downClient(t).(*redis.Client).Options().Addr)
+			r.CutOff(t)
 			told := []string{"before"}
 			notAcked := 0
 			for i := 0; i < 5; i++ {
@@ -277,7 +266,7 @@ func TestReplicasOnCluster(t *testing.T) {
 // then unknown, releases the holder once the server answers again, so no
 // phantom slot is left.
 func TestPausedServerHonoursDeadlines(t *testing.T) {
-	s := startServer(t)
+	s := redistest.StartServer(t)
 	ctx := context.Background()
 	admin := redis.NewClient(&redis.Options{Addr: s.Addr})
 	t.Cleanup(func() { admin.Close() })
@@ -338,44 +327,11 @@ func TestClusterManyKeys(t *testing.T) {
 	assert.Len(t, shards, 3, "the keys spread over every master")
 }
 
-// replicated is a master and a replica that follows it, each started by
-// the test.
-type replicated struct {
-	master  *redistest.Server
-	replica *redis.Client // a client of the replica
-	client  *redis.Client // a client of the master
-}
-
-// startReplicated starts a master and a replica, and waits until the
-// replica follows the master.
-func startReplicated(t *testing.T) replicated {
-	t.Helper()
-	r := replicated{master: startServer(t, "--repl-diskless-sync-delay", "0")}
-	replica := startServer(t)
-	r.replica = redis.NewClient(&redis.Options{Addr: replica.Addr})
-	t.Cleanup(func() { r.replica.Close() })
-	r.follow(t, r.master.Addr)
-	ctx := context.Background()
-	require.Eventually(t, func() bool {
-		info, _ := r.replica.Info(ctx, "replication").Result()
-		return strings.Contains(info, "master_link_status:up")
-	}, 10*time.Second, 20*time.Millisecond)
-	r.client = redis.NewClient(&redis.Options{Addr: r.master.Addr})
-	t.Cleanup(func() { r.client.Close() })
-	return r
-}
-
-// follow makes the replica follow the server at addr.
-func (r replicated) follow(t *testing.T, addr string) {
-	host, port, _ := strings.Cut(addr, ":")
-	require.NoError(t, r.replica.SlaveOf(context.Background(), host, port).Err())
-}
-
 // With Config.Replicas every write is a pipeline that ends with WAIT. It
 // goes through however often the script cache is flushed, and no call
 // runs twice.
 func TestReplicatedWritesSurviveScriptFlushBeforeEveryPipeline(t *testing.T) {
-	client := startReplicated(t).client
+	client := redistest.StartReplicated(t).Client
 	ctx := context.Background()
 	// The flush goes on a client of its own: the hooked one runs a
 	// pipeline to set up each new connection.

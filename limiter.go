@@ -219,10 +219,13 @@ const cleanupTimeout = time.Second
 
 // releaseDetached releases holder after an acquire failed: it runs even
 // when ctx is done, bounded by cleanupTimeout.
+//
+// It sends no WAIT, even with Config.Replicas set: waiting for replicas
+// could only delay the release, past cleanupTimeout when they are down.
 func (l *Limiter) releaseDetached(ctx context.Context, holder string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	l.Release(ctx, holder) //nolint:errcheck // best effort; the lease lapses by itself
+	releaseScript.Run(ctx, l.client, l.keys, l.releaseArgs(holder)...) //nolint:errcheck // best effort; the lease lapses by itself
 }
 
 // Release frees holder's slot, all units of it, and takes holder out of

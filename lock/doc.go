@@ -34,7 +34,7 @@
 //     grows with every owner (see Lock.Fence), for storage to refuse the
 //     writes of an owner that no longer holds the lock.
 //
-// The key holds the owner's token as a plain string with a PX expiry. The
-// last fence issued, and a queue of waiters while there are some, live in
-// keys beside it in its Redis Cluster hash slot, and lapse by themselves.
+// The key holds the owner's token as a plain string with a PX expiry. A
+// queue of waiters, while there are some, lives in keys beside it in its
+// Redis Cluster hash slot, and lapses by itself.
 package lock

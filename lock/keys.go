@@ -3,14 +3,13 @@ package lock
 import "github.com/slotlimit/slotlimit/internal/hashtag"
 
 // sideSuffixes are the suffixes of the keys beside a lock, after the
-// separator hashtag.SidePrefix gives: the last fence, and the waiting
-// queue (see internal/waitqueue).
-var sideSuffixes = [...]string{"fence", "q", "qd", "qw"}
+// separator hashtag.SidePrefix gives: its waiting queue (see
+// internal/waitqueue), which exists only while someone waits.
+var sideSuffixes = [...]string{"q", "qd", "qw"}
 
 // The keys of a Mutex, in the order its scripts take them.
 const (
 	keyLock           = iota // the owner's token, with a PX expiry
-	keyFence                 // the last fence issued
 	keyQueue                 // sorted set, waiting token -> arrival number
 	keyQueueDeadlines        // sorted set, waiting token -> when its entry lapses
 	keyQueueWants            // hash, waiting token -> '1:lease ms'

@@ -61,18 +61,19 @@ func (l *Lock) Token() string {
 	return l.token
 }
 
-// Fence returns the lock's fencing token. Fences strictly increase across
-// successive owners of one key, across the lock's lapse too, so storage
-// that keeps the highest fence it has seen can refuse a write that carries
-// a lower one, from an owner that lost the lock without knowing it (a long
-// pause, say). A fence is the Redis server's clock in microseconds when
-// the lock was taken, raised above the last fence when that was as high.
+// Fence returns the lock's fencing token: the Redis server's clock, in
+// microseconds, when this owner took the lock (read in the same
+// transaction or script that took it). Storage that keeps the highest
+// fence it has seen can refuse a write that carries a lower one, from an
+// owner that lost the lock without knowing it (a long pause, say).
 //
-// The promise fails only when the server's clock steps back by more than
-// the time since the last owner's lease lapsed, or when the write that
-// recorded the last fence is lost: on a failover without Config.Replicas,
-// or a restart of a server that did not fsync it (appendfsync always keeps
-// it). It is 0 for a nil Lock.
+// Fences strictly increase across the successive owners of one key, across
+// a lapse and across a restart: each owner takes the lock only after the
+// last one unlocked it, a round trip after it took it, or after its lease
+// lapsed, so later by the server's clock. The promise fails only if that
+// clock steps back by more than the time between two owners (an NTP step,
+// or a failover to a replica whose clock is behind). No key is kept for
+// it. It is 0 for a nil Lock.
 func (l *Lock) Fence() int64 {
 	if l == nil {
 		return 0
@@ -167,9 +168,10 @@ func (l *Lock) unlock(ctx context.Context) (bool, error) {
 }
 
 // unlockDetached unlocks after a TryLock or Lock failed with an unknown
-// outcome: it runs even when ctx is done, bounded by cleanupTimeout.
+// outcome: it runs even when ctx is done, bounded by cleanupTimeout, and
+// sends no WAIT, which could only delay it.
 func (l *Lock) unlockDetached(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	l.unlock(ctx) //nolint:errcheck // best effort; the lock lapses by itself
+	unlockScript.Run(ctx, l.mutex.client, l.mutex.keys, l.token, l.mutex.handOff) //nolint:errcheck // best effort; the lock lapses by itself
 }

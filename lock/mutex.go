@@ -59,7 +59,7 @@ func New(client redis.UniversalClient, cfg Config) (*Mutex, error) {
 		return nil, invalidConfig("Key %q has a '}' but no hash tag", cfg.Key)
 	}
 	if isSideKey(cfg.Key) {
-		return nil, invalidConfig("Key %q is the name of a key beside another lock's: a key with a hash tag must not end in ':' or '/' and fence, q, qd or qw", cfg.Key)
+		return nil, invalidConfig("Key %q is the name of a key beside another lock's: a key with a hash tag must not end in ':' or '/' and q, qd or qw", cfg.Key)
 	}
 	m := &Mutex{
 		client:  client,
@@ -107,15 +107,15 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lock, error) {
 	}
 	l := m.newLock()
 	start := time.Now()
-	fence, err := m.runner.Run(ctx, obtainScript, m.keys[:keyQueue], l.token, m.ttl).Int64()
+	fence, err := m.obtain(ctx, l.token)
 	if err != nil {
 		if callerr.OutcomeUnknown(err) {
 			l.unlockDetached(ctx)
 		}
 		return nil, callerr.Call(ctx, "lock", "obtain", m.cfg.Key, err)
 	}
-	if fence <= 0 {
-		return nil, fmt.Errorf("%w: %q is held, %v left on its lease", ErrNotObtained, m.cfg.Key, time.Duration(-fence)*time.Millisecond)
+	if fence == 0 {
+		return nil, fmt.Errorf("%w: %q is held", ErrNotObtained, m.cfg.Key)
 	}
 	l.taken(start, fence)
 	return l, nil

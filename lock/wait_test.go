@@ -72,6 +72,7 @@ func TestUnlockWakesOneWaiter(t *testing.T) {
 			now := tries.n.Load()
 			settled, before = now == before, now
 		}
+		b.Advance(time.Millisecond) // miniredis's clock moves only when told to
 		unlocked := time.Now()
 		require.NoError(t, owner.Unlock(ctx))
 		var first *lock.Lock
@@ -92,6 +93,7 @@ func TestUnlockWakesOneWaiter(t *testing.T) {
 		// Each unlock hands the lock on, in turn.
 		last := first
 		for range waiters - 1 {
+			b.Advance(time.Millisecond)
 			require.NoError(t, last.Unlock(ctx))
 			next := <-got
 			assert.Greater(t, next.Fence(), last.Fence())

@@ -2,10 +2,9 @@
 -- to the first live waiter in the queue.
 --
 -- KEYS[1]  the lock: a string holding the owner's token, with a PX expiry
--- KEYS[2]  the last fence issued: see fence.lua
--- KEYS[3]  queue: sorted set, waiting token -> arrival number
--- KEYS[4]  queue deadlines: sorted set, waiting token -> when its entry lapses (ms)
--- KEYS[5]  queue wants: hash, waiting token -> '1:lease ms'
+-- KEYS[2]  queue: sorted set, waiting token -> arrival number
+-- KEYS[3]  queue deadlines: sorted set, waiting token -> when its entry lapses (ms)
+-- KEYS[4]  queue wants: hash, waiting token -> '1:lease ms'
 -- ARGV[1]  the owner's token
 -- ARGV[2]  'command claim channel': the notice command ('publish',
 --          'spublish' or none), the claim time in ms (how long a handed
@@ -15,14 +14,15 @@
 -- Returns 1 when the owner held the lock, else 0: a lock that lapsed, or
 -- that another owner holds now (the seed's, say), is left as it is.
 --
--- A waiter handed the lock holds it, with a new fence, for the claim time
+-- A waiter handed the lock holds it, with a new fence (the server's clock
+-- in µs, as when a lock is taken: see obtain.go), for the claim time
 -- (at most its lease time), and a notice
 -- '+deadline ms:fence:arrival number:token' tells its process, where the
 -- waiter returns at once and claims the lock (claim.lua) until the
 -- deadline, its full lease time from now. Only that waiter wakes. A waiter
 -- that died while queued holds the lock for the claim time at most.
 
-local lock, fence, queue, qdeadlines, qwants = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local lock, queue, qdeadlines, qwants = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 
 if redis.call('GET', lock) ~= ARGV[1] then
 	return 0
@@ -32,7 +32,6 @@ if redis.call('EXISTS', queue) == 0 then
 	return 1
 end
 
--- #include fence.lua
 -- #include queue.lua
 
 local command, claim, channel = string.match(ARGV[2], '^(%a*) (%d+) (.*)$')
@@ -51,10 +50,9 @@ if not lease then
 	return 1
 end
 local hold = math.min(lease, tonumber(claim))
-local f = next_fence(fence, lease)
 redis.call('SET', lock, waiter, 'PX', hold)
 leave_queue(queue, qdeadlines, qwants, waiter)
 if command ~= '' then
-	redis.call(command, channel, string.format('+%d:%d:%d:', now + lease, f, tonumber(arrival)) .. waiter)
+	redis.call(command, channel, string.format('+%d:%d:%d:', now + lease, t[1] * 1000000 + t[2], tonumber(arrival)) .. waiter)
 end
 return 1

@@ -1,0 +1,91 @@
+package lock
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
+)
+
+// obtain takes the lock for token if no one holds it, in one round trip
+// and without a script:
+//
+//	MULTI
+//	SET key token NX GET PX ttl   -- takes it; GET fails a key of another type with WRONGTYPE, untouched
+//	TIME                          -- the fence: the server's clock in µs as the lock was taken
+//	EXEC
+//	WAIT replicas timeout         -- with Config.Replicas only
+//
+// It returns the fence, or 0 when another owner holds the lock. The fence
+// is read in the transaction that takes the lock, so no other owner comes
+// between the two, and the next owner can take the lock only after this
+// one unlocked it (after this call's reply came back) or its lease
+// lapsed: later, by the server's clock.
+func (m *Mutex) obtain(ctx context.Context, token string) (int64, error) {
+	conn, err := m.node(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var exec, wait *redis.Cmd
+	_, err = conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Do(ctx, "multi")
+		p.Do(ctx, "set", m.cfg.Key, token, "nx", "get", "px", m.ttl)
+		p.Do(ctx, "time")
+		exec = p.Do(ctx, "exec")
+		if m.cfg.Replicas > 0 {
+			wait = p.Do(ctx, "wait", m.cfg.Replicas, m.cfg.ReplicaTimeout.Milliseconds())
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	replies, err := exec.Slice()
+	if err != nil {
+		return 0, err
+	}
+	if len(replies) != 2 {
+		return 0, callerr.UnexpectedReply(replies)
+	}
+	if err, ok := replies[0].(error); ok {
+		return 0, err
+	}
+	if replies[0] != nil {
+		return 0, nil // held: SET ... GET returned the holder's token
+	}
+	if wait != nil {
+		acked, err := wait.Int64()
+		if err != nil {
+			return 0, err
+		}
+		if acked < int64(m.cfg.Replicas) {
+			return 0, fmt.Errorf("%w: %d of %d", ErrNotReplicated, acked, m.cfg.Replicas)
+		}
+	}
+	return microseconds(replies[1])
+}
+
+// microseconds reads a TIME reply, {seconds, microseconds}, as µs.
+func microseconds(reply any) (int64, error) {
+	if t, ok := reply.([]any); ok && len(t) == 2 {
+		sec, err1 := strconv.ParseInt(fmt.Sprint(t[0]), 10, 64)
+		usec, err2 := strconv.ParseInt(fmt.Sprint(t[1]), 10, 64)
+		if err1 == nil && err2 == nil {
+			return sec*1_000_000 + usec, nil
+		}
+	}
+	return 0, callerr.UnexpectedReply(reply)
+}
+
+// node returns the connection for the lock's key: the client, or on Redis
+// Cluster the master of the key's slot, so that the transaction and its
+// WAIT reach the node that holds the key.
+func (m *Mutex) node(ctx context.Context) (redis.Cmdable, error) {
+	if cluster, ok := m.client.(*redis.ClusterClient); ok {
+		return cluster.MasterForKey(ctx, m.cfg.Key)
+	}
+	return m.client, nil
+}
