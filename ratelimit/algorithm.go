@@ -1,0 +1,33 @@
+package ratelimit
+
+import "strconv"
+
+// Algorithm is how a Limit counts events.
+type Algorithm int
+
+const (
+	// GCRA (the generic cell rate algorithm) is smooth: it spaces events
+	// Period/Rate apart and allows bursts up to Burst. In any stretch of
+	// time t it allows at most Burst + t×Rate/Period events. Its key holds
+	// the theoretical arrival time, an integer in microseconds on the
+	// server's clock, and lapses when the key is back to its full
+	// allowance.
+	GCRA Algorithm = iota // smooth; allows bursts up to Burst
+
+	// FixedWindow is the seed's counter: the key holds a plain integer,
+	// the count of the current window, which expires Period after the
+	// window's first event. It allows Rate events per window, and so up
+	// to 2×Rate across a window's edge.
+	FixedWindow // the seed's counter: INCR, with the window's expiry set on the first hit
+)
+
+// String returns "gcra" or "fixed window".
+func (a Algorithm) String() string {
+	switch a {
+	case GCRA:
+		return "gcra"
+	case FixedWindow:
+		return "fixed window"
+	}
+	return "algorithm(" + strconv.Itoa(int(a)) + ")"
+}

@@ -1,0 +1,53 @@
+// Package ratelimit limits how often an event may happen, across every
+// process that shares one Redis: per user, per tenant, per API key, with
+// any number of limits checked together in one atomic call.
+//
+//	limiter := ratelimit.New(client)
+//	res, err := limiter.Allow(ctx, "user:42", ratelimit.PerSecond(10))
+//	if err != nil {
+//		return err // Redis failed: the caller chooses to fail open or closed
+//	}
+//	if !res.Allowed {
+//		return tooManyRequests(res.RetryAfter) // nothing was counted
+//	}
+//
+// Two algorithms share one API (see Algorithm). GCRA, the default, spaces
+// events evenly at Rate per Period and lets up to Burst through at once;
+// its key holds one integer, the theoretical arrival time, and lapses when
+// the key is back to its full allowance. FixedWindow is the counter of the
+// design note this package grew from (seed 004): the key holds a plain
+// integer, the count of the current window, whose expiry is the window.
+//
+// Every decision is one Lua script (scripts/), on the Redis server's clock,
+// so the limit holds under any interleaving of callers and callers with
+// skewed clocks agree. AllowAll checks several limits at once, all or
+// nothing, in one round trip, for keys that share a Redis Cluster hash
+// slot.
+//
+// The note's script counts with INCR and sets the window with EXPIRE on
+// the first hit. FixedWindow keeps that data exactly, so the note's script
+// and this package can share a key and the limit holds between them, and
+// it fixes the note's flaws:
+//
+//   - Bursts: a fixed window lets up to twice the rate through across a
+//     window's edge. GCRA has no edges: in any stretch of time t it allows
+//     at most Burst + t×Rate/Period events. FixedWindow keeps the flaw, as
+//     its data must; choose it only to share a key with the note's script.
+//   - A refused call still counts: the note's INCR runs before the check.
+//     Here a refused call counts nothing, with either algorithm, and the
+//     note's refusals then merely make its key stricter.
+//   - Keys that never expire: a copy of the pattern that sends INCR and
+//     EXPIRE as two calls can leave a count with no expiry, which blocks
+//     its user for ever (redis/redis#4423). FixedWindow gives such a key
+//     the window as its expiry the next time it meets it; every key this
+//     package writes has an expiry.
+//   - Answers: the note returns a count. Result says whether the call was
+//     allowed, how many more would be allowed now, how long to wait before
+//     the same call can succeed, and when the key is back to full.
+//
+// Time in the scripts is in microseconds for GCRA, since one event's share
+// of a period (Period/Rate) is often not a whole millisecond (10,000 per
+// second is 100µs); a share that is not a whole microsecond is rounded up,
+// so a limit is never exceeded, and is kept at most 1µs per event
+// stricter. FixedWindow keeps its window as a key expiry in milliseconds.
+package ratelimit

@@ -1,0 +1,112 @@
+package ratelimit
+
+import (
+	"context"
+	"reflect"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
+)
+
+// A Limiter checks events against limits kept in Redis, shared by every
+// process that uses the same keys. It holds no state of its own but the
+// client: the limit is given with each call, so one Limiter serves any
+// number of keys and limits.
+//
+// Each call is one Lua script, on the Redis server's clock. A refused call
+// counts nothing. An error from the connection leaves the outcome unknown:
+// the events may or may not have been counted. A Redis error reply (such
+// as WRONGTYPE for a key of another type) means nothing was counted, and
+// the key is left as it was.
+//
+// Use one Algorithm per key. A key checked with several Limits of one
+// Algorithm follows each call's Limit, against the state the others left.
+//
+// A Limiter is safe for concurrent use. A zero or nil Limiter, or one made
+// with a nil client, returns ErrNoClient.
+type Limiter struct {
+	client redis.UniversalClient
+}
+
+// New returns a Limiter on client, which may be a *redis.Client, a
+// *redis.ClusterClient or a *redis.Ring. New does not contact Redis.
+func New(client redis.UniversalClient) *Limiter {
+	if client == nil || reflect.ValueOf(client).Kind() == reflect.Pointer && reflect.ValueOf(client).IsNil() {
+		return &Limiter{}
+	}
+	return &Limiter{client: client}
+}
+
+// Allow counts one event on key against limit if it is allowed now. It is
+// shorthand for AllowN(ctx, key, limit, 1).
+func (l *Limiter) Allow(ctx context.Context, key string, limit Limit) (Result, error) {
+	return l.AllowN(ctx, key, limit, 1)
+}
+
+// AllowN counts n events on key against limit if all n are allowed now,
+// and otherwise counts none. An n above what limit can ever allow at once
+// is refused with RetryAfter Never. n 0 counts nothing and reports the
+// key's state: Allowed is false only when the key is over its limit.
+//
+// key is used as given. It returns an error matching ErrInvalidLimit,
+// ErrInvalidKey, ErrInvalidN or ErrNoClient, with nothing sent, for bad
+// input; an error matching ctx.Err() when ctx ended first; and otherwise
+// the client's error, naming the key.
+func (l *Limiter) AllowN(ctx context.Context, key string, limit Limit, n int64) (Result, error) {
+	p, err := l.check(key, limit, n)
+	if err != nil {
+		return Result{}, err
+	}
+	s := allowGCRAScript
+	if p.limit.Algorithm == FixedWindow {
+		s = allowWindowScript
+	}
+	reply, err := s.Run(ctx, l.client, []string{key}, p.cost, p.tau, n).Result()
+	if err != nil {
+		return Result{}, callerr.Call(ctx, "ratelimit", "allow", key, err)
+	}
+	res := []Result{{Limit: p.limit}}
+	if err := decode(res, reply); err != nil {
+		return Result{}, callerr.Op("ratelimit", "allow", key, err)
+	}
+	return res[0], nil
+}
+
+// Reset deletes key, so that its next event finds the full allowance. It
+// is idempotent. It returns ErrInvalidKey for an empty key and
+// ErrNoClient, with nothing sent, and otherwise the client's error.
+func (l *Limiter) Reset(ctx context.Context, key string) error {
+	if err := l.usable(); err != nil {
+		return err
+	}
+	if key == "" {
+		return invalid(ErrInvalidKey, "the key is empty")
+	}
+	if err := l.client.Del(ctx, key).Err(); err != nil {
+		return callerr.Call(ctx, "ratelimit", "reset", key, err)
+	}
+	return nil
+}
+
+func (l *Limiter) usable() error {
+	if l == nil || l.client == nil {
+		return ErrNoClient
+	}
+	return nil
+}
+
+// check validates one call's input and returns its limit in the
+// scripts' units.
+func (l *Limiter) check(key string, limit Limit, n int64) (params, error) {
+	if err := l.usable(); err != nil {
+		return params{}, err
+	}
+	if key == "" {
+		return params{}, invalid(ErrInvalidKey, "the key is empty")
+	}
+	if n < 0 {
+		return params{}, invalid(ErrInvalidN, "n is %d, must not be negative", n)
+	}
+	return limit.check()
+}

@@ -1,0 +1,14 @@
+package ratelimit_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/slotlimit/slotlimit/internal/redistest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	redistest.Shutdown()
+	os.Exit(code)
+}
