@@ -6,6 +6,7 @@ import (
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/keepalive"
+	"github.com/slotlimit/slotlimit/internal/script"
 )
 
 // cleanupTimeout bounds the unlock that follows a failed TryLock or Lock.
@@ -157,10 +158,21 @@ func (l *Lock) refresh(ctx context.Context) (bool, error) {
 	return held == 1, nil
 }
 
-// unlock runs unlock.lua: Config.Release of the Lock's keepalive.Lease.
+// unlock runs unlock.lua, and hand_off.lua when someone waits: the
+// Config.Release of the Lock's keepalive.Lease.
 func (l *Lock) unlock(ctx context.Context) (bool, error) {
+	return l.release(ctx, &l.mutex.runner)
+}
+
+// release unlocks through run: the Mutex's runner, or one that sends no
+// WAIT. The owner holds the lock until the script that frees or hands it
+// over runs, so nobody can take it between the two calls.
+func (l *Lock) release(ctx context.Context, run *script.Runner) (bool, error) {
 	m := l.mutex
-	held, err := m.runner.Run(ctx, unlockScript, m.keys, l.token, m.handOff).Int64()
+	held, err := run.Run(ctx, unlockScript, m.keys[:keyQueueDeadlines], l.token).Int64()
+	if err == nil && held == 2 {
+		held, err = run.Run(ctx, handOffScript, m.keys, l.token, m.handOff).Int64()
+	}
 	if err != nil {
 		return false, callerr.Call(ctx, "lock", "unlock", m.cfg.Key, err)
 	}
@@ -173,5 +185,6 @@ func (l *Lock) unlock(ctx context.Context) (bool, error) {
 func (l *Lock) unlockDetached(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	unlockScript.Run(ctx, l.mutex.client, l.mutex.keys, l.token, l.mutex.handOff) //nolint:errcheck // best effort; the lock lapses by itself
+	noWait := script.Runner{Client: l.mutex.client}
+	l.release(ctx, &noWait) //nolint:errcheck // best effort; the lock lapses by itself
 }

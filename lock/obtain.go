@@ -71,10 +71,12 @@ func (m *Mutex) obtain(ctx context.Context, token string) (int64, error) {
 // microseconds reads a TIME reply, {seconds, microseconds}, as µs.
 func microseconds(reply any) (int64, error) {
 	if t, ok := reply.([]any); ok && len(t) == 2 {
-		sec, err1 := strconv.ParseInt(fmt.Sprint(t[0]), 10, 64)
-		usec, err2 := strconv.ParseInt(fmt.Sprint(t[1]), 10, 64)
-		if err1 == nil && err2 == nil {
-			return sec*1_000_000 + usec, nil
+		sec, ok1 := t[0].(string)
+		usec, ok2 := t[1].(string)
+		s, err1 := strconv.ParseInt(sec, 10, 64)
+		u, err2 := strconv.ParseInt(usec, 10, 64)
+		if ok1 && ok2 && err1 == nil && err2 == nil {
+			return s*1_000_000 + u, nil
 		}
 	}
 	return 0, callerr.UnexpectedReply(reply)

@@ -20,7 +20,11 @@ var (
 
 	//go:embed scripts/unlock.lua
 	unlockLua    string
-	unlockScript = script.New(unlockLua, waitqueue.Lib)
+	unlockScript = script.New(unlockLua)
+
+	//go:embed scripts/hand_off.lua
+	handOffLua    string
+	handOffScript = script.New(handOffLua, waitqueue.Lib)
 
 	//go:embed scripts/refresh.lua
 	refreshLua    string
