@@ -1,0 +1,79 @@
+package delayqueue
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"time"
+)
+
+const (
+	// DefaultVisibility is the lease time used when Config.Visibility is 0.
+	DefaultVisibility = 30 * time.Second
+
+	// DefaultMaxAttempts is used when Config.MaxAttempts is 0.
+	DefaultMaxAttempts = 10
+)
+
+// Config describes one queue.
+type Config struct {
+	// Key is the queue's name: the Redis key of its sorted set of
+	// messages, beside which its other keys live, in its Redis Cluster
+	// hash slot. Required.
+	Key string
+
+	// Visibility is the lease on a polled message: unacked by then, by
+	// the server's clock, it is delivered again. Kept to the millisecond.
+	// 0 means DefaultVisibility.
+	Visibility time.Duration
+
+	// MaxAttempts is how many deliveries a message gets: one whose lease
+	// lapses, or that is given back by Nack, on its MaxAttempts-th
+	// delivery goes to the dead letters instead. 0 means
+	// DefaultMaxAttempts.
+	MaxAttempts int
+
+	// Backoff is how long Run waits before delivering again a message
+	// whose handler failed on delivery attempt. nil means DefaultBackoff.
+	Backoff func(attempt int) time.Duration
+}
+
+// DefaultBackoff is Run's delay before delivering again a message whose
+// handler failed: a second after the first attempt, doubling with each
+// attempt up to ten minutes, plus up to a fifth more at random, so that
+// failing messages spread out.
+func DefaultBackoff(attempt int) time.Duration {
+	d := 10 * time.Minute
+	if attempt >= 1 && attempt <= 10 {
+		d = min(time.Second<<(attempt-1), d)
+	}
+	return d + rand.N(d/5+1)
+}
+
+// check validates c and fills in the defaults.
+func (c Config) check() (Config, error) {
+	switch {
+	case c.Key == "":
+		return c, invalidConfig("Key is empty")
+	case c.Visibility < 0:
+		return c, invalidConfig("Visibility is %v, must not be negative", c.Visibility)
+	case c.Visibility > 0 && c.Visibility < time.Millisecond:
+		return c, invalidConfig("Visibility is %v, must be at least 1ms", c.Visibility)
+	case c.MaxAttempts < 0:
+		return c, invalidConfig("MaxAttempts is %d, must not be negative", c.MaxAttempts)
+	}
+	if c.Visibility == 0 {
+		c.Visibility = DefaultVisibility
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.Backoff == nil {
+		c.Backoff = DefaultBackoff
+	}
+	return c, nil
+}
+
+// String describes the queue, e.g. `"jobs" delay queue, 30s leases, 10 attempts`.
+func (c Config) String() string {
+	return strconv.Quote(c.Key) + " delay queue, " + c.Visibility.String() + " leases, " + strconv.Itoa(c.MaxAttempts) + " attempts"
+}

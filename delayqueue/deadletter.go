@@ -1,0 +1,79 @@
+package delayqueue
+
+import (
+	"context"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/script"
+)
+
+// DeadLetters returns up to n of the queue's dead letters, oldest first:
+// messages whose MaxAttempts-th delivery lapsed or was given back. Each
+// has its ID and Payload, Attempt the deliveries it had, and DueAt when
+// it was dead-lettered; Deadline is zero. It writes nothing. n must be
+// from 1 to MaxBatch, or it returns ErrInvalidArgument with nothing sent.
+func (q *Queue) DeadLetters(ctx context.Context, n int) ([]Message, error) {
+	if err := q.usable(); err != nil {
+		return nil, err
+	}
+	if n < 1 || n > MaxBatch {
+		return nil, invalidArgument("n is %d, must be from 1 to %d", n, MaxBatch)
+	}
+	reply, err := q.run(ctx, "dead letters", deadScript, n)
+	if err != nil {
+		return nil, err
+	}
+	fields, ok := reply.([]any)
+	if !ok || len(fields)%4 != 0 {
+		return nil, q.fail(ctx, "dead letters", callerr.UnexpectedReply(reply))
+	}
+	dead := make([]Message, 0, len(fields)/4)
+	for i := 0; i < len(fields); i += 4 {
+		m, err := decodeMessage(append(fields[i:i+4:i+4], int64(0)))
+		if err != nil {
+			return nil, q.fail(ctx, "dead letters", err)
+		}
+		dead = append(dead, m)
+	}
+	return dead, nil
+}
+
+// Requeue moves the dead letters among ids back to the queue, due now,
+// their attempts counted from 0 again, and wakes one waiting consumer. It
+// returns how many of ids were dead letters; the others are left alone.
+// It refuses more than MaxBatch ids with ErrInvalidArgument.
+func (q *Queue) Requeue(ctx context.Context, ids ...string) (int, error) {
+	return q.deadOp(ctx, "requeue", requeueScript, []any{q.notify}, ids)
+}
+
+// Drop deletes the dead letters among ids for good, and returns how many
+// of ids were dead letters. It refuses more than MaxBatch ids with
+// ErrInvalidArgument.
+func (q *Queue) Drop(ctx context.Context, ids ...string) (int, error) {
+	return q.deadOp(ctx, "drop", dropScript, nil, ids)
+}
+
+// deadOp runs a script that takes ids after args and returns a count.
+func (q *Queue) deadOp(ctx context.Context, op string, s *script.Script, args []any, ids []string) (int, error) {
+	if err := q.usable(); err != nil {
+		return 0, err
+	}
+	if len(ids) > MaxBatch {
+		return 0, invalidArgument("%d ids, above MaxBatch %d", len(ids), MaxBatch)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	reply, err := q.run(ctx, op, s, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, ok := reply.(int64)
+	if !ok {
+		return 0, q.fail(ctx, op, callerr.UnexpectedReply(reply))
+	}
+	return int(n), nil
+}

@@ -1,0 +1,40 @@
+package delayqueue
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrInvalidConfig is returned by New when the client or the Config
+	// cannot work, and by every method of a zero or nil Queue. New refuses
+	// a nil client, an empty Key, a Key with a '}' but no hash tag, a Key
+	// that names a key beside another queue's, a negative Visibility or
+	// one above 0 but under a millisecond, and a negative MaxAttempts.
+	ErrInvalidConfig = errors.New("delayqueue: invalid config")
+
+	// ErrNotHeld is returned by Ack, Nack and Extend when the delivery's
+	// lease has lapsed: the message is due again (it may have been
+	// delivered again already, with a higher Attempt), or it was acked or
+	// given back already. It is also the cause of the cancellation of the
+	// handler's context in Run when the lease is lost. A zero Message
+	// holds nothing either.
+	ErrNotHeld = errors.New("delayqueue: lease not held")
+
+	// ErrInvalidArgument is returned, with nothing sent, for a negative
+	// or too long delay, a zero time, a payload above MaxPayload, a batch
+	// above MaxBatch messages or MaxBatchBytes, and a bad count of
+	// workers or a nil handler for Run.
+	ErrInvalidArgument = errors.New("delayqueue: invalid argument")
+)
+
+func invalidConfig(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+}
+
+func invalidArgument(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+}
+
+// errUnusable is the error of every method of a zero or nil Queue.
+var errUnusable = fmt.Errorf("%w: not made by New", ErrInvalidConfig)

@@ -1,0 +1,140 @@
+package delayqueue_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit/delayqueue"
+	"github.com/slotlimit/slotlimit/internal/redistest"
+)
+
+// Bad configs, bad arguments, nil and zero values return clear errors,
+// with nothing sent, and never panic.
+func TestBadInputSendsNothing(t *testing.T) {
+	b := redistest.Miniredis(t)
+	ctx := context.Background()
+	for _, cfg := range []delayqueue.Config{
+		{},
+		{Key: "k", Visibility: -time.Second},
+		{Key: "k", Visibility: time.Microsecond},
+		{Key: "k", MaxAttempts: -1},
+		{Key: "a}b"},
+		{Key: "{t}:leases"},
+		{Key: "{t}/info"},
+	} {
+		_, err := delayqueue.New(b.Client, cfg)
+		assert.ErrorIs(t, err, delayqueue.ErrInvalidConfig, "%+v", cfg)
+	}
+	_, err := delayqueue.New(nil, delayqueue.Config{Key: "k"})
+	assert.ErrorIs(t, err, delayqueue.ErrInvalidConfig)
+	var nilClient *redis.Client
+	_, err = delayqueue.New(nilClient, delayqueue.Config{Key: "k"})
+	assert.ErrorIs(t, err, delayqueue.ErrInvalidConfig)
+
+	client, count := countedClient(t, b)
+	q := newQueueOn(t, client, delayqueue.Config{Key: b.Key(t, "dq-test:")})
+	huge := make([]byte, delayqueue.MaxPayload+1)
+	big := make([]byte, delayqueue.MaxPayload)
+	var tooMany, tooBig []delayqueue.Job
+	for range delayqueue.MaxBatch + 1 {
+		tooMany = append(tooMany, delayqueue.Job{})
+	}
+	for range delayqueue.MaxBatchBytes/delayqueue.MaxPayload + 1 {
+		tooBig = append(tooBig, delayqueue.Job{Payload: big})
+	}
+	held := delayqueue.Message{ID: "x", Attempt: 1}
+	for name, call := range map[string]func() error{
+		"negative delay":      func() error { _, err := q.Push(ctx, nil, -time.Millisecond); return err },
+		"delay too long":      func() error { _, err := q.Push(ctx, nil, delayqueue.MaxDelay+time.Hour); return err },
+		"payload too large":   func() error { _, err := q.Push(ctx, huge, 0); return err },
+		"zero time":           func() error { _, err := q.PushAt(ctx, nil, time.Time{}); return err },
+		"time before 1970":    func() error { _, err := q.PushAt(ctx, nil, time.Unix(-5, 0)); return err },
+		"batch too long":      func() error { _, err := q.PushBatch(ctx, tooMany); return err },
+		"batch too large":     func() error { _, err := q.PushBatch(ctx, tooBig); return err },
+		"nack delay":          func() error { return q.Nack(ctx, held, -time.Second) },
+		"dead letters n":      func() error { _, err := q.DeadLetters(ctx, 0); return err },
+		"requeue too many":    func() error { _, err := q.Requeue(ctx, make([]string, delayqueue.MaxBatch+1)...); return err },
+		"no workers":          func() error { return q.Run(ctx, 0, func(context.Context, delayqueue.Message) error { return nil }) },
+		"nil handler":         func() error { return q.Run(ctx, 1, nil) },
+		"zero message ack":    func() error { return q.Ack(ctx, delayqueue.Message{}) },
+		"zero message nack":   func() error { return q.Nack(ctx, delayqueue.Message{}, 0) },
+		"zero message extend": func() error { return q.Extend(ctx, delayqueue.Message{}) },
+	} {
+		err := call()
+		require.Error(t, err, name)
+		assert.True(t, errors.Is(err, delayqueue.ErrInvalidArgument) || errors.Is(err, delayqueue.ErrNotHeld), "%s: %v", name, err)
+	}
+	ids, err := q.PushBatch(ctx, nil)
+	assert.NoError(t, err)
+	assert.Empty(t, ids)
+	n, err := q.Requeue(ctx)
+	assert.NoError(t, err)
+	assert.Zero(t, n)
+	assert.Zero(t, count.n.Load(), "nothing was sent")
+
+	for _, z := range []*delayqueue.Queue{nil, new(delayqueue.Queue)} {
+		_, err := z.Push(ctx, nil, 0)
+		assert.ErrorIs(t, err, delayqueue.ErrInvalidConfig)
+		_, err = z.Poll(ctx)
+		assert.ErrorIs(t, err, delayqueue.ErrInvalidConfig)
+		assert.ErrorIs(t, z.Ack(ctx, held), delayqueue.ErrInvalidConfig)
+		_, _, _, _, err = z.Len(ctx)
+		assert.ErrorIs(t, err, delayqueue.ErrInvalidConfig)
+		assert.ErrorIs(t, z.Run(ctx, 1, nil), delayqueue.ErrInvalidConfig)
+		assert.Equal(t, delayqueue.Config{}, z.Config())
+	}
+}
+
+// A key of the queue's that holds another type fails every call that
+// writes with WRONGTYPE, and is left as it was.
+func TestWrongTypeLeavesKeysUntouched(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		for _, which := range []string{"queue", "bodies"} {
+			q := newQueue(t, b, time.Minute, 0)
+			key := q.Config().Key
+			if which == "bodies" {
+				key = "{" + key + "}/bodies"
+			}
+			require.NoError(t, b.Client.RPush(ctx, key, "x").Err())
+			_, err := q.Push(ctx, []byte("p"), 0)
+			require.Error(t, err, which)
+			assert.Contains(t, err.Error(), "WRONGTYPE", which)
+			_, err = pollWithin(t, q, time.Second)
+			assert.Contains(t, err.Error(), "WRONGTYPE", which)
+			assert.Equal(t, []string{"x"}, b.Client.LRange(ctx, key, 0, -1).Val(), which)
+			assert.Empty(t, existing(t, b, q.Config().Key)[1:], "%s: nothing else was written", which)
+		}
+	})
+}
+
+// A Redis that is down fails each call with an error, at once; a ctx
+// that ends stops Poll with ctx's error.
+func TestRedisDownAndContext(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	defer client.Close()
+	q := newQueueOn(t, client, delayqueue.Config{Key: "k"})
+	ctx := context.Background()
+	_, err := q.Push(ctx, nil, 0)
+	assert.Error(t, err)
+	_, err = q.Poll(ctx)
+	assert.Error(t, err)
+	assert.False(t, errors.Is(err, delayqueue.ErrNotHeld))
+	_, _, _, _, err = q.Len(ctx)
+	assert.Error(t, err)
+
+	b := redistest.Miniredis(t)
+	q = newQueue(t, b, time.Minute, 0)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = q.Poll(cancelled)
+	assert.ErrorIs(t, err, context.Canceled)
+	_, err = pollWithin(t, q, 50*time.Millisecond)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}

@@ -1,0 +1,68 @@
+package delayqueue_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit/delayqueue"
+	"github.com/slotlimit/slotlimit/internal/redistest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	redistest.Shutdown()
+	os.Exit(code)
+}
+
+// newQueue returns a Queue for a key of the test's own on b, with
+// visibility and max attempts; its keys are deleted when t ends.
+func newQueue(t *testing.T, b *redistest.Backend, visibility time.Duration, maxAttempts int) *delayqueue.Queue {
+	t.Helper()
+	key := b.Key(t, "dq-test:")
+	t.Cleanup(func() { b.Client.Del(context.Background(), sideKeys(key)...) })
+	return newQueueOn(t, b.Client, delayqueue.Config{Key: key, Visibility: visibility, MaxAttempts: maxAttempts})
+}
+
+func newQueueOn(t *testing.T, client redis.UniversalClient, cfg delayqueue.Config) *delayqueue.Queue {
+	t.Helper()
+	q, err := delayqueue.New(client, cfg)
+	require.NoError(t, err)
+	return q
+}
+
+// sideKeys are the keys a queue at key keeps beside it (see keys.go).
+func sideKeys(key string) []string {
+	var keys []string
+	for _, suffix := range []string{"leases", "bodies", "attempts", "dead", "waiters", "info"} {
+		keys = append(keys, "{"+key+"}/"+suffix)
+	}
+	return keys
+}
+
+// existing returns the queue's keys that exist, waiters aside.
+func existing(t *testing.T, b *redistest.Backend, key string) []string {
+	t.Helper()
+	var found []string
+	for _, k := range append([]string{key}, sideKeys(key)...) {
+		if k[len(k)-len("waiters"):] == "waiters" {
+			continue
+		}
+		if b.Client.Exists(context.Background(), k).Val() == 1 {
+			found = append(found, k)
+		}
+	}
+	return found
+}
+
+// pollWithin polls with a timeout.
+func pollWithin(t *testing.T, q *delayqueue.Queue, within time.Duration) (delayqueue.Message, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	return q.Poll(ctx)
+}

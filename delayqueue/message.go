@@ -1,0 +1,52 @@
+package delayqueue
+
+import (
+	"time"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
+)
+
+// A Message is one delivery of a message, as Poll returns it. Ack, Nack
+// and Extend act on that delivery only: once its lease lapses and the
+// message is delivered again, they return ErrNotHeld for it.
+type Message struct {
+	// ID names the message for as long as it is queued: the push's time
+	// on the server's clock, in ms, and a sequence number, as
+	// "1700000000123-000001". IDs grow in push order.
+	ID string
+
+	// Payload is the payload pushed, byte for byte.
+	Payload []byte
+
+	// Attempt is the number of this delivery: 1 on the first. A lapsed
+	// lease or a Nack makes the next delivery Attempt+1.
+	Attempt int
+
+	// DueAt is when the message became due, on the server's clock: its
+	// push's time plus its delay, or, delivered again, when its lease
+	// lapsed or the time a Nack gave. For a dead letter, when it was
+	// dead-lettered.
+	DueAt time.Time
+
+	// Deadline is when this delivery's lease lapses, on the server's
+	// clock, unless Extend renews it: the delivery's time plus
+	// Config.Visibility. Zero for a dead letter.
+	Deadline time.Time
+}
+
+// decodeMessage reads {id, payload, attempt, due ms, deadline ms}.
+func decodeMessage(fields []any) (Message, error) {
+	id, ok1 := fields[0].(string)
+	payload, ok2 := fields[1].(string)
+	attempt, ok3 := fields[2].(int64)
+	due, ok4 := fields[3].(int64)
+	deadline, ok5 := fields[4].(int64)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+		return Message{}, callerr.UnexpectedReply(fields)
+	}
+	m := Message{ID: id, Payload: []byte(payload), Attempt: int(attempt), DueAt: time.UnixMilli(due)}
+	if deadline > 0 {
+		m.Deadline = time.UnixMilli(deadline)
+	}
+	return m, nil
+}

@@ -1,0 +1,121 @@
+package delayqueue
+
+import (
+	"context"
+	crand "crypto/rand"
+	"math/rand/v2"
+	"time"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/waitqueue"
+)
+
+// leaveTimeout bounds the call that takes a consumer whose Poll ended off
+// the waiters.
+const leaveTimeout = time.Second
+
+// Poll waits until a message is due, by the server's clock, and delivers
+// it to the caller: in one script, the message moves from the queue to in
+// flight, with a lease that lapses Config.Visibility later unless Ack,
+// Nack or Extend comes first. While its lease lives, no other Poll gets
+// it. When it lapses, the message is due again, and its next delivery has
+// Attempt+1; a message whose MaxAttempts-th lease lapses goes to the dead
+// letters instead.
+//
+// Poll does not poll. A consumer with nothing due registers in Redis as a
+// waiter and sleeps. A push, a Nack or a lapse that makes a message due
+// wakes one waiter by a notice naming it, and that waiter alone, which
+// takes the message within a round trip; one waiter, the keeper, sleeps
+// until the next due time; the others poll once a second, so a notice
+// lost while a subscription is restored delays a message a second at
+// most, and an idle consumer costs Redis one command a second.
+//
+// If ctx ends first, Poll returns an error that matches ctx.Err() and
+// leaves the waiters. An error from Redis is returned at once. When a
+// call's outcome is unknown as ctx ends, a message it took is in flight
+// for nobody, and is delivered again when its lease lapses: delivery is at
+// least once.
+func (q *Queue) Poll(ctx context.Context) (Message, error) {
+	m, _, err := q.poll(ctx)
+	return m, err
+}
+
+// poll is Poll, and also returns when the call that took the message was
+// sent, so that its lease cannot lapse before that time plus Visibility.
+func (q *Queue) poll(ctx context.Context) (Message, time.Time, error) {
+	if err := q.usable(); err != nil {
+		return Message{}, time.Time{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Message{}, time.Time{}, q.fail(ctx, "poll", err)
+	}
+	name := crand.Text()
+	w := q.notices.Join(q.channel, name, parseWake)
+	defer w.Leave()
+	w.Expect(func(string) bool { return true })
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	waiting := false
+	for {
+		sent := time.Now()
+		m, wait, err := q.pollOnce(ctx, name)
+		if err != nil {
+			if waiting {
+				q.leave(ctx, name)
+			}
+			return Message{}, time.Time{}, q.fail(ctx, "poll", err)
+		}
+		if m.ID != "" {
+			return m, sent, nil
+		}
+		waiting = true
+		if wait >= refresh {
+			wait += rand.N(refresh / 10) // spread the polls of idle consumers
+		}
+		if !w.Ready() {
+			wait = min(wait, waitqueue.PollDelay(waitqueue.MaxPoll))
+		}
+		timer.Reset(max(wait, time.Millisecond))
+		select {
+		case <-ctx.Done():
+			q.leave(ctx, name)
+			return Message{}, time.Time{}, q.fail(ctx, "poll", ctx.Err())
+		case <-w.Wake():
+		case <-timer.C:
+		}
+	}
+}
+
+// pollOnce runs poll.lua: a message, or how long to wait.
+func (q *Queue) pollOnce(ctx context.Context, name string) (Message, time.Duration, error) {
+	reply, err := q.runner.Run(ctx, pollScript, q.keys, name, q.vis, q.max, ms(registration), ms(refresh), q.notify).Slice()
+	if err != nil {
+		return Message{}, 0, err
+	}
+	switch len(reply) {
+	case 1:
+		wait, ok := reply[0].(int64)
+		if !ok {
+			return Message{}, 0, callerr.UnexpectedReply(reply)
+		}
+		return Message{}, time.Duration(wait) * time.Millisecond, nil
+	case 5:
+		m, err := decodeMessage(reply)
+		return m, 0, err
+	}
+	return Message{}, 0, callerr.UnexpectedReply(reply)
+}
+
+// leave takes a consumer whose Poll ended off the waiters, detached from
+// ctx and bounded by leaveTimeout; a consumer it cannot reach lapses from
+// the waiters within the registration time.
+func (q *Queue) leave(ctx context.Context, name string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaveTimeout)
+	defer cancel()
+	q.runner.Run(ctx, leaveScript, q.keys, name, q.notify) //nolint:errcheck // best effort
+}
+
+// parseWake reads a notice: the name of the consumer it wakes.
+func parseWake(payload string) (string, bool) {
+	return payload, payload != ""
+}

@@ -1,0 +1,125 @@
+package delayqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/slotlimit/slotlimit/internal/keepalive"
+)
+
+// settleTimeout bounds the Ack or Nack that follows a handler in Run.
+const settleTimeout = 5 * time.Second
+
+// A Handler handles one delivery of a message in Run. It returns nil when
+// the message is done, and an error to have it delivered again later. ctx
+// is cancelled when Run's ctx ends or the delivery's lease is lost (with
+// cause ErrNotHeld): the message may then be delivered to another
+// consumer, so the handler should stop.
+type Handler func(ctx context.Context, m Message) error
+
+// Run is the consumer loop: workers goroutines Poll the queue, each
+// handling one message at a time with handler, until ctx ends.
+//
+// While a handler runs, its lease is renewed about every third of
+// Config.Visibility, so a handler may outlast the Visibility; if the
+// lease is lost (renewals fail until it must have lapsed), the handler's
+// ctx is cancelled with cause ErrNotHeld. A handler that returns nil has
+// its message acked. One that returns an error, or panics, has it given
+// back (Nack), due again after Config.Backoff(Attempt), until its
+// MaxAttempts-th delivery sends it to the dead letters. A Poll that fails
+// (Redis down) is tried again after a pause that grows to a second.
+//
+// When ctx ends, Run waits for the handlers to return; a message whose
+// handler then failed is given back due at once. Run returns ctx's error.
+// It returns an error matching ErrInvalidArgument, with nothing sent,
+// when workers is below 1 or handler is nil. An Ack or Nack that fails
+// leaves the message to be delivered again when its lease lapses.
+func (q *Queue) Run(ctx context.Context, workers int, handler Handler) error {
+	if err := q.usable(); err != nil {
+		return err
+	}
+	if workers < 1 {
+		return invalidArgument("workers is %d, must be at least 1", workers)
+	}
+	if handler == nil {
+		return invalidArgument("handler is nil")
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q.work(ctx, handler)
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// work is one worker of Run.
+func (q *Queue) work(ctx context.Context, handler Handler) {
+	pause := 10 * time.Millisecond
+	for ctx.Err() == nil {
+		m, sent, err := q.poll(ctx)
+		if err != nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(pause):
+			}
+			pause = min(2*pause, time.Second)
+			continue
+		}
+		pause = 10 * time.Millisecond
+		q.handle(ctx, m, sent, handler)
+	}
+}
+
+// handle runs handler on m, delivered by a call sent at sent, under a
+// keep-alive of its lease, then acks or gives it back.
+func (q *Queue) handle(ctx context.Context, m Message, sent time.Time, handler Handler) {
+	var failed error
+	var delay time.Duration
+	lease := keepalive.New(keepalive.Config{
+		TTL: q.cfg.Visibility,
+		Renew: func(ctx context.Context) (bool, error) {
+			return held(q.Extend(ctx, m))
+		},
+		Release: func(ctx context.Context) (bool, error) {
+			if failed == nil {
+				return held(q.Ack(ctx, m))
+			}
+			return held(q.Nack(ctx, m, delay))
+		},
+		ErrLost: ErrNotHeld,
+	})
+	lease.Taken(sent)
+	failed = call(lease.KeepAlive(ctx), m, handler)
+	if failed != nil && ctx.Err() == nil {
+		// When shutting down, a failed message is given back due at once.
+		delay = min(max(q.cfg.Backoff(m.Attempt), 0), MaxDelay)
+	}
+	settle, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	lease.Release(settle) //nolint:errcheck // a message not settled is delivered again when its lease lapses
+}
+
+// held maps an error of Ack, Nack or Extend to keepalive's (held, error).
+func held(err error) (bool, error) {
+	if errors.Is(err, ErrNotHeld) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// call runs handler, turning a panic into an error.
+func call(ctx context.Context, m Message, handler Handler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("delayqueue: handler panicked: %v", r)
+		}
+	}()
+	return handler(ctx, m)
+}

@@ -1,0 +1,24 @@
+-- drop: delete dead letters for good.
+--
+-- KEYS     the queue's seven keys (see lib.lua)
+-- ARGV     the ids
+--
+-- Returns how many of the ids were dead letters, and were deleted. A
+-- queue left without messages leaves no keys.
+
+-- #include lib.lua
+
+local err = check_types()
+if err then
+	return err
+end
+local dropped = 0
+for _, id in ipairs(ARGV) do
+	if redis.call('ZREM', dead, id) == 1 then
+		redis.call('HDEL', bodies, id)
+		redis.call('HDEL', attempts, id)
+		dropped = dropped + 1
+	end
+end
+drop_if_empty()
+return dropped

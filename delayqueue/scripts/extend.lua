@@ -1,0 +1,24 @@
+-- extend: renew a delivered message's lease to visibility from now, if
+-- its delivery still holds it.
+--
+-- KEYS     the queue's seven keys (see lib.lua)
+-- ARGV[1]  the message's id
+-- ARGV[2]  the delivery's attempt number
+-- ARGV[3]  visibility: the lease time, ms
+--
+-- Returns the new lease deadline (ms) when renewed, else 0: a lapsed
+-- lease is never renewed, as the message is due again.
+
+-- #include lib.lua
+
+local err = check_types()
+if err then
+	return err
+end
+local id, attempt, vis = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local now = now_ms()
+if not held(id, attempt, now) then
+	return 0
+end
+redis.call('ZADD', leases, now + vis, id)
+return now + vis
