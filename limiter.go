@@ -83,11 +83,8 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 		channel:    channel,
 		notices:    waitqueue.Notices.Site(client),
 		channelArg: channel,
-		notify:     "publish",
+		notify:     notice.Command(client),
 		fair:       "0",
-	}
-	if _, ok := client.(*redis.ClusterClient); ok {
-		l.notify = "spublish"
 	}
 	if s.cfg.Fair {
 		l.fair = "1"

@@ -2,7 +2,6 @@ package slotlimit
 
 import (
 	"context"
-	"reflect"
 	"strconv"
 	"time"
 
@@ -28,7 +27,7 @@ func newSlots(client redis.UniversalClient, cfg Config, defaultTTL time.Duration
 	if err != nil {
 		return slots{}, err
 	}
-	if client == nil || reflect.ValueOf(client).Kind() == reflect.Pointer && reflect.ValueOf(client).IsNil() {
+	if script.IsNil(client) {
 		return slots{}, invalidConfig("client is nil")
 	}
 	return slots{

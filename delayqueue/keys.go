@@ -23,23 +23,14 @@ const (
 // its notice channel, all in key's Redis Cluster hash slot, or false for a
 // key that has a '}' but no hash tag.
 func keyNames(key string) (keys []string, channel string, ok bool) {
-	prefix, ok := hashtag.SidePrefix(key)
+	names, ok := hashtag.Names(key, append(sideSuffixes[:], "wake")...)
 	if !ok {
 		return nil, "", false
 	}
-	keys = []string{key}
-	for _, suffix := range sideSuffixes {
-		keys = append(keys, prefix+suffix)
-	}
-	return keys, prefix + "wake", true
+	return names[:numKeys], names[numKeys], true
 }
 
 // isSideKey reports whether key could be a key beside another queue.
 func isSideKey(key string) bool {
-	for _, suffix := range sideSuffixes {
-		if hashtag.IsSide(key, suffix) {
-			return true
-		}
-	}
-	return false
+	return hashtag.IsSideOfAny(key, sideSuffixes[:]...)
 }

@@ -2,7 +2,6 @@ package delayqueue
 
 import (
 	"context"
-	"reflect"
 	"strconv"
 	"time"
 
@@ -52,7 +51,7 @@ func New(client redis.UniversalClient, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	if client == nil || reflect.ValueOf(client).Kind() == reflect.Pointer && reflect.ValueOf(client).IsNil() {
+	if script.IsNil(client) {
 		return nil, invalidConfig("client is nil")
 	}
 	keys, channel, ok := keyNames(cfg.Key)
@@ -62,10 +61,7 @@ func New(client redis.UniversalClient, cfg Config) (*Queue, error) {
 	if isSideKey(cfg.Key) {
 		return nil, invalidConfig("Key %q is the name of a key beside another queue's", cfg.Key)
 	}
-	notify := "publish "
-	if _, ok := client.(*redis.ClusterClient); ok {
-		notify = "spublish "
-	}
+	notify := notice.Command(client) + " "
 	return &Queue{
 		client:  client,
 		runner:  script.Runner{Client: client},

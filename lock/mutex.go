@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"reflect"
 	"strconv"
 	"time"
 
@@ -51,7 +50,7 @@ func New(client redis.UniversalClient, cfg Config) (*Mutex, error) {
 	if err != nil {
 		return nil, err
 	}
-	if client == nil || reflect.ValueOf(client).Kind() == reflect.Pointer && reflect.ValueOf(client).IsNil() {
+	if script.IsNil(client) {
 		return nil, invalidConfig("client is nil")
 	}
 	keys, channel, ok := keyNames(cfg.Key)
@@ -70,11 +69,7 @@ func New(client redis.UniversalClient, cfg Config) (*Mutex, error) {
 		notices: waitqueue.Notices.Site(client),
 		ttl:     strconv.FormatInt(cfg.TTL.Milliseconds(), 10),
 	}
-	notify := "publish"
-	if _, ok := client.(*redis.ClusterClient); ok {
-		notify = "spublish"
-	}
-	m.handOff = fmt.Sprintf("%s %d %s", notify, waitqueue.EntryTTL.Milliseconds(), channel)
+	m.handOff = fmt.Sprintf("%s %d %s", notice.Command(client), waitqueue.EntryTTL.Milliseconds(), channel)
 	return m, nil
 }
 

@@ -2,11 +2,11 @@ package ratelimit
 
 import (
 	"context"
-	"reflect"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/script"
 )
 
 // A Limiter checks events against limits kept in Redis, shared by every
@@ -32,7 +32,7 @@ type Limiter struct {
 // New returns a Limiter on client, which may be a *redis.Client, a
 // *redis.ClusterClient or a *redis.Ring. New does not contact Redis.
 func New(client redis.UniversalClient) *Limiter {
-	if client == nil || reflect.ValueOf(client).Kind() == reflect.Pointer && reflect.ValueOf(client).IsNil() {
+	if script.IsNil(client) {
 		return &Limiter{}
 	}
 	return &Limiter{client: client}

@@ -22,16 +22,15 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net"
 	"os"
 	"sort"
 	"sync"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/delayqueue"
+	"github.com/slotlimit/slotlimit/internal/exampleredis"
 )
 
 const (
@@ -50,17 +49,11 @@ func main() {
 }
 
 func run(addr string) error {
-	if addr == "" {
-		mr, err := miniredis.Run()
-		if err != nil {
-			return err
-		}
-		defer mr.Close()
-		mr.ClockTTL(true) // key expiry follows the wall clock, as in Redis
-		addr = mr.Addr()
-	} else if host, _, err := net.SplitHostPort(addr); err != nil || !net.ParseIP(host).IsLoopback() && host != "localhost" {
-		return fmt.Errorf("-redis %s: only a loopback address is allowed", addr)
+	addr, stop, err := exampleredis.Open(addr)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	client := redis.NewClient(&redis.Options{Addr: addr})
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

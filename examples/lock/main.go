@@ -25,14 +25,13 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net"
 	"os"
 	"sync"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/slotlimit/slotlimit/internal/exampleredis"
 	"github.com/slotlimit/slotlimit/lock"
 )
 
@@ -69,17 +68,11 @@ func (s *storage) write(fence int64, what string) error {
 }
 
 func run(addr string, ttl time.Duration) error {
-	if addr == "" {
-		mr, err := miniredis.Run()
-		if err != nil {
-			return err
-		}
-		defer mr.Close()
-		mr.ClockTTL(true) // key expiry follows the wall clock, as in Redis
-		addr = mr.Addr()
-	} else if host, _, err := net.SplitHostPort(addr); err != nil || !net.ParseIP(host).IsLoopback() && host != "localhost" {
-		return fmt.Errorf("-redis %s: only a loopback address is allowed", addr)
+	addr, stop, err := exampleredis.Open(addr)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	client := redis.NewClient(&redis.Options{Addr: addr})
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -22,17 +22,16 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"sync"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/httplimit"
+	"github.com/slotlimit/slotlimit/internal/exampleredis"
 	"github.com/slotlimit/slotlimit/ratelimit"
 )
 
@@ -64,17 +63,11 @@ type tally struct {
 }
 
 func runExample(addr string) error {
-	if addr == "" {
-		mr, err := miniredis.Run()
-		if err != nil {
-			return err
-		}
-		defer mr.Close()
-		mr.ClockTTL(true) // key expiry follows the wall clock, as in Redis
-		addr = mr.Addr()
-	} else if host, _, err := net.SplitHostPort(addr); err != nil || !net.ParseIP(host).IsLoopback() && host != "localhost" {
-		return fmt.Errorf("-redis %s: only a loopback address is allowed", addr)
+	addr, stop, err := exampleredis.Open(addr)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	client := redis.NewClient(&redis.Options{Addr: addr})
 	defer client.Close()
 	tenant := fmt.Sprintf("{example:rl:acme:%d}", time.Now().UnixNano()) // the tenant's key, and the hash tag of its users'

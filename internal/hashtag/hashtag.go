@@ -40,3 +40,29 @@ func SidePrefix(key string) (prefix string, ok bool) {
 func IsSide(key, suffix string) bool {
 	return Has(key) && (strings.HasSuffix(key, ":"+suffix) || strings.HasSuffix(key, "/"+suffix))
 }
+
+// Names returns key followed by the name beside it with each of suffixes,
+// in order. It reports false for a key that has a '}' but no hash tag.
+func Names(key string, suffixes ...string) ([]string, bool) {
+	prefix, ok := SidePrefix(key)
+	if !ok {
+		return nil, false
+	}
+	names := make([]string, 0, 1+len(suffixes))
+	names = append(names, key)
+	for _, suffix := range suffixes {
+		names = append(names, prefix+suffix)
+	}
+	return names, true
+}
+
+// IsSideOfAny reports whether key could be the name beside some other key
+// with any of suffixes (see IsSide).
+func IsSideOfAny(key string, suffixes ...string) bool {
+	for _, suffix := range suffixes {
+		if IsSide(key, suffix) {
+			return true
+		}
+	}
+	return false
+}
