@@ -1,0 +1,62 @@
+package recent
+
+import (
+	"strconv"
+	"time"
+)
+
+// Config describes one list.
+type Config struct {
+	// Key is the list's Redis key, a sorted set, e.g. "recent:" + userID.
+	// Required. A list keeps no other key.
+	Key string
+
+	// Max is the most items the list keeps: an Add that would make more
+	// drops the oldest, in the same step. At least 1.
+	Max int64
+
+	// TTL is how long the whole list lives after its last Add, on the
+	// server's clock, to the millisecond. 0 means it never lapses: Add
+	// then sets no expiry (see MaxAge, which sets one of its own).
+	TTL time.Duration
+
+	// MaxAge is how old an item may grow, from its last Add, on the
+	// server's clock, to the millisecond: older items are never read, and
+	// the next Add or Remove deletes them. 0 means items never age out.
+	// With MaxAge, a list also lapses MaxAge after its last Add (or after
+	// its TTL, when that is shorter), since all its items are too old by
+	// then.
+	MaxAge time.Duration
+}
+
+// check validates c.
+func (c Config) check() error {
+	switch {
+	case c.Key == "":
+		return invalidConfig("Key is empty")
+	case c.Max < 1:
+		return invalidConfig("Max is %d, must be at least 1", c.Max)
+	case c.TTL < 0 || c.TTL > 0 && c.TTL < time.Millisecond:
+		return invalidConfig("TTL is %v, must be 0 or at least 1ms", c.TTL)
+	case c.MaxAge < 0 || c.MaxAge > 0 && c.MaxAge < time.Millisecond:
+		return invalidConfig("MaxAge is %v, must be 0 or at least 1ms", c.MaxAge)
+	}
+	return nil
+}
+
+// expiry is the expiry an Add gives the list: the TTL, or MaxAge and a
+// millisecond (an item exactly MaxAge old is still kept) when that is
+// shorter or there is no TTL; 0 for none.
+func (c Config) expiry() time.Duration {
+	e := c.TTL
+	if c.MaxAge > 0 && (e == 0 || c.MaxAge+time.Millisecond < e) {
+		e = c.MaxAge + time.Millisecond
+	}
+	return e
+}
+
+// String describes the list, e.g. `"recent:42" recent list, max 50, TTL 720h0m0s, max age 0s`.
+func (c Config) String() string {
+	return strconv.Quote(c.Key) + " recent list, max " + strconv.FormatInt(c.Max, 10) +
+		", TTL " + c.TTL.String() + ", max age " + c.MaxAge.String()
+}

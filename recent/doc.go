@@ -1,0 +1,45 @@
+// Package recent keeps the last N items per owner on Redis, such as a
+// user's recently viewed pages: newest first, in the order the server
+// received them, deduplicated, capped atomically, with items that age out
+// and lists that lapse, and pages to read.
+//
+//	l, err := recent.New(client, recent.Config{Key: "recent:" + userID, Max: 50, TTL: 30 * 24 * time.Hour})
+//	...
+//	err = l.Add(ctx, "/products/42")      // to the front; again moves it there
+//	page, err := l.Items(ctx, 0, 10)      // the ten newest, newest first
+//	n, err := l.Remove(ctx, "/products/42")
+//
+// It grew from a design note (seed 003) that keeps a user's most recent N
+// records in a sorted set, with one script that runs ZADD (the score: the
+// client's clock in whole seconds), ZCARD, and ZREMRANGEBYRANK when the
+// set is too long. It fixes that note's flaws:
+//
+//   - Ties order by name. Items added in the same second have equal scores
+//     and sort by their text, not by arrival, and a client whose clock is
+//     off puts its items out of place. Here the score is the server's
+//     clock, read in the script, to the millisecond, and every Add takes
+//     the next score after the newest item, so items keep the order in
+//     which the server ran the Adds, those of one millisecond or of one
+//     Add included.
+//   - A wasted read. The note counts the set before trimming it. Here one
+//     ZREMRANGEBYRANK of the ranks below the newest Max trims it, in the
+//     same script as the add, so no reader sees more than Max items.
+//   - No expiry. The note's key lives for ever. Here Config.TTL makes a
+//     list lapse after its last Add, and Config.MaxAge ages items out, on
+//     the server's clock, in the scripts, with no background job; a list
+//     with MaxAge lapses when all its items have aged out.
+//   - No way to read it. Here Items reads pages, newest first; Remove takes
+//     items out; Len counts.
+//
+// A score is a time in seconds, as the note's are, with a binary fraction
+// that holds the millisecond and a sequence (see scripts/lib.lua). So a
+// list written by the note's script can be read by Items, each item at the
+// second it was scored with (the note stored items of one second in the
+// order of their text, and that order stays), and a List can take it
+// over: its Adds go after every item there, and its first Add trims it to
+// Max. While the note's writers still run beside a List, their items sort
+// by the second only, before the List's items of the same second.
+//
+// A list is one key, which an emptied list deletes. A key of another type
+// fails every call with WRONGTYPE and is left as it was.
+package recent

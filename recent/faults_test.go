@@ -1,0 +1,182 @@
+package recent_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit/internal/redistest"
+	"github.com/slotlimit/slotlimit/recent"
+)
+
+// Bad configs, bad arguments, nil and zero values return clear errors,
+// with nothing sent, and never panic.
+func TestBadInputSendsNothing(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		for _, cfg := range []recent.Config{
+			{},
+			{Key: "k"},
+			{Key: "k", Max: -1},
+			{Key: "k", Max: 1, TTL: -time.Second},
+			{Key: "k", Max: 1, TTL: time.Microsecond},
+			{Key: "k", Max: 1, MaxAge: -time.Second},
+			{Key: "k", Max: 1, MaxAge: time.Microsecond},
+		} {
+			_, err := recent.New(b.Client, cfg)
+			assert.ErrorIs(t, err, recent.ErrInvalidConfig, "%+v", cfg)
+		}
+		_, err := recent.New(nil, recent.Config{Key: "k", Max: 1})
+		assert.ErrorIs(t, err, recent.ErrInvalidConfig)
+		var nilClient *redis.Client
+		_, err = recent.New(nilClient, recent.Config{Key: "k", Max: 1})
+		assert.ErrorIs(t, err, recent.ErrInvalidConfig)
+
+		ctx := context.Background()
+		client := b.NewClient(t)
+		count := &counter{}
+		client.AddHook(count)
+		l := newListOn(t, client, recent.Config{Key: b.Key(t, "recent-test:"), Max: 3})
+		tooMany := make([]string, recent.MaxBatch+1)
+		for name, call := range map[string]func() error{
+			"add too many":    func() error { return l.Add(ctx, tooMany...) },
+			"remove too many": func() error { _, err := l.Remove(ctx, tooMany...); return err },
+			"negative offset": func() error { _, err := l.Items(ctx, -1, 1); return err },
+			"negative count":  func() error { _, err := l.Items(ctx, 0, -1); return err },
+		} {
+			assert.ErrorIs(t, call(), recent.ErrInvalidArgument, name)
+		}
+		assert.NoError(t, l.Add(ctx))
+		n, err := l.Remove(ctx)
+		assert.NoError(t, err)
+		assert.Zero(t, n)
+		items, err := l.Items(ctx, 3, 10)
+		assert.NoError(t, err)
+		assert.Empty(t, items)
+		assert.Zero(t, count.n.Load(), "nothing was sent")
+
+		for _, z := range []*recent.List{nil, new(recent.List)} {
+			assert.ErrorIs(t, z.Add(ctx, "a"), recent.ErrInvalidConfig)
+			_, err := z.Items(ctx, 0, 1)
+			assert.ErrorIs(t, err, recent.ErrInvalidConfig)
+			_, err = z.Remove(ctx, "a")
+			assert.ErrorIs(t, err, recent.ErrInvalidConfig)
+			_, err = z.Len(ctx)
+			assert.ErrorIs(t, err, recent.ErrInvalidConfig)
+			assert.Equal(t, recent.Config{}, z.Config())
+		}
+	})
+}
+
+// A key of another type fails every call with WRONGTYPE and is left as it
+// was.
+func TestWrongTypeLeavesKeyUntouched(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		for _, maxAge := range []time.Duration{0, time.Minute} {
+			l := newList(t, b, recent.Config{Max: 3, TTL: time.Minute, MaxAge: maxAge})
+			key := l.Config().Key
+			require.NoError(t, b.Client.RPush(ctx, key, "x").Err())
+			_, err := l.Items(ctx, 0, 3)
+			errs := []error{l.Add(ctx, "a"), err}
+			_, err = l.Remove(ctx, "x")
+			errs = append(errs, err)
+			_, err = l.Len(ctx)
+			errs = append(errs, err)
+			for i, err := range errs {
+				require.Error(t, err, "call %d", i)
+				assert.Contains(t, err.Error(), "WRONGTYPE", "call %d", i)
+				assert.Contains(t, err.Error(), key, "call %d names the key", i)
+			}
+			assert.Equal(t, []string{"x"}, b.Client.LRange(ctx, key, 0, -1).Val())
+			assert.Equal(t, time.Duration(-1), b.Client.TTL(ctx, key).Val(), "no expiry was set")
+		}
+	})
+}
+
+// SCRIPT FLUSH every 2ms while 8 goroutines add: no call fails (NOSCRIPT
+// is answered with EVAL), and the list ends with the last Max.
+func TestScriptFlushUnderLoad(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		l := newList(t, b, recent.Config{Max: 20})
+		flush := func() error {
+			if cluster, ok := b.Client.(*redis.ClusterClient); ok {
+				return cluster.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+					return m.ScriptFlush(ctx).Err()
+				})
+			}
+			return b.Client.ScriptFlush(ctx).Err()
+		}
+		var flushes atomic.Int64
+		flushed := make(chan struct{})
+		go func() {
+			defer close(flushed)
+			for ctx.Err() == nil {
+				time.Sleep(2 * time.Millisecond)
+				if flush() == nil {
+					flushes.Add(1)
+				}
+			}
+		}()
+		var failed atomic.Int64
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 100 {
+					if l.Add(ctx, fmt.Sprintf("g%d-%d", g, i)) != nil {
+						failed.Add(1)
+					}
+					if _, err := l.Items(ctx, 0, 5); err != nil {
+						failed.Add(1)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		cancel()
+		<-flushed
+		assert.Zero(t, failed.Load(), "failed calls")
+		assert.Positive(t, flushes.Load())
+		require.NoError(t, l.Add(context.Background(), "last"))
+		got := values(t, l)
+		assert.Len(t, got, 20)
+		assert.Equal(t, "last", got[0])
+	})
+}
+
+// A Redis that is down fails each call with an error; a ctx that has
+// ended fails it with ctx's error.
+func TestRedisDownAndContext(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	defer client.Close()
+	l := newListOn(t, client, recent.Config{Key: "k", Max: 3})
+	ctx := context.Background()
+	assert.Error(t, l.Add(ctx, "a"))
+	_, err := l.Items(ctx, 0, 3)
+	assert.Error(t, err)
+	_, err = l.Remove(ctx, "a")
+	assert.Error(t, err)
+	_, err = l.Len(ctx)
+	assert.Error(t, err)
+
+	b := redistest.Miniredis(t)
+	l = newList(t, b, recent.Config{Max: 3})
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	err = l.Add(cancelled, "a")
+	assert.ErrorIs(t, err, context.Canceled)
+	_, err = l.Items(cancelled, 0, 3)
+	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
+	assert.Zero(t, b.Client.Exists(ctx, l.Config().Key).Val(), "nothing was added")
+}
