@@ -4,7 +4,9 @@ go 1.25.0
 
 require (
 	github.com/bsm/redislock v0.9.4
+	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/go-redsync/redsync/v4 v4.17.0
+	github.com/hibiken/asynq v0.26.0
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/slotlimit/slotlimit v0.0.0
 )
@@ -12,9 +14,14 @@ require (
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
+	github.com/spf13/cast v1.10.0 // indirect
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	golang.org/x/sys v0.43.0 // indirect
+	golang.org/x/time v0.14.0 // indirect
+	google.golang.org/protobuf v1.36.10 // indirect
 )
 
 replace github.com/slotlimit/slotlimit => ../

@@ -2,9 +2,12 @@ package harness
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func TestParseStats(t *testing.T) {
@@ -109,5 +112,50 @@ func TestStartServerRefusesARemoteAddress(t *testing.T) {
 		if !IsLoopback(addr) {
 			t.Errorf("IsLoopback(%q) = false", addr)
 		}
+	}
+}
+
+func TestTopLevelLeavesOutWhatExecRuns(t *testing.T) {
+	ctx := context.Background()
+	c := NewCommandCounter()
+	pipe := c.ProcessPipelineHook(func(context.Context, []redis.Cmder) error { return nil })
+	one := c.ProcessHook(func(context.Context, redis.Cmder) error { return nil })
+	cmd := func(args ...any) redis.Cmder { return redis.NewCmd(ctx, args...) }
+	for range 2 {
+		if err := pipe(ctx, []redis.Cmder{cmd("multi"), cmd("set", "k", "v", "nx", "get"), cmd("time"), cmd("exec"), cmd("get", "k")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := one(ctx, cmd("evalsha", "0123", 1, "k")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]int64{"multi": 2, "exec": 2, "get": 2, "evalsha": 2}
+	if got := c.TopLevel(); !maps.Equal(got, want) {
+		t.Fatalf("TopLevel: %v, want %v", got, want)
+	}
+	if c.Sent() != 12 || c.Trips() != 4 {
+		t.Fatalf("sent %d in %d round trips", c.Sent(), c.Trips())
+	}
+
+	ph := Phase{Ops: 2, TopLevel: map[string]int64{"multi": 2, "exec": 2, "evalsha": 2, "hello": 1, "client": 1}}
+	if err := ph.CheckCommands([]string{"multi", "exec", "evalsha"}); err != nil {
+		t.Errorf("CheckCommands of every command: %v", err)
+	}
+	err := ph.CheckCommands([]string{"evalsha", "set"})
+	if err == nil || !strings.Contains(err.Error(), "also sent exec, multi") || !strings.Contains(err.Error(), "never sent set") {
+		t.Errorf("CheckCommands of the wrong commands: %v", err)
+	}
+}
+
+func TestNestedListsWhatScriptsRan(t *testing.T) {
+	s := Stats{"evalsha": {Calls: 100, Usec: 300}, "get": {Calls: 100, Usec: 40}, "incrby": {Calls: 83, Usec: 30}, "pexpire": {Calls: 200, Usec: 20}, "info": {Calls: 1, Usec: 9}}
+	if got, want := s.Nested(100, "evalsha"), "get, incrby×0.83, pexpire×2"; got != want {
+		t.Errorf("Nested: %q, want %q", got, want)
+	}
+	if got := s.NestedUsec("evalsha"); got != 90 {
+		t.Errorf("NestedUsec: %d", got)
+	}
+	if got := (Stats{"evalsha": {Calls: 1}}).Nested(1, "evalsha"); got != "none" {
+		t.Errorf("Nested of none: %q", got)
 	}
 }

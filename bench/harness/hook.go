@@ -10,13 +10,14 @@ import (
 
 // A CommandCounter is a go-redis hook that counts the commands a client
 // sends, pipelined ones included, its round trips, the replies it has
-// read, and the EVALSHA calls of each script it watches. It is safe for
-// concurrent use.
+// read, the EVALSHA calls of each script it watches, and the commands the
+// server runs at top level, by name. It is safe for concurrent use.
 type CommandCounter struct {
-	sent    atomic.Int64
-	trips   atomic.Int64
-	done    atomic.Int64
-	scripts sync.Map // SHA1 -> *atomic.Int64
+	sent     atomic.Int64
+	trips    atomic.Int64
+	done     atomic.Int64
+	scripts  sync.Map // SHA1 -> *atomic.Int64
+	topLevel sync.Map // command name -> *atomic.Int64
 }
 
 // NewCommandCounter returns a CommandCounter at zero.
@@ -51,6 +52,27 @@ func (c *CommandCounter) Script(sha string) int64 {
 	return 0
 }
 
+// TopLevel returns the number of commands sent so far that the server
+// runs at top level, by name as INFO commandstats spells it ("evalsha",
+// "multi"): every command, but those queued between MULTI and EXEC, which
+// the server runs within EXEC and counts in EXEC's time.
+func (c *CommandCounter) TopLevel() map[string]int64 {
+	m := map[string]int64{}
+	c.topLevel.Range(func(name, n any) bool {
+		m[name.(string)] = n.(*atomic.Int64).Load()
+		return true
+	})
+	return m
+}
+
+func (c *CommandCounter) countTopLevel(name string) {
+	n, ok := c.topLevel.Load(name)
+	if !ok {
+		n, _ = c.topLevel.LoadOrStore(name, new(atomic.Int64))
+	}
+	n.(*atomic.Int64).Add(1)
+}
+
 // DialHook implements redis.Hook.
 func (c *CommandCounter) DialHook(next redis.DialHook) redis.DialHook {
 	return next
@@ -61,6 +83,7 @@ func (c *CommandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		c.trips.Add(1)
 		c.count(cmd)
+		c.countTopLevel(cmd.Name())
 		err := next(ctx, cmd)
 		c.done.Add(1)
 		return err
@@ -71,8 +94,19 @@ func (c *CommandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (c *CommandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		c.trips.Add(1)
+		queued := false
 		for _, cmd := range cmds {
 			c.count(cmd)
+			switch name := cmd.Name(); {
+			case name == "multi":
+				c.countTopLevel(name)
+				queued = true
+			case name == "exec" || name == "discard":
+				c.countTopLevel(name)
+				queued = false
+			case !queued:
+				c.countTopLevel(name)
+			}
 		}
 		err := next(ctx, cmds)
 		c.done.Add(1)

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -47,37 +46,38 @@ func (r PairResult) PairsPerSecond() float64 {
 	return r.Rate(r.Ops)
 }
 
-// RunPairs runs each pairer on workers goroutines for e.Rounds rounds, each
-// a measured phase bounded by e.Bounds(workers), the pairers taking turns
-// in every round, so that a drift in the machine's speed falls on all of
-// them alike. It returns one PairResult per pairer, in order. A pairer's
-// call that fails ends the run with its error.
+// RunPairs runs each pairer as RunCalls runs a Caller whose call is an
+// acquire then a release: on workers goroutines for e.Rounds rounds, the
+// pairers taking turns in every round, so that a drift in the machine's
+// speed falls on all of them alike. It returns one PairResult per pairer,
+// in order. A pairer's call that fails ends the run with its error, and so
+// does a phase whose top-level commands are not the pairer's Commands.
 func (e *Env) RunPairs(ctx context.Context, pairers []Pairer, workers int) ([]PairResult, error) {
 	results := make([]PairResult, len(pairers))
+	callers := make([]Caller, len(pairers))
 	for i, p := range pairers {
-		results[i] = NewPairResult(p.Name, p.Commands, workers)
-	}
-	for range e.Rounds {
-		for i, p := range pairers {
-			r := &results[i]
-			ph, err := e.MeasureDrive(ctx, e.Bounds(workers), func(ctx context.Context, w int) error {
-				t0 := time.Now()
-				if err := p.Acquire(ctx, w); err != nil {
-					return err
-				}
-				t1 := time.Now()
-				if err := p.Release(ctx, w); err != nil {
-					return err
-				}
-				r.Acquire.Add(w, t1.Sub(t0))
-				r.Release.Add(w, time.Since(t1))
-				return nil
-			})
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", p.Name, err)
+		r := &results[i]
+		*r = NewPairResult(p.Name, p.Commands, workers)
+		callers[i] = Caller{Name: p.Name, Commands: p.Commands, Call: func(ctx context.Context, w int) error {
+			t0 := time.Now()
+			if err := p.Acquire(ctx, w); err != nil {
+				return err
 			}
-			r.Phase = r.Phase.Add(ph)
-		}
+			t1 := time.Now()
+			if err := p.Release(ctx, w); err != nil {
+				return err
+			}
+			r.Acquire.Add(w, t1.Sub(t0))
+			r.Release.Add(w, time.Since(t1))
+			return nil
+		}}
+	}
+	calls, err := e.RunCalls(ctx, callers, workers)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range calls {
+		results[i].Phase = c.Phase
 	}
 	return results, nil
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"math"
-	"slices"
-	"strings"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
@@ -20,14 +17,14 @@ const (
 	callBareCAD    = "bare compare-and-delete script"
 	callSeedLock   = "seed lock script"
 	callSeedUnlock = "seed unlock script"
-	callObtain     = "lock obtain script (TryLock)"
-	callUnlock     = "lock unlock script (Unlock)"
+	callTryLock    = "lock TryLock: MULTI, SET NX GET PX, TIME, EXEC"
+	callUnlock     = "lock Unlock: unlock script"
 
-	// The bounds' calls (see nameMultiFence and nameObtainCAD).
+	// The bounds' calls (see nameMultiFence and nameTryLockCAD).
 	callMultiFence = "fence by MULTI: MULTI, SET NX GET PX, TIME, EXEC"
 	callMultiCAD   = "compare-and-delete script, after fence by MULTI"
-	callObtainCAD  = "lock obtain script (TryLock), without the queue check"
-	callLockCAD    = "compare-and-delete script, after the lock obtain script"
+	callTryLockCAD = "lock TryLock, freed by the compare-and-delete"
+	callLockCAD    = "compare-and-delete script, after TryLock"
 )
 
 // A callCost is the server time of one kind of call, run alone in its
@@ -56,33 +53,13 @@ func (c callCost) usecPerCall() float64 {
 // innerUsecPerCall returns the time of the commands a script or an EXEC
 // ran, per call, in µs: part of usecPerCall.
 func (c callCost) innerUsecPerCall() float64 {
-	return harness.Ratio(c.Server.LoadUsec()-c.Server.Usec(c.commands...), c.calls())
+	return harness.Ratio(c.Server.NestedUsec(c.commands...), c.calls())
 }
 
 // inner lists the commands a script or an EXEC ran per call, as "get,
 // set×2, time".
 func (c callCost) inner() string {
-	var names []string
-	for name := range c.Server {
-		if !slices.Contains(c.commands, name) && !harness.IsOwn(name) && c.Server[name].Calls > 0 {
-			names = append(names, name)
-		}
-	}
-	if len(names) == 0 {
-		return "none"
-	}
-	slices.Sort(names)
-	for i, name := range names {
-		n := harness.Ratio(c.Server[name].Calls, c.calls())
-		switch {
-		case math.Abs(n-1) < 0.005:
-		case math.Abs(n-math.Round(n)) < 0.005:
-			names[i] += fmt.Sprintf("×%.0f", n)
-		default:
-			names[i] += fmt.Sprintf("×%.2f", n)
-		}
-	}
-	return strings.Join(names, ", ")
+	return c.Server.Nested(c.calls(), c.commands...)
 }
 
 // keysPerWorker is how many locks a phase of a call alone takes per
@@ -94,7 +71,7 @@ const keysPerWorker = 64
 type kind struct {
 	tag          string   // in the keys' names
 	take, give   string   // the calls' names
-	takeCommands []string // the take's top-level commands; every give is a script
+	takeCommands []string // the take's top-level commands; every give is a script, by EVALSHA
 	obtain       func(ctx context.Context, i int) (unlock func(context.Context) error, err error)
 }
 
@@ -116,8 +93,8 @@ func (b *bench) callCosts(ctx context.Context) ([]callCost, error) {
 		}
 		return k
 	}
-	bareKeys, seedKeys, multiKeys, obtainCADKeys := keys("bare"), keys("seed"), keys("multi"), keys("obtaincad")
-	obtainCADMutexes, err := newMutexes(c, obtainCADKeys)
+	bareKeys, seedKeys, multiKeys, tryLockCADKeys := keys("bare"), keys("seed"), keys("multi"), keys("trylockcad")
+	tryLockCADMutexes, err := newMutexes(c, tryLockCADKeys)
 	if err != nil {
 		return nil, err
 	}
@@ -146,20 +123,20 @@ func (b *bench) callCosts(ctx context.Context) ([]callCost, error) {
 			return func(ctx context.Context) error { return cad(ctx, c, b.scripts.seedUnlock, key[0], token) }, err
 		},
 	}, {
-		tag: "multi", take: callMultiFence, give: callMultiCAD, takeCommands: []string{"multi", "exec"},
+		tag: "multi", take: callMultiFence, give: callMultiCAD, takeCommands: commandsTryLock,
 		obtain: func(ctx context.Context, i int) (func(context.Context) error, error) {
 			key, token := multiKeys[i], rand.Text()
 			_, err := multiFence(ctx, c, key, token)
 			return func(ctx context.Context) error { return cad(ctx, c, b.scripts.cad, key, token) }, err
 		},
 	}, {
-		tag: "obtaincad", take: callObtainCAD, give: callLockCAD, takeCommands: []string{"evalsha"},
+		tag: "trylockcad", take: callTryLockCAD, give: callLockCAD, takeCommands: commandsTryLock,
 		obtain: func(ctx context.Context, i int) (func(context.Context) error, error) {
-			l, err := obtainCADMutexes[i].TryLock(ctx)
-			return func(ctx context.Context) error { return cad(ctx, c, b.scripts.cad, obtainCADKeys[i], l.Token()) }, err
+			l, err := tryLockCADMutexes[i].TryLock(ctx)
+			return func(ctx context.Context) error { return cad(ctx, c, b.scripts.cad, tryLockCADKeys[i], l.Token()) }, err
 		},
 	}, {
-		tag: "lock", take: callObtain, give: callUnlock, takeCommands: []string{"evalsha"},
+		tag: "lock", take: callTryLock, give: callUnlock, takeCommands: commandsTryLock,
 		obtain: func(ctx context.Context, i int) (func(context.Context) error, error) {
 			l, err := mutexes[i].TryLock(ctx)
 			return l.Unlock, err
@@ -188,6 +165,9 @@ func (b *bench) callCosts(ctx context.Context) ([]callCost, error) {
 				unlocks[j] = unlock
 				return err
 			})
+			if err == nil {
+				err = ph.CheckCommands(take[i].commands)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", k.take, err)
 			}
@@ -200,6 +180,9 @@ func (b *bench) callCosts(ctx context.Context) ([]callCost, error) {
 			ph, err = b.MeasureDrive(ctx, bounds, func(ctx context.Context, w int) error {
 				return unlocks[next.Add(1)-1](ctx)
 			})
+			if err == nil {
+				err = ph.CheckCommands(give[i].commands)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", k.give, err)
 			}

@@ -9,14 +9,16 @@
 //     key of its own so that every lock is obtained, for each of: a bare
 //     SET NX PX with a compare-and-delete script, the seed's two scripts,
 //     github.com/bsm/redislock, github.com/go-redsync/redsync/v4 and
-//     lock.Mutex, and two bounds of the fenced pair: a fence by MULTI (SET
-//     NX GET PX and TIME in one MULTI/EXEC) and the lock's TryLock, each
-//     with the bare compare-and-delete; in -rounds rounds (3) that the
-//     variants take in turns;
+//     lock.Mutex, and two bounds of the fenced pair, each released by the
+//     compare-and-delete script: a fence by MULTI (SET NX GET PX and TIME
+//     in one MULTI/EXEC) and the lock's TryLock, which sends that MULTI;
+//     in -rounds rounds (3) that the variants take in turns, each
+//     variant's Redis time summed over all of its top-level commands,
+//     checked against those its client sent;
 //   - the Redis time of one call alone in its phase: the bare SET and
-//     compare-and-delete, the seed's two scripts, the fence by MULTI, and
-//     the lock's obtain and unlock scripts, with the commands each script
-//     or EXEC runs and their time;
+//     compare-and-delete, the seed's two scripts, the fence by MULTI, the
+//     lock's TryLock (MULTI and EXEC) and its Unlock (unlock.lua), with
+//     the commands each script or EXEC runs and their time;
 //   - allocations per call, against the go-redis calls a bare lock makes.
 //
 // Without -redis it starts its own redis-server on a free loopback port,

@@ -73,7 +73,7 @@ func TestReportHasEveryTable(t *testing.T) {
 			}
 		}
 	}
-	if want := []string{nameBare, nameSeed, nameRedislock, nameRedsync, nameMultiFence, nameObtainCAD, nameLock}; !slices.Equal(variants, want) {
+	if want := []string{nameBare, nameSeed, nameRedislock, nameRedsync, nameMultiFence, nameTryLockCAD, nameLock}; !slices.Equal(variants, want) {
 		t.Errorf("variants:\n%q\nwant:\n%q", variants, want)
 	}
 
@@ -86,13 +86,13 @@ func TestReportHasEveryTable(t *testing.T) {
 	}
 	want = []string{
 		callBareSet, callBareCAD, callSeedLock, callSeedUnlock,
-		callMultiFence, callMultiCAD, callObtainCAD, callLockCAD,
-		callObtain, callUnlock,
+		callMultiFence, callMultiCAD, callTryLockCAD, callLockCAD,
+		callTryLock, callUnlock,
 	}
 	if !slices.Equal(calls, want) {
 		t.Errorf("Redis time per call:\n%q\nwant:\n%q", calls, want)
 	}
-	if !strings.Contains(sections["Targets"], "*Fence by MULTI, no raise*") || !strings.Contains(sections["Targets"], "*Lock scripts without the queue check*") {
+	if !strings.Contains(sections["Targets"], "*Fence by MULTI, no raise*") || !strings.Contains(sections["Targets"], "*TryLock + bare compare-and-delete*") {
 		t.Error("Targets: no paragraph on the bounds")
 	}
 	if t.Failed() {

@@ -21,6 +21,15 @@ var (
 
 func f2(x float64) string { return fmt.Sprintf("%.2f", x) }
 
+// signed formats a difference as "+0.47" or "-0.03", and one that rounds
+// to zero as "0.00".
+func signed(x float64) string {
+	if s := fmt.Sprintf("%+.2f", x); s != "+0.00" && s != "-0.00" {
+		return s
+	}
+	return "0.00"
+}
+
 // p50p99 formats t's p50 and p99 in µs, as "310 / 1,204".
 func p50p99(t harness.Timings) string {
 	q := t.Quantiles(0.50, 0.99)
@@ -52,13 +61,13 @@ func (b *bench) targets() []harness.Target {
 	bare, lk, rl := r.pair(nameBare), r.pair(nameLock), r.pair(nameRedislock)
 
 	lkUsec, bareUsec := lk.ServerUsecPerPair(), bare.ServerUsecPerPair()
-	obtain, unlock := r.cost(callObtain).usecPerCall(), r.cost(callUnlock).usecPerCall()
+	try, unlock := r.cost(callTryLock).usecPerCall(), r.cost(callUnlock).usecPerCall()
 	set, cad := r.cost(callBareSet).usecPerCall(), r.cost(callBareCAD).usecPerCall()
 	lkRate, rlRate := lk.PairsPerSecond(), rl.PairsPerSecond()
 	return []harness.Target{{
 		Name: "Redis µs per TryLock+Unlock pair / bare pair",
-		Measured: fmt.Sprintf("%.2f vs %.2f µs (each call alone: obtain %.2f + unlock %.2f vs SET %.2f + compare-and-delete %.2f µs, %s)",
-			lkUsec, bareUsec, obtain, unlock, set, cad, times(harness.Div(obtain+unlock, set+cad))),
+		Measured: fmt.Sprintf("%.2f vs %.2f µs (each call alone: TryLock %.2f + Unlock %.2f vs SET %.2f + compare-and-delete %.2f µs, %s)",
+			lkUsec, bareUsec, try, unlock, set, cad, times(harness.Div(try+unlock, set+cad))),
 		Target: "≤ 1.3×",
 		Ratio:  times(harness.Div(lkUsec, bareUsec)),
 		Pass:   bareUsec > 0 && lkUsec <= targetPairCost*bareUsec,
@@ -72,22 +81,22 @@ func (b *bench) targets() []harness.Target {
 }
 
 // bounds returns the paragraph under the targets that says what the
-// bounding variants measured: the fence by MULTI, and the lock's obtain
+// bounding variants measured: the fence by MULTI, and the lock's TryLock
 // with the bare unlock.
 func (b *bench) bounds() string {
 	r := b.results
 	bare := r.pair(nameBare).ServerUsecPerPair()
 	multi := r.pair(nameMultiFence).ServerUsecPerPair()
-	obtain := r.pair(nameObtainCAD).ServerUsecPerPair()
+	tryCAD := r.pair(nameTryLockCAD).ServerUsecPerPair()
 	lk := r.pair(nameLock).ServerUsecPerPair()
 	alone := func(call string) string { return f2(r.cost(call).usecPerCall()) }
 	return fmt.Sprintf("Bounds, not targets, from the same run (rows of the next two tables). "+
 		"*Fence by MULTI, no raise* (`SET NX GET PX` and `TIME` in one MULTI/EXEC, one round trip, the fence being TIME in µs with no side key and no raise, released by the bare compare-and-delete) is the cheapest fenced pair measured: %s µs per pair, %s the bare pair's %s µs (target for the lock ≤ %.1f×), so a server-clock fence added %s µs per pair. "+
-		"*Lock scripts without the queue check* (the lock's TryLock, obtain.lua, released by the bare compare-and-delete) took %s µs per pair, %s the bare pair: of the lock's %s µs over the bare pair, %s µs came with obtain.lua in place of SET NX PX and %s µs with unlock.lua in place of the compare-and-delete; obtain.lua's pair took %s µs more than the fence by MULTI's. "+
-		"Each call alone (Redis time per call), in µs: SET NX PX %s, the MULTI fence %s, obtain.lua %s and %s (its two kinds); the compare-and-delete %s after SET, %s after the MULTI fence and %s after obtain.lua; unlock.lua %s.",
-		f2(multi), times(harness.Div(multi, bare)), f2(bare), targetPairCost, f2(multi-bare),
-		f2(obtain), times(harness.Div(obtain, bare)), f2(lk-bare), f2(obtain-bare), f2(lk-obtain), f2(obtain-multi),
-		alone(callBareSet), alone(callMultiFence), alone(callObtainCAD), alone(callObtain),
+		"*TryLock + bare compare-and-delete* (the lock's TryLock, which sends the same MULTI, released by the bare compare-and-delete) took %s µs per pair, %s the bare pair and %s µs on the fence by MULTI's pair: of the lock's %s µs on the bare pair, %s µs came with TryLock's MULTI/EXEC in place of SET NX PX and %s µs with unlock.lua in place of the compare-and-delete. "+
+		"Each call alone (Redis time per call), in µs: SET NX PX %s, the MULTI fence %s, TryLock %s and %s (its two kinds); the compare-and-delete %s after SET, %s after the MULTI fence and %s after TryLock; unlock.lua %s.",
+		f2(multi), times(harness.Div(multi, bare)), f2(bare), targetPairCost, signed(multi-bare),
+		f2(tryCAD), times(harness.Div(tryCAD, bare)), signed(tryCAD-multi), signed(lk-bare), signed(tryCAD-bare), signed(lk-tryCAD),
+		alone(callBareSet), alone(callMultiFence), alone(callTryLockCAD), alone(callTryLock),
 		alone(callBareCAD), alone(callMultiCAD), alone(callLockCAD), alone(callUnlock))
 }
 
@@ -105,14 +114,14 @@ func (b *bench) Report(rep *harness.Report) {
 	)
 
 	targets := harness.TargetTable("Targets",
-		"Each figure against a baseline measured in this run. Redis µs per pair is the server time (INFO commandstats usec) of every top-level command of the pair, over the pair phases: SET and EVALSHA for the bare lock, EVALSHA for the lock. The figures in brackets are each call alone in its phase (see Redis time per call). Pairs/s are the pair phases'.",
+		"Each figure against a baseline measured in this run. Redis µs per pair is the server time (INFO commandstats usec) of every top-level command of the pair, over the pair phases: SET and EVALSHA for the bare lock; MULTI and EXEC (whose time includes the SET and TIME queued in it) for the lock's TryLock, and EVALSHA for its Unlock. The figures in brackets are each call alone in its phase (see Redis time per call). Pairs/s are the pair phases'.",
 		b.targets())
 	targets.Outro = b.bounds()
 	rep.Add(targets)
 
 	t := harness.Table{
 		Title: fmt.Sprintf("Lock and unlock: %d workers, each on a key of its own", b.Workers),
-		Intro: "Every lock is obtained, so attempts/s equal pairs/s. The bare lock, the seed's scripts and the fence by MULTI make a new random token for each lock, as every other variant does. Latencies are of each call as the caller sees it. Redis µs per pair is the server time of the top-level commands named, those the scripts run being part of their script's time, and the SET and TIME queued in a MULTI part of its EXEC's (INFO commandstats counts them on their own lines too); commands sent and round trips count the load client's, a MULTI ... EXEC being one round trip; commands Redis ran count those inside scripts and EXEC too. The fence by MULTI and the lock scripts without the queue check bound the lock's pair (see under Targets).",
+		Intro: "Every lock is obtained, so attempts/s equal pairs/s. The bare lock, the seed's scripts and the fence by MULTI make a new random token for each lock, as every other variant does. Latencies are of each call as the caller sees it. Redis µs per pair is the server time of the top-level commands named, those the scripts run being part of their script's time, and the SET and TIME queued in a MULTI part of its EXEC's (INFO commandstats counts them on their own lines too); commands sent and round trips count the load client's, a MULTI ... EXEC being one round trip; commands Redis ran count those inside scripts and EXEC too. Each variant's top-level commands are checked against those its client sent in every phase. The fence by MULTI and TryLock + bare compare-and-delete bound the lock's pair (see under Targets).",
 		Head:  []string{"variant", "pairs/s", "lock p50 / p99 (µs)", "unlock p50 / p99 (µs)", "Redis µs per pair", "Redis µs / bare", "top-level commands", "commands sent per pair", "round trips per pair", "commands Redis ran per pair"},
 	}
 	bareUsec := r.pair(nameBare).ServerUsecPerPair()
@@ -125,7 +134,7 @@ func (b *bench) Report(rep *harness.Report) {
 
 	t = harness.Table{
 		Title: "Redis time per call",
-		Intro: fmt.Sprintf("INFO commandstats sums every script under `evalsha`, so each call runs alone in its phase, %d workers, after CONFIG RESETSTAT. In each round, each kind of lock takes up to %s free keys (%d per worker), one after another, and its unlocks then free the same keys in the same order; the kinds take turns, and every round uses the same keys again (so, after the first, the lock's obtain finds the last fence it left there, as in the pair phases). The lock's obtain script runs in two kinds, one freed by the compare-and-delete, one by the lock's unlock. A script's time includes the commands it runs, and an EXEC's the commands queued since MULTI, which INFO commandstats also counts on their own lines: their time is shown apart, and the rest is the script's own (the Lua, its arguments, the call), or MULTI's and EXEC's.", b.Workers, count(float64(b.Workers*keysPerWorker)), keysPerWorker),
+		Intro: fmt.Sprintf("INFO commandstats sums every script under `evalsha`, so each call runs alone in its phase, %d workers, after CONFIG RESETSTAT. In each round, each kind of lock takes up to %s free keys (%d per worker), one after another, and its unlocks then free the same keys in the same order; the kinds take turns, and every round uses the same keys again, as the pair phases do. The lock's TryLock runs in two kinds, one freed by the compare-and-delete, one by the lock's Unlock. A call's time is that of its top-level commands: EVALSHA for a script, MULTI and EXEC for a TryLock or the fence by MULTI. A script's time includes the commands it runs, and an EXEC's the commands queued since MULTI, which INFO commandstats also counts on their own lines: their time is shown apart, and the rest is the script's own (the Lua, its arguments, the call), or MULTI's and EXEC's.", b.Workers, count(float64(b.Workers*keysPerWorker)), keysPerWorker),
 		Head:  []string{"call", "load", "calls/s", "µs per call", "commands it ran, per call", "µs in those commands", "µs besides them"},
 	}
 	for _, c := range r.costs {
