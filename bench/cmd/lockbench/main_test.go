@@ -2,35 +2,22 @@ package main
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/slotlimit/slotlimit/bench/harness"
 	"github.com/slotlimit/slotlimit/bench/harness/harnesstest"
-	"github.com/slotlimit/slotlimit/internal/redistest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	redistest.Shutdown()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { harnesstest.Main(m) }
 
 // TestReportHasEveryTable keeps the benchmark from rotting: a tiny run,
 // against a redis-server the test starts, must produce every table, every
 // target, a number in each target's row, every variant, the bare lock
 // first, the bounds among them, and every call alone.
 func TestReportHasEveryTable(t *testing.T) {
-	o := harness.DefaultOptions()
-	o.Addr = redistest.Addr(t)
-	o.Duration = 100 * time.Millisecond
-	o.Workers = 4
-	o.Pool = 32
-	o.MaxOps = 20_000
-	o.Rounds = 1
+	o := harnesstest.SmokeOptions(t)
 	b := &bench{allocRuns: 50}
 	out, err := harness.Run(context.Background(), "lockbench", o, b, harnesstest.Writer{T: t})
 	if err != nil {

@@ -2,32 +2,23 @@ package main
 
 import (
 	"context"
-	"os"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/slotlimit/slotlimit/bench/harness"
 	"github.com/slotlimit/slotlimit/bench/harness/harnesstest"
-	"github.com/slotlimit/slotlimit/internal/redistest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	redistest.Shutdown()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { harnesstest.Main(m) }
 
 // TestReportHasEveryTable keeps the benchmark from rotting: a tiny run,
 // against a redis-server the test starts, must produce every table, both
 // targets with a number in each, and every variant with its figures.
 func TestReportHasEveryTable(t *testing.T) {
-	o := harness.DefaultOptions()
-	o.Addr = redistest.Addr(t)
-	o.Duration = 100 * time.Millisecond
-	o.Pool = 32
+	o := harnesstest.SmokeOptions(t)
+	o.Workers = harness.DefaultOptions().Workers
 	o.MaxOps = 2_000
-	o.Rounds = 1
 	b := &bench{settings: defaultSettings()}
 	b.consumers, b.producers, b.backlog, b.tasks = 2, 2, 16, 50
 	b.due = 50 * time.Millisecond

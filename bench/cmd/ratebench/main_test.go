@@ -2,35 +2,22 @@ package main
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/slotlimit/slotlimit/bench/harness"
 	"github.com/slotlimit/slotlimit/bench/harness/harnesstest"
-	"github.com/slotlimit/slotlimit/internal/redistest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	redistest.Shutdown()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { harnesstest.Main(m) }
 
 // TestReportHasEveryTable keeps the benchmark from rotting: a tiny run,
 // against a redis-server the test starts, must produce every table, every
 // target, a number in each target's row, and every variant, the seed's
 // first, each with the mix of outcomes its keys make.
 func TestReportHasEveryTable(t *testing.T) {
-	o := harness.DefaultOptions()
-	o.Addr = redistest.Addr(t)
-	o.Duration = 100 * time.Millisecond
-	o.Workers = 4
-	o.Pool = 32
-	o.MaxOps = 20_000
-	o.Rounds = 1
+	o := harnesstest.SmokeOptions(t)
 	b := &bench{settings: defaultSettings()}
 	b.rate, b.callsPerKey, b.allocRuns = 3, 4, 50
 	out, err := harness.Run(context.Background(), "ratebench", o, b, harnesstest.Writer{T: t})

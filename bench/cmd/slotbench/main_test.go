@@ -2,33 +2,21 @@ package main
 
 import (
 	"context"
-	"os"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/slotlimit/slotlimit/bench/harness"
 	"github.com/slotlimit/slotlimit/bench/harness/harnesstest"
-	"github.com/slotlimit/slotlimit/internal/redistest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	redistest.Shutdown()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { harnesstest.Main(m) }
 
 // tinyRun runs every scenario in a configuration small enough for a test,
 // against a redis-server the test starts, and returns the report.
 func tinyRun(t *testing.T) string {
 	t.Helper()
-	o := harness.DefaultOptions()
-	o.Addr = redistest.Addr(t)
-	o.Duration = 100 * time.Millisecond
-	o.Workers = 4
-	o.Pool = 32
+	o := harnesstest.SmokeOptions(t)
 	o.MaxOps = 50_000
-	o.Rounds = 1
 	b := &bench{settings: defaultSettings()}
 	b.contenders = 80
 	b.keys = 300

@@ -4,11 +4,14 @@
 package harnesstest
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/internal/redistest"
 )
 
 // Number matches a cell that holds a number.
@@ -102,4 +105,26 @@ type Writer struct{ T testing.TB }
 func (w Writer) Write(p []byte) (int, error) {
 	w.T.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// Main runs a command's tests and then stops the real Redis servers they
+// started; call it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	redistest.Shutdown()
+	os.Exit(code)
+}
+
+// SmokeOptions are the options of a command's tiny run in its test:
+// against the shared redis-server the test starts (see redistest.Addr),
+// 4 workers, 100ms phases of at most 20,000 operations, one round.
+func SmokeOptions(t *testing.T) harness.Options {
+	o := harness.DefaultOptions()
+	o.Addr = redistest.Addr(t)
+	o.Duration = 100 * time.Millisecond
+	o.Workers = 4
+	o.Pool = 32
+	o.MaxOps = 20_000
+	o.Rounds = 1
+	return o
 }
