@@ -43,7 +43,7 @@ func TestBatchMatchesCallsOneByOne(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				ctx := context.Background()
 				limiter := func() *slotlimit.Limiter {
-					l, err := slotlimit.New(b.client, slotlimit.Config{Key: testKey(t, b), Limit: tc.limit, TTL: time.Minute, Fair: tc.fair})
+					l, err := slotlimit.New(b.Client, slotlimit.Config{Key: testKey(t, b), Limit: tc.limit, TTL: time.Minute, Fair: tc.fair})
 					require.NoError(t, err)
 					_, err = l.TryAcquire(ctx, "early")
 					require.NoError(t, err)
@@ -105,7 +105,7 @@ func TestReleaseBatchHandsOffToWaiters(t *testing.T) {
 			waited <- err
 		}()
 		require.Eventually(t, func() bool {
-			n, err := b.client.Exists(ctx, "{"+key+"}/q").Result()
+			n, err := b.Client.Exists(ctx, "{"+key+"}/q").Result()
 			return err == nil && n == 1
 		}, 5*time.Second, 5*time.Millisecond, "the waiter queues")
 		freed, err := l.ReleaseBatch(ctx, []string{"nobody", "a", "a"})
@@ -133,7 +133,7 @@ func TestBatchEarliestLapseFollowsRenewals(t *testing.T) {
 			res, err := l.TryAcquire(ctx, h)
 			require.NoError(t, err)
 			require.True(t, res.Acquired)
-			b.advance(step)
+			b.Advance(step)
 		}
 		// a's lease ends at 6 steps, b's at 7; now is 2.
 		got, err := l.TryAcquireBatch(ctx, []string{"c", "a", "d"})
@@ -171,14 +171,14 @@ func TestBatchAfterScriptFlush(t *testing.T) {
 		for i := range holders {
 			holders[i] = fmt.Sprintf("d%d", i)
 		}
-		require.NoError(t, b.client.ScriptFlush(ctx).Err())
+		require.NoError(t, b.Client.ScriptFlush(ctx).Err())
 		got, err := l.TryAcquireBatch(ctx, holders)
 		require.NoError(t, err)
 		for i, res := range got {
 			assert.True(t, res.Acquired)
 			assert.Equal(t, int64(i+1), res.Count, "each call ran once, in order")
 		}
-		require.NoError(t, b.client.ScriptFlush(ctx).Err())
+		require.NoError(t, b.Client.ScriptFlush(ctx).Err())
 		freed, err := l.ReleaseBatch(ctx, holders)
 		require.NoError(t, err)
 		for i, ok := range freed {
@@ -213,12 +213,12 @@ func TestBatchSurvivesScriptFlushBeforeEveryPipeline(t *testing.T) {
 		ctx := context.Background()
 		client := newClient(t, b)
 		flush := flushBeforePipelines(func(ctx context.Context) error {
-			if cluster, ok := b.client.(*redis.ClusterClient); ok {
+			if cluster, ok := b.Client.(*redis.ClusterClient); ok {
 				return cluster.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
 					return c.ScriptFlush(ctx).Err()
 				})
 			}
-			return b.client.ScriptFlush(ctx).Err()
+			return b.Client.ScriptFlush(ctx).Err()
 		})
 		if cluster, ok := client.(*redis.ClusterClient); ok {
 			// A batch goes to its key's master as a pipeline of that node.

@@ -31,7 +31,7 @@ const (
 
 func newCounter(t *testing.T, b *backend, key string, limit int64) *slotlimit.Counter {
 	t.Helper()
-	c, err := slotlimit.NewCounter(b.client, slotlimit.Config{Key: key, Limit: limit})
+	c, err := slotlimit.NewCounter(b.Client, slotlimit.Config{Key: key, Limit: limit})
 	require.NoError(t, err)
 	return c
 }
@@ -60,10 +60,10 @@ func TestCounterTellsLastSlotFromRefusal(t *testing.T) {
 		}
 
 		// The seed's script answers 3 for both cases on the same data.
-		require.NoError(t, b.client.Set(ctx, key, 2, 0).Err())
-		took, err := b.client.Eval(ctx, seedIncr, []string{key}, 3).Int64()
+		require.NoError(t, b.Client.Set(ctx, key, 2, 0).Err())
+		took, err := b.Client.Eval(ctx, seedIncr, []string{key}, 3).Int64()
 		require.NoError(t, err)
-		refused, err := b.client.Eval(ctx, seedIncr, []string{key}, 3).Int64()
+		refused, err := b.Client.Eval(ctx, seedIncr, []string{key}, 3).Int64()
 		require.NoError(t, err)
 		assert.Equal(t, took, refused, "the seed cannot tell them apart")
 	})
@@ -78,10 +78,10 @@ func TestCounterSetsExpiryAndNeverGoesNegative(t *testing.T) {
 		res, err := c.TryAcquire(ctx)
 		require.NoError(t, err)
 		require.True(t, res.Acquired)
-		if !b.real {
+		if !b.Real {
 			assert.True(t, res.ExpiresAt.Equal(miniredisStart.Add(slotlimit.DefaultCounterTTL)), "server clock: %v", res.ExpiresAt)
 		}
-		pttl, err := b.client.PTTL(ctx, key).Result()
+		pttl, err := b.Client.PTTL(ctx, key).Result()
 		require.NoError(t, err)
 		assert.InDelta(t, slotlimit.DefaultCounterTTL.Seconds(), pttl.Seconds(), 2)
 
@@ -95,14 +95,14 @@ func TestCounterSetsExpiryAndNeverGoesNegative(t *testing.T) {
 		require.NoError(t, err)
 		assert.Zero(t, n)
 
-		require.NoError(t, b.client.Del(ctx, key).Err())
+		require.NoError(t, b.Client.Del(ctx, key).Err())
 		ok, err = c.Release(ctx)
 		require.NoError(t, err)
 		assert.False(t, ok, "gone")
 		n, err = c.Count(ctx)
 		require.NoError(t, err)
 		assert.Zero(t, n)
-		exists, err := b.client.Exists(ctx, key).Result()
+		exists, err := b.Client.Exists(ctx, key).Result()
 		require.NoError(t, err)
 		assert.Zero(t, exists, "a release of nothing writes nothing")
 	})
@@ -152,10 +152,10 @@ func TestCounterWrongTypeKeyIsLeftAlone(t *testing.T) {
 			check func(key string) any
 			want  any
 		}{
-			{"list", func(k string) error { return b.client.RPush(ctx, k, "x").Err() },
-				func(k string) any { return b.client.LRange(ctx, k, 0, -1).Val() }, []string{"x"}},
-			{"not an integer", func(k string) error { return b.client.Set(ctx, k, "abc", 0).Err() },
-				func(k string) any { return b.client.Get(ctx, k).Val() }, "abc"},
+			{"list", func(k string) error { return b.Client.RPush(ctx, k, "x").Err() },
+				func(k string) any { return b.Client.LRange(ctx, k, 0, -1).Val() }, []string{"x"}},
+			{"not an integer", func(k string) error { return b.Client.Set(ctx, k, "abc", 0).Err() },
+				func(k string) any { return b.Client.Get(ctx, k).Val() }, "abc"},
 		} {
 			key := testKey(t, b)
 			require.NoError(t, setup.write(key))
@@ -170,7 +170,7 @@ func TestCounterWrongTypeKeyIsLeftAlone(t *testing.T) {
 			require.Error(t, err, setup.name)
 			assert.Contains(t, err.Error(), key, setup.name)
 			assert.Equal(t, setup.want, setup.check(key), setup.name)
-			ttl, err := b.client.PTTL(ctx, key).Result()
+			ttl, err := b.Client.PTTL(ctx, key).Result()
 			require.NoError(t, err)
 			assert.Equal(t, time.Duration(-1), ttl, "%s: no expiry was set", setup.name)
 		}
@@ -208,7 +208,7 @@ func TestCounterSharesKeyWithSeedScripts(t *testing.T) {
 		seedAcquire := func() (took bool, count int64, err error) {
 			var before *redis.StringCmd
 			var reply *redis.Cmd
-			_, err = b.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			_, err = b.Client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 				before = p.Get(ctx, key)
 				reply = p.Eval(ctx, seedIncr, []string{key}, limit)
 				return nil
@@ -258,7 +258,7 @@ func TestCounterSharesKeyWithSeedScripts(t *testing.T) {
 					g.leave()
 					if seed {
 						seedTook.Add(1)
-						assert.NoError(t, b.client.Eval(ctx, seedDecr, []string{key}).Err())
+						assert.NoError(t, b.Client.Eval(ctx, seedDecr, []string{key}).Err())
 					} else {
 						counterTook.Add(1)
 						_, err := c.Release(ctx)
@@ -284,7 +284,7 @@ func TestCounterSharesKeyWithSeedScripts(t *testing.T) {
 func TestCounterAcquireDoesNotSpin(t *testing.T) {
 	b := newMiniredis(t)
 	key := testKey(t, b)
-	require.NoError(t, b.client.Set(context.Background(), key, 2, 0).Err())
+	require.NoError(t, b.Client.Set(context.Background(), key, 2, 0).Err())
 	client, counts := countedClient(t, b)
 	c, err := slotlimit.NewCounter(client, slotlimit.Config{Key: key, Limit: 2})
 	require.NoError(t, err)

@@ -19,7 +19,7 @@ import (
 // frees them when fn returns, with fn's error.
 func TestDoHoldsWhileWorkRuns(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
-		if !b.real {
+		if !b.Real {
 			t.Skip("renewals are timed on the local clock")
 		}
 		ctx := context.Background()
@@ -83,7 +83,7 @@ func TestDoReportsLostLease(t *testing.T) {
 	key := testKey(t, b)
 	l := newLimiter(t, b, key, 1, 300*time.Millisecond)
 	err := l.Do(ctx, 1, func(work context.Context) error {
-		require.NoError(t, b.client.Del(ctx, key).Err()) // the lease is gone
+		require.NoError(t, b.Client.Del(ctx, key).Err()) // the lease is gone
 		select {
 		case <-work.Done():
 			assert.ErrorIs(t, context.Cause(work), slotlimit.ErrLeaseLost)

@@ -22,7 +22,7 @@ func awaitQueued(t *testing.T, b *backend, key string, n int64) {
 	queue := "{" + key + "}/q"
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if got, _ := b.client.ZCard(context.Background(), queue).Result(); got == n {
+		if got, _ := b.Client.ZCard(context.Background(), queue).Result(); got == n {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -38,14 +38,14 @@ func awaitSubscribed(t *testing.T, b *backend, key string) {
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		var n atomic.Int64
-		if cluster, ok := b.client.(*redis.ClusterClient); ok {
+		if cluster, ok := b.Client.(*redis.ClusterClient); ok {
 			cluster.ForEachShard(ctx, func(ctx context.Context, shard *redis.Client) error {
 				subs, _ := shard.PubSubShardNumSub(ctx, channel).Result()
 				n.Add(subs[channel])
 				return nil
 			})
 		} else {
-			subs, _ := b.client.PubSubNumSub(ctx, channel).Result()
+			subs, _ := b.Client.PubSubNumSub(ctx, channel).Result()
 			n.Add(subs[channel])
 		}
 		if n.Load() > 0 {
@@ -111,7 +111,7 @@ func TestFairDeadWaiterLapses(t *testing.T) {
 		defer cancel()
 		key := testKey(t, b)
 		cfg := slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute, Fair: true}
-		l := newLimiterOn(t, b.client, cfg)
+		l := newLimiterOn(t, b.Client, cfg)
 		_, err := l.TryAcquire(ctx, "first")
 		require.NoError(t, err)
 
@@ -134,7 +134,7 @@ func TestFairDeadWaiterLapses(t *testing.T) {
 			t.Fatal("alive passed the dead waiter before its entry lapsed")
 		case <-time.After(300 * time.Millisecond):
 		}
-		b.advance(3 * time.Second) // the queue entry's lease
+		b.Advance(3 * time.Second) // the queue entry's lease
 		requireDone(t, alive, 5*time.Second, "alive after the dead entry lapsed")
 		assert.Equal(t, []string{"alive"}, holderIDs(t, l))
 	})
@@ -147,7 +147,7 @@ func TestFairWeightedHeadNotStarved(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		key := testKey(t, b)
-		l := newLimiterOn(t, b.client, slotlimit.Config{Key: key, Limit: 3, TTL: time.Minute, Fair: true})
+		l := newLimiterOn(t, b.Client, slotlimit.Config{Key: key, Limit: 3, TTL: time.Minute, Fair: true})
 		for _, h := range []string{"h1", "h2", "h3"} {
 			_, err := l.TryAcquire(ctx, h)
 			require.NoError(t, err)

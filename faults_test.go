@@ -45,7 +45,7 @@ func TestScriptFlushUnderLoad(t *testing.T) {
 		}
 		for i := 0; i < 5; i++ {
 			time.Sleep(250 * time.Millisecond)
-			require.NoError(t, b.client.ScriptFlush(ctx).Err())
+			require.NoError(t, b.Client.ScriptFlush(ctx).Err())
 		}
 		wg.Wait()
 		assert.Zero(t, errs.Load(), "errors among %d calls", ops.Load())
@@ -242,11 +242,11 @@ func mustHolders(t *testing.T, l *slotlimit.Limiter) []slotlimit.Holder {
 func TestReplicasOnCluster(t *testing.T) {
 	b := newRedisCluster(t)
 	ctx := context.Background()
-	l := newLimiterOn(t, b.client, slotlimit.Config{Key: testKey(t, b), Limit: 2, TTL: time.Minute, Replicas: 1})
+	l := newLimiterOn(t, b.Client, slotlimit.Config{Key: testKey(t, b), Limit: 2, TTL: time.Minute, Replicas: 1})
 	res, err := l.TryAcquireN(ctx, "d1", 2)
 	require.NoError(t, err)
 	assert.True(t, res.Acquired)
-	require.NoError(t, b.client.ScriptFlush(ctx).Err())
+	require.NoError(t, b.Client.ScriptFlush(ctx).Err())
 	ok, err := l.Renew(ctx, "d1")
 	require.NoError(t, err)
 	assert.True(t, ok)
@@ -254,7 +254,7 @@ func TestReplicasOnCluster(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, ok)
 
-	c, err := slotlimit.NewCounter(b.client, slotlimit.Config{Key: testKey(t, b), Limit: 1, Replicas: 1})
+	c, err := slotlimit.NewCounter(b.Client, slotlimit.Config{Key: testKey(t, b), Limit: 1, Replicas: 1})
 	require.NoError(t, err)
 	res, err = c.TryAcquire(ctx)
 	require.NoError(t, err)
@@ -320,7 +320,7 @@ func TestClusterManyKeys(t *testing.T) {
 		ok, err := l.Release(ctx, "d")
 		require.NoError(t, err)
 		require.True(t, ok)
-		master, err := b.client.(*redis.ClusterClient).MasterForKey(ctx, key)
+		master, err := b.Client.(*redis.ClusterClient).MasterForKey(ctx, key)
 		require.NoError(t, err)
 		shards[master.Options().Addr] = true
 	}

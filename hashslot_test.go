@@ -72,14 +72,14 @@ func TestHashSlot(t *testing.T) {
 func TestAllKeysShareOneHashSlot(t *testing.T) {
 	b := newMiniredis(t)
 	var calls [][]string
-	b.client.AddHook(scriptKeys(&calls))
+	b.Client.AddHook(scriptKeys(&calls))
 	ctx := context.Background()
 
 	for _, key := range []string{"ar:0571", "{tenant-7}:ar:0571", "a{b", "{x}", "a{b}c{d}"} {
 		calls = nil
-		l, err := slotlimit.New(b.client, slotlimit.Config{Key: key, Limit: 2, TTL: time.Minute})
+		l, err := slotlimit.New(b.Client, slotlimit.Config{Key: key, Limit: 2, TTL: time.Minute})
 		require.NoError(t, err)
-		fair, err := slotlimit.New(b.client, slotlimit.Config{Key: key, Limit: 2, TTL: time.Minute, Fair: true})
+		fair, err := slotlimit.New(b.Client, slotlimit.Config{Key: key, Limit: 2, TTL: time.Minute, Fair: true})
 		require.NoError(t, err)
 		fair.TryAcquireN(ctx, "d3", 2)
 		fair.Release(ctx, "d3")
@@ -90,7 +90,7 @@ func TestAllKeysShareOneHashSlot(t *testing.T) {
 		l.Count(ctx)
 		l.Holders(ctx)
 		l.Release(ctx, "d1")
-		c, err := slotlimit.NewCounter(b.client, slotlimit.Config{Key: key + ":counter", Limit: 1})
+		c, err := slotlimit.NewCounter(b.Client, slotlimit.Config{Key: key + ":counter", Limit: 1})
 		require.NoError(t, err)
 		c.TryAcquire(ctx)
 		c.Release(ctx)
@@ -114,9 +114,9 @@ func TestAllKeysShareOneHashSlot(t *testing.T) {
 func TestNewRejectsKeyWithoutUsableHashSlot(t *testing.T) {
 	b := newMiniredis(t)
 	for _, key := range []string{"a}b{", "x{}y", "}"} {
-		_, err := slotlimit.New(b.client, slotlimit.Config{Key: key, Limit: 1})
+		_, err := slotlimit.New(b.Client, slotlimit.Config{Key: key, Limit: 1})
 		assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig, key)
-		_, err = slotlimit.NewCounter(b.client, slotlimit.Config{Key: key, Limit: 1})
+		_, err = slotlimit.NewCounter(b.Client, slotlimit.Config{Key: key, Limit: 1})
 		assert.NoError(t, err, "%s: a Counter has one key and takes any", key)
 	}
 }
@@ -129,7 +129,7 @@ func TestTaggedAndUntaggedKeysKeepApart(t *testing.T) {
 		key := testKey(t, b)
 		plain := newLimiter(t, b, key, 5, time.Minute)
 		tagged := newLimiter(t, b, "{"+key+"}", 5, time.Minute)
-		t.Cleanup(func() { b.client.Del(ctx, "{"+key+"}") })
+		t.Cleanup(func() { b.Client.Del(ctx, "{"+key+"}") })
 		for _, l := range []*slotlimit.Limiter{plain, tagged} {
 			res, err := l.TryAcquireN(ctx, "h", 3)
 			require.NoError(t, err)

@@ -31,12 +31,12 @@ func TestSideKeysAreNeverAnotherLimitersKey(t *testing.T) {
 			"p{t}q:" + suffix,    // beside "p{t}q"
 			"{t}:x:qd:" + suffix, // beside "{t}:x:qd", itself refused
 		} {
-			_, err := slotlimit.New(b.client, slotlimit.Config{Key: side, Limit: 60})
+			_, err := slotlimit.New(b.Client, slotlimit.Config{Key: side, Limit: 60})
 			assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig, "key %q", side)
 		}
 	}
 	for _, ok := range []string{"a", "{a}", "{a}/x", "{t}:x", "{t}:x:wait", "{t}:queue", "ar:w", "ar:q", "{t}:full", "{t}:full:x", "{t}:x:free"} {
-		_, err := slotlimit.New(b.client, slotlimit.Config{Key: ok, Limit: 60})
+		_, err := slotlimit.New(b.Client, slotlimit.Config{Key: ok, Limit: 60})
 		assert.NoError(t, err, "key %q", ok)
 	}
 }
@@ -48,13 +48,13 @@ func TestLimiterOnAnotherLimitersQueueIsRefused(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		ctx := context.Background()
 		key := testKey(t, b)
-		_, err := slotlimit.New(b.client, slotlimit.Config{Key: "{" + key + "}/q", Limit: 2})
+		_, err := slotlimit.New(b.Client, slotlimit.Config{Key: "{" + key + "}/q", Limit: 2})
 		require.ErrorIs(t, err, slotlimit.ErrInvalidConfig)
 
 		// Two legal keys whose names are alike keep apart.
 		a := newLimiter(t, b, key, 2, time.Minute)
 		other := newLimiter(t, b, "{"+key+"}/x", 2, time.Minute)
-		t.Cleanup(func() { b.client.Del(ctx, "{"+key+"}/x") })
+		t.Cleanup(func() { b.Client.Del(ctx, "{"+key+"}/x") })
 		for _, h := range []string{"o1", "o2"} {
 			res, err := other.TryAcquire(ctx, h)
 			require.NoError(t, err)

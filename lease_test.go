@@ -107,7 +107,7 @@ func TestLeaseLostWhenKeyDeleted(t *testing.T) {
 		require.NoError(t, err)
 		work := lease.KeepAlive(ctx)
 
-		require.NoError(t, b.client.Del(ctx, key).Err())
+		require.NoError(t, b.Client.Del(ctx, key).Err())
 		select {
 		case <-lease.Lost():
 		case <-time.After(3 * ttl):

@@ -19,7 +19,7 @@ const leaseTTL = 300 * time.Millisecond
 
 func newLimiter(t *testing.T, b *backend, key string, limit int64, ttl time.Duration) *slotlimit.Limiter {
 	t.Helper()
-	l, err := slotlimit.New(b.client, slotlimit.Config{Key: key, Limit: limit, TTL: ttl})
+	l, err := slotlimit.New(b.Client, slotlimit.Config{Key: key, Limit: limit, TTL: ttl})
 	require.NoError(t, err)
 	return l
 }
@@ -81,7 +81,7 @@ func TestLimiterReacquireRefreshesWithoutSecondSlot(t *testing.T) {
 
 		first, err := l.TryAcquire(ctx, "d1")
 		require.NoError(t, err)
-		b.advance(leaseTTL / 2)
+		b.Advance(leaseTTL / 2)
 		again, err := l.TryAcquire(ctx, "d1")
 		require.NoError(t, err)
 		assert.True(t, again.Acquired)
@@ -89,7 +89,7 @@ func TestLimiterReacquireRefreshesWithoutSecondSlot(t *testing.T) {
 		assert.True(t, again.ExpiresAt.After(first.ExpiresAt), "lease refreshed")
 
 		// The refreshed lease outlives the first deadline.
-		b.advance(leaseTTL/2 + leaseTTL/4)
+		b.Advance(leaseTTL/2 + leaseTTL/4)
 		assert.Equal(t, []string{"d1"}, holderIDs(t, l))
 
 		// Even at the limit, a holder gets its own slot back.
@@ -138,14 +138,14 @@ func TestLimiterLapsedLeaseFreesOnlyItsSlot(t *testing.T) {
 
 		_, err := l.TryAcquire(ctx, "crashed")
 		require.NoError(t, err)
-		b.advance(leaseTTL / 2)
+		b.Advance(leaseTTL / 2)
 		_, err = l.TryAcquire(ctx, "alive")
 		require.NoError(t, err)
 		res, err := l.TryAcquire(ctx, "waiting")
 		require.NoError(t, err)
 		require.False(t, res.Acquired)
 
-		b.advance(leaseTTL/2 + leaseTTL/6) // past crashed's deadline, before alive's
+		b.Advance(leaseTTL/2 + leaseTTL/6) // past crashed's deadline, before alive's
 		assert.Equal(t, []string{"alive"}, holderIDs(t, l))
 		res, err = l.TryAcquire(ctx, "waiting")
 		require.NoError(t, err)
@@ -171,7 +171,7 @@ func TestLimiterSteadyTrafficStillFreesLeakedSlot(t *testing.T) {
 			res, err := l.TryAcquire(ctx, fmt.Sprintf("busy-%d", i))
 			require.NoError(t, err)
 			require.True(t, res.Acquired, "round %d", i)
-			b.advance(leaseTTL / 4)
+			b.Advance(leaseTTL / 4)
 			_, err = l.Release(ctx, fmt.Sprintf("busy-%d", i))
 			require.NoError(t, err)
 		}
@@ -199,9 +199,9 @@ func TestLimiterDifferentTTLsShareKey(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, res.Acquired, "both limiters count the same slots")
 
-		b.advance(leaseTTL + leaseTTL/3)
+		b.Advance(leaseTTL + leaseTTL/3)
 		assert.Equal(t, []string{"long"}, holderIDs(t, short), "each lease keeps its own deadline")
-		b.advance(2 * leaseTTL)
+		b.Advance(2 * leaseTTL)
 		assert.Empty(t, holderIDs(t, long))
 	})
 }
@@ -214,17 +214,17 @@ func TestLimiterKeyExpiresWithLastLease(t *testing.T) {
 
 		_, err := l.TryAcquire(ctx, "d1")
 		require.NoError(t, err)
-		b.advance(leaseTTL / 2)
+		b.Advance(leaseTTL / 2)
 		_, err = l.TryAcquire(ctx, "d2")
 		require.NoError(t, err)
 
-		b.advance(leaseTTL/2 + leaseTTL/6) // d1 lapsed, d2 live
-		n, err := b.client.Exists(ctx, key).Result()
+		b.Advance(leaseTTL/2 + leaseTTL/6) // d1 lapsed, d2 live
+		n, err := b.Client.Exists(ctx, key).Result()
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), n, "the key lives while a lease does")
 
-		b.advance(leaseTTL / 2) // every lease lapsed
-		n, err = b.client.Exists(ctx, key).Result()
+		b.Advance(leaseTTL / 2) // every lease lapsed
+		n, err = b.Client.Exists(ctx, key).Result()
 		require.NoError(t, err)
 		assert.Equal(t, int64(0), n, "an idle key is gone")
 
@@ -233,7 +233,7 @@ func TestLimiterKeyExpiresWithLastLease(t *testing.T) {
 		require.NoError(t, err)
 		_, err = l.Release(ctx, "d3")
 		require.NoError(t, err)
-		n, err = b.client.Exists(ctx, key).Result()
+		n, err = b.Client.Exists(ctx, key).Result()
 		require.NoError(t, err)
 		assert.Equal(t, int64(0), n)
 	})
@@ -247,17 +247,17 @@ func TestLimiterRenew(t *testing.T) {
 
 		_, err := l.TryAcquire(ctx, "d1")
 		require.NoError(t, err)
-		b.advance(leaseTTL * 2 / 3)
+		b.Advance(leaseTTL * 2 / 3)
 		ok, err := l.Renew(ctx, "d1")
 		require.NoError(t, err)
 		assert.True(t, ok)
-		b.advance(leaseTTL * 2 / 3) // past the first deadline, before the renewed one
+		b.Advance(leaseTTL * 2 / 3) // past the first deadline, before the renewed one
 		assert.Equal(t, []string{"d1"}, holderIDs(t, l))
-		pttl, err := b.client.PTTL(ctx, key).Result()
+		pttl, err := b.Client.PTTL(ctx, key).Result()
 		require.NoError(t, err)
 		assert.Positive(t, pttl, "renewal moved the key's expiry too")
 
-		b.advance(leaseTTL) // lapsed
+		b.Advance(leaseTTL) // lapsed
 		ok, err = l.Renew(ctx, "d1")
 		require.NoError(t, err)
 		assert.False(t, ok, "a lapsed lease is not renewed")
@@ -285,7 +285,7 @@ func TestLimiterUsesServerClock(t *testing.T) {
 	require.Len(t, hs, 1)
 	assert.True(t, hs[0].ExpiresAt.Equal(miniredisStart.Add(time.Minute)))
 
-	b.advance(20 * time.Second)
+	b.Advance(20 * time.Second)
 	res, err = l.TryAcquire(ctx, "d2")
 	require.NoError(t, err)
 	assert.False(t, res.Acquired)
@@ -352,7 +352,7 @@ func TestLimiterAcquireWaitsForLapse(t *testing.T) {
 			_, err := l.Acquire(ctx, "d2")
 			done <- err
 		}()
-		b.advance(leaseTTL + leaseTTL/3)
+		b.Advance(leaseTTL + leaseTTL/3)
 		require.NoError(t, <-done)
 		assert.Equal(t, []string{"d2"}, holderIDs(t, l))
 	})
@@ -388,7 +388,7 @@ func TestLimiterSurvivesScriptFlush(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, res.Acquired)
 
-		require.NoError(t, b.client.ScriptFlush(ctx).Err())
+		require.NoError(t, b.Client.ScriptFlush(ctx).Err())
 		res, err = l.TryAcquire(ctx, "d2")
 		require.NoError(t, err)
 		assert.True(t, res.Acquired)
@@ -405,9 +405,9 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		{Key: "k", Limit: 1, TTL: -time.Second},
 		{Key: "k", Limit: 1, TTL: time.Microsecond},
 	} {
-		_, err := slotlimit.New(b.client, cfg)
+		_, err := slotlimit.New(b.Client, cfg)
 		assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig, "step %d", i)
-		_, err = slotlimit.NewCounter(b.client, cfg)
+		_, err = slotlimit.NewCounter(b.Client, cfg)
 		assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig, "step %d", i)
 	}
 	_, err := slotlimit.New(nil, slotlimit.Config{Key: "k", Limit: 1})
@@ -417,10 +417,10 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 	_, err = slotlimit.NewCounter(nil, slotlimit.Config{Key: "k", Limit: 1})
 	assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig)
 
-	l, err := slotlimit.New(b.client, slotlimit.Config{Key: "k", Limit: 1})
+	l, err := slotlimit.New(b.Client, slotlimit.Config{Key: "k", Limit: 1})
 	require.NoError(t, err)
 	assert.Equal(t, slotlimit.DefaultTTL, l.Config().TTL)
-	c, err := slotlimit.NewCounter(b.client, slotlimit.Config{Key: "k", Limit: 1})
+	c, err := slotlimit.NewCounter(b.Client, slotlimit.Config{Key: "k", Limit: 1})
 	require.NoError(t, err)
 	assert.Equal(t, slotlimit.DefaultCounterTTL, c.Config().TTL)
 }
@@ -440,7 +440,7 @@ func TestLimiterRejectsInvalidHolder(t *testing.T) {
 		_, err = l.Renew(ctx, holder)
 		assert.ErrorIs(t, err, slotlimit.ErrInvalidHolder)
 	}
-	n, err := b.client.Exists(ctx, key).Result()
+	n, err := b.Client.Exists(ctx, key).Result()
 	require.NoError(t, err)
 	assert.Zero(t, n, "nothing was written")
 }
@@ -454,14 +454,14 @@ func TestLimiterWrongTypeKeyIsLeftAlone(t *testing.T) {
 			read  func(key string) any
 			want  any
 		}{
-			{"string", func(k string) error { return b.client.Set(ctx, k, "not a lease set", 0).Err() },
-				func(k string) any { return b.client.Get(ctx, k).Val() }, "not a lease set"},
-			{"hash", func(k string) error { return b.client.HSet(ctx, k, "f", "v").Err() },
-				func(k string) any { return b.client.HGetAll(ctx, k).Val() }, map[string]string{"f": "v"}},
-			{"list", func(k string) error { return b.client.RPush(ctx, k, "x").Err() },
-				func(k string) any { return b.client.LRange(ctx, k, 0, -1).Val() }, []string{"x"}},
-			{"set", func(k string) error { return b.client.SAdd(ctx, k, "x").Err() },
-				func(k string) any { return b.client.SMembers(ctx, k).Val() }, []string{"x"}},
+			{"string", func(k string) error { return b.Client.Set(ctx, k, "not a lease set", 0).Err() },
+				func(k string) any { return b.Client.Get(ctx, k).Val() }, "not a lease set"},
+			{"hash", func(k string) error { return b.Client.HSet(ctx, k, "f", "v").Err() },
+				func(k string) any { return b.Client.HGetAll(ctx, k).Val() }, map[string]string{"f": "v"}},
+			{"list", func(k string) error { return b.Client.RPush(ctx, k, "x").Err() },
+				func(k string) any { return b.Client.LRange(ctx, k, 0, -1).Val() }, []string{"x"}},
+			{"set", func(k string) error { return b.Client.SAdd(ctx, k, "x").Err() },
+				func(k string) any { return b.Client.SMembers(ctx, k).Val() }, []string{"x"}},
 		} {
 			key := testKey(t, b)
 			require.NoError(t, kind.write(key))
@@ -481,8 +481,8 @@ func TestLimiterWrongTypeKeyIsLeftAlone(t *testing.T) {
 				assert.Contains(t, err.Error(), key, "%s on a %s: the error names the key", name, kind.name)
 			}
 			assert.Equal(t, kind.want, kind.read(key), kind.name)
-			assert.Equal(t, kind.name, b.client.Type(ctx, key).Val())
-			assert.Equal(t, time.Duration(-1), b.client.PTTL(ctx, key).Val(), "%s: no expiry was set", kind.name)
+			assert.Equal(t, kind.name, b.Client.Type(ctx, key).Val())
+			assert.Equal(t, time.Duration(-1), b.Client.PTTL(ctx, key).Val(), "%s: no expiry was set", kind.name)
 			assert.Equal(t, []string{key}, storedKeys(t, b, key, 1), "%s: no other key was written", kind.name)
 		}
 	})
@@ -527,13 +527,13 @@ func TestLimiterRoundServerClock(t *testing.T) {
 	b := newMiniredis(t)
 	ctx := context.Background()
 	round := time.UnixMilli(1_700_000_000_000)
-	b.advance(round.Sub(b.now()) - time.Minute)
+	b.Advance(round.Sub(b.Now()) - time.Minute)
 	key := testKey(t, b)
 	l := newLimiter(t, b, key, 2, time.Minute)
 	res, err := l.TryAcquireN(ctx, "d1", 2)
 	require.NoError(t, err)
 	assert.True(t, res.ExpiresAt.Equal(round))
-	assert.Equal(t, time.Minute, b.client.PTTL(ctx, key).Val())
+	assert.Equal(t, time.Minute, b.Client.PTTL(ctx, key).Val())
 	hs, err := l.Holders(ctx)
 	require.NoError(t, err)
 	require.Len(t, hs, 1)

@@ -36,9 +36,9 @@ func TestFullMarkEndsWithEveryChange(t *testing.T) {
 			l := newLimiter(t, b, key, 2, time.Minute)
 			marker := "{" + key + "}/full:2"
 			require.True(t, try(l, "a", 1))
-			b.advance(time.Second)
+			b.Advance(time.Second)
 			require.True(t, try(l, "b", 1))
-			ttl, err := b.client.PTTL(ctx, marker).Result()
+			ttl, err := b.Client.PTTL(ctx, marker).Result()
 			require.NoError(t, err)
 			assert.InDelta(t, time.Minute-time.Second, ttl, float64(time.Second/2), "until a's lease lapses")
 			res, err := l.TryAcquire(ctx, "c")
@@ -50,7 +50,7 @@ func TestFullMarkEndsWithEveryChange(t *testing.T) {
 		t.Run("renewal moves the earliest lapse", func(t *testing.T) {
 			l := newLimiter(t, b, testKey(t, b), 1, time.Minute)
 			require.True(t, try(l, "a", 1))
-			b.advance(time.Second)
+			b.Advance(time.Second)
 			ok, err := l.Renew(ctx, "a")
 			require.NoError(t, err)
 			require.True(t, ok)
@@ -69,7 +69,7 @@ func TestFullMarkEndsWithEveryChange(t *testing.T) {
 		t.Run("lapse", func(t *testing.T) {
 			l := newLimiter(t, b, testKey(t, b), 2, leaseTTL)
 			full(l)
-			b.advance(leaseTTL + leaseTTL/3)
+			b.Advance(leaseTTL + leaseTTL/3)
 			assert.True(t, try(l, "c", 1))
 		})
 		t.Run("holder renews through the mark", func(t *testing.T) {
@@ -102,7 +102,7 @@ func TestFullMarkEndsWithEveryChange(t *testing.T) {
 			full(long)
 			short := newLimiter(t, b, key, 2, leaseTTL)
 			require.True(t, try(short, "a", 1)) // a keeps its minute
-			b.advance(leaseTTL + leaseTTL/3)
+			b.Advance(leaseTTL + leaseTTL/3)
 			assert.False(t, try(long, "c", 1), "a's lease did not lapse with the shorter TTL")
 		})
 	})

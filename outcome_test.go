@@ -50,7 +50,7 @@ func TestOutcomeKnownOnErrorReply(t *testing.T) {
 	b := newMiniredis(t)
 	ctx := context.Background()
 	key := testKey(t, b)
-	require.NoError(t, b.client.Set(ctx, key, "x", 0).Err())
+	require.NoError(t, b.Client.Set(ctx, key, "x", 0).Err())
 	client, counts := countedClient(t, b)
 	l := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute})
 	_, err := l.Acquire(ctx, "d1")

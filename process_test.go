@@ -54,8 +54,8 @@ const procChildEnv = redistest.ChildRoleEnv
 type procTarget = redistest.Target
 
 func procTargetOf(b *backend) procTarget {
-	_, cluster := b.client.(*redis.ClusterClient)
-	return procTarget{Addrs: b.opts.Addrs, Cluster: cluster}
+	_, cluster := b.Client.(*redis.ClusterClient)
+	return procTarget{Addrs: b.Opts.Addrs, Cluster: cluster}
 }
 
 // startProcChild runs the test binary again as a child playing role in
@@ -114,7 +114,7 @@ func testKilledHolders(t *testing.T, b *backend) {
 	limit := int64(killedChildren*killedPerChild + killedOwnHolders)
 
 	// The parent's holders, under long leases.
-	own := newLimiterOn(t, b.client, slotlimit.Config{Key: key, Limit: limit, TTL: time.Minute})
+	own := newLimiterOn(t, b.Client, slotlimit.Config{Key: key, Limit: limit, TTL: time.Minute})
 	ownIDs := map[string]bool{}
 	for i := 0; i < killedOwnHolders; i++ {
 		id := fmt.Sprintf("parent-%d", i)
@@ -297,8 +297,8 @@ func testProcessInvariant(t *testing.T, b *backend) {
 	defer cancel()
 	key := testKey(t, b)
 	gaugeKey := key + ":gauge"
-	t.Cleanup(func() { b.client.Del(context.Background(), gaugeKey) })
-	l := newLimiterOn(t, b.client, slotlimit.Config{Key: key, Limit: invariantLimit, TTL: invariantTTL})
+	t.Cleanup(func() { b.Client.Del(context.Background(), gaugeKey) })
+	l := newLimiterOn(t, b.Client, slotlimit.Config{Key: key, Limit: invariantLimit, TTL: invariantTTL})
 
 	children := make([]*redistest.Child, invariantProcs)
 	for i := range children {
@@ -330,7 +330,7 @@ func testProcessInvariant(t *testing.T, b *backend) {
 	n, err := l.Count(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, n, "every slot is back")
-	g, err := b.client.Get(ctx, gaugeKey).Int64()
+	g, err := b.Client.Get(ctx, gaugeKey).Int64()
 	if !errors.Is(err, redis.Nil) {
 		require.NoError(t, err)
 	}

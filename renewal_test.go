@@ -23,7 +23,7 @@ func TestRenewalNeverShortensLease(t *testing.T) {
 		key := testKey(t, b)
 		long := newLimiter(t, b, key, 4, time.Hour)
 		short := newLimiter(t, b, key, 4, time.Second)
-		fairShort := newLimiterOn(t, b.client, slotlimit.Config{Key: key, Limit: 4, TTL: time.Second, Fair: true})
+		fairShort := newLimiterOn(t, b.Client, slotlimit.Config{Key: key, Limit: 4, TTL: time.Second, Fair: true})
 
 		deadline := func(holder string) time.Time {
 			for _, h := range mustHolders(t, long) {

@@ -82,7 +82,7 @@ func TestWaiterRecoversLostNoticeAtDeadline(t *testing.T) {
 		waiter := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute})
 		done := acquireAsync(ctx, waiter, "d2", 1)
 		time.Sleep(100 * time.Millisecond)
-		require.NoError(t, b.client.ZRem(ctx, key, "d1").Err()) // freed, with no notice
+		require.NoError(t, b.Client.ZRem(ctx, key, "d1").Err()) // freed, with no notice
 
 		requireDone(t, done, 3*time.Second, "waiter at the deadline")
 		assert.LessOrEqual(t, tries.get("acquire"), int64(3), "it slept until the deadline")
@@ -155,7 +155,7 @@ func TestAcquireCancelWhileWaitingLeavesNothing(t *testing.T) {
 		t.Run(fmt.Sprintf("fair=%v", fair), func(t *testing.T) {
 			eachBackend(t, func(t *testing.T, b *backend) {
 				key := testKey(t, b)
-				l := newLimiterOn(t, b.client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute, Fair: fair})
+				l := newLimiterOn(t, b.Client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute, Fair: fair})
 				_, err := l.TryAcquire(context.Background(), "d1")
 				require.NoError(t, err)
 
@@ -261,7 +261,7 @@ func TestHandedLeaseReturnsOnTheNotice(t *testing.T) {
 		require.NoError(t, err)
 		res := <-got
 		require.True(t, res.Acquired)
-		now := b.now()
+		now := b.Now()
 		assert.WithinDuration(t, now.Add(time.Hour), res.ExpiresAt, 5*time.Second, "the full TTL")
 		assert.Equal(t, acquires, tries.get("acquire"), "handed over, not taken by a try")
 		// The claim follows the return, off the waiter's path, and moves
@@ -278,7 +278,7 @@ func TestHandedLeaseReturnsOnTheNotice(t *testing.T) {
 // A Ring client waits on notices like any other.
 func TestRingClientWaits(t *testing.T) {
 	b := newMiniredis(t)
-	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"one": b.opts.Addrs[0]}})
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"one": b.Opts.Addrs[0]}})
 	t.Cleanup(func() { ring.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -321,7 +321,7 @@ func TestHandOffRespectsWaitersLimit(t *testing.T) {
 			got <- outcome{res, err}
 		}()
 		require.Eventually(t, func() bool {
-			n, err := b.client.Exists(ctx, "{"+key+"}/q").Result()
+			n, err := b.Client.Exists(ctx, "{"+key+"}/q").Result()
 			return err == nil && n == 1
 		}, 5*time.Second, 5*time.Millisecond, "a1 queues")
 

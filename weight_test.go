@@ -84,7 +84,7 @@ func TestWeightOutOfRangeFailsAtOnce(t *testing.T) {
 		assert.ErrorIs(t, err, slotlimit.ErrInvalidWeight, "n=%d", n)
 	}
 	assert.NoError(t, ctx.Err(), "nothing waited")
-	n, err := b.client.Exists(ctx, key).Result()
+	n, err := b.Client.Exists(ctx, key).Result()
 	require.NoError(t, err)
 	assert.Zero(t, n, "nothing was written")
 }
@@ -96,11 +96,11 @@ func TestWeightedLeaseLapsesWithAllItsUnits(t *testing.T) {
 		l := newLimiter(t, b, key, 4, leaseTTL)
 		_, err := l.TryAcquireN(ctx, "crashed", 3)
 		require.NoError(t, err)
-		b.advance(leaseTTL / 2)
+		b.Advance(leaseTTL / 2)
 		_, err = l.TryAcquire(ctx, "alive")
 		require.NoError(t, err)
 
-		b.advance(leaseTTL/2 + leaseTTL/6) // crashed lapsed, alive not
+		b.Advance(leaseTTL/2 + leaseTTL/6) // crashed lapsed, alive not
 		n, err := l.Count(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), n)
@@ -109,7 +109,7 @@ func TestWeightedLeaseLapsesWithAllItsUnits(t *testing.T) {
 		assert.True(t, res.Acquired, "all 3 lapsed units are free again")
 		assert.Equal(t, int64(4), res.Count)
 
-		b.advance(2 * leaseTTL) // everything lapsed: no key is left
+		b.Advance(2 * leaseTTL) // everything lapsed: no key is left
 		assert.Empty(t, storedKeys(t, b, key, 4))
 	})
 }
@@ -157,7 +157,7 @@ func TestHugeWeightsRoundTrip(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, int64(slotlimit.MaxLimit), n)
 
-		_, err = slotlimit.New(b.client, slotlimit.Config{Key: "k", Limit: slotlimit.MaxLimit + 1})
+		_, err = slotlimit.New(b.Client, slotlimit.Config{Key: "k", Limit: slotlimit.MaxLimit + 1})
 		assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig)
 	})
 }
