@@ -1,0 +1,89 @@
+package redpacket
+
+import (
+	"hash/crc32"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults for a Config that leaves a field zero.
+const (
+	DefaultPrefix = "redpacket"
+	DefaultLinger = 24 * time.Hour
+)
+
+// Config describes where a Store keeps its packets. The zero Config is
+// the default: prefix "redpacket", one shard, a day's linger. Every
+// process that shares packets must use the same Config.
+type Config struct {
+	// Prefix starts every key's hash tag: a packet of shard n lives in
+	// keys that begin "{redpacket:n}". It must not hold '{' or '}'.
+	Prefix string
+
+	// Shards spreads packets over this many hash slots, each with its own
+	// claim log (a stream) for the persister to read. A packet's shard is
+	// a hash of its id. One shard puts every packet in one slot, which
+	// suits a single server; on a Cluster, a few per node spread the load.
+	// Between 1 and 1024; 0 means 1.
+	Shards int
+
+	// Linger is how long a packet's keys outlive its TTL: a user who
+	// claimed still gets the claim back from Grab, Remaining still
+	// answers, and a persister has this long to log the unclaimed shares
+	// for refund. 0 means DefaultLinger; at least a second.
+	Linger time.Duration
+}
+
+// withDefaults returns c with its zero fields set to the defaults.
+func (c Config) withDefaults() Config {
+	if c.Prefix == "" {
+		c.Prefix = DefaultPrefix
+	}
+	if c.Shards == 0 {
+		c.Shards = 1
+	}
+	if c.Linger == 0 {
+		c.Linger = DefaultLinger
+	}
+	return c
+}
+
+// check validates c, with its defaults set.
+func (c Config) check() error {
+	switch {
+	case strings.ContainsAny(c.Prefix, "{}"):
+		return invalidConfig("Prefix %q holds a brace", c.Prefix)
+	case c.Shards < 1 || c.Shards > 1024:
+		return invalidConfig("Shards is %d, must be 1 to 1024", c.Shards)
+	case c.Linger < time.Second:
+		return invalidConfig("Linger is %v, must be at least 1s", c.Linger)
+	}
+	return nil
+}
+
+// A shard is the hash tag of the keys of the packets it holds, and of its
+// log and due set.
+type shard string
+
+// shard returns the shard of packet id.
+func (c Config) shard(id string) shard {
+	n := 0
+	if c.Shards > 1 {
+		n = int(crc32.ChecksumIEEE([]byte(id)) % uint32(c.Shards))
+	}
+	return c.shardN(n)
+}
+
+// shardN returns shard n.
+func (c Config) shardN(n int) shard {
+	return shard("{" + c.Prefix + ":" + strconv.Itoa(n) + "}")
+}
+
+// Each key of a shard is its tag and a suffix; see scripts/lib.lua.
+func (s shard) packet(id string) string { return string(s) + ":p:" + id }
+func (s shard) shares(id string) string { return string(s) + ":s:" + id }
+func (s shard) log() string             { return string(s) + ":log" }
+func (s shard) due() string             { return string(s) + ":due" }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

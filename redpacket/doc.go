@@ -1,0 +1,44 @@
+// Package redpacket hands out a red packet, an amount shared among the
+// first users who grab it, on Redis: no share is given twice or beyond
+// the count, each user gets at most one, and every share taken reaches a
+// SQL database, exactly once as a row, through a durable claim log.
+//
+//	s := redpacket.New(client)
+//	err := s.Create(ctx, redpacket.Packet{ID: "p1", Total: 10000, Count: 100}) // ¥100.00 in 100 shares
+//	c, err := s.Grab(ctx, "p1", userID) // again: the same Claim
+//	shares, amount, err := s.Remaining(ctx, "p1")
+//
+//	p, err := s.NewPersister(redpacket.PersisterConfig{DB: db, Dialect: redpacket.SQLite})
+//	go p.Run(ctx) // claims to the database, acked after commit
+//
+// It grew from a design note (seed 002) whose script decrements a hash's
+// stock, pushes "user-time" to a list, and, when the stock reaches 0, has
+// an in-process job copy the list into MySQL and delete it. It fixes that
+// note's flaws:
+//
+//   - Claims lost on a crash. The note's list is deleted by a job nobody
+//     retries. Here the grab script itself appends each claim to a Redis
+//     Stream, and a Persister reads it through a consumer group, inserts a
+//     batch in one transaction, and acks and deletes the entries only
+//     after the commit. Entries a dead persister left unacked are
+//     reclaimed (XAUTOCLAIM) and written again.
+//   - No dedupe. The note lets a user grab twice. Here a user's claim is
+//     kept in the packet, and a second grab returns it; the database's
+//     primary key (packet, user) makes every insert idempotent too.
+//   - A missing packet fails the script ("attempt to compare nil with
+//     number"). Here it is ErrNotFound, with nothing written.
+//   - Key names built inside Lua, unsafe on Redis Cluster. Here every key
+//     is passed in KEYS, and a packet's keys share a hash tag with its
+//     shard's log, so one script can write both.
+//   - Persistence waits for the stock to run out, so a packet that never
+//     empties is never saved. Here claims are written as they come, and a
+//     packet whose TTL passes is expired on the server's clock, its
+//     unclaimed shares logged, written, and reported (see Expiry) so that
+//     they can be refunded.
+//   - Its shares are all the same amount. Here a packet is split Equal,
+//     as the note's, or Random, as WeChat's.
+//
+// The library itself imports only database/sql: the caller opens the
+// database with the driver of its choice and names its Dialect (SQLite or
+// Postgres); Schema is the tables.
+package redpacket

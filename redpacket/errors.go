@@ -1,0 +1,59 @@
+package redpacket
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrSoldOut is returned by Grab when every share of the packet has
+	// been taken by other users.
+	ErrSoldOut = errors.New("redpacket: sold out")
+
+	// ErrNotFound is returned by Grab and Remaining when no packet has the
+	// id: it was never created, or its keys lapsed (Config.Linger after
+	// its TTL).
+	ErrNotFound = errors.New("redpacket: packet not found")
+
+	// ErrInvalidPacket is returned by Create, with nothing sent, for a
+	// Packet that cannot be stored: see Packet for the rules.
+	ErrInvalidPacket = errors.New("redpacket: invalid packet")
+
+	// ErrExpired is returned by Grab, to a user who holds no claim, once
+	// the packet's TTL has passed on the server's clock.
+	ErrExpired = errors.New("redpacket: packet expired")
+
+	// ErrExists is returned by Create, with nothing written, when a packet
+	// with the id exists already.
+	ErrExists = errors.New("redpacket: packet exists")
+
+	// ErrInvalidArgument is returned, with nothing sent, for an empty or
+	// over-long packet id or user.
+	ErrInvalidArgument = errors.New("redpacket: invalid argument")
+
+	// ErrInvalidConfig is returned by NewStore and NewPersister for a
+	// configuration that cannot work, and by every method of a Store made
+	// with a nil client, or of a zero or nil Store or Persister.
+	ErrInvalidConfig = errors.New("redpacket: invalid config")
+)
+
+func invalidPacket(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidPacket}, args...)...)
+}
+
+func invalidArgument(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+}
+
+func invalidConfig(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+}
+
+// errUnusable is the error of every method of a Store or Persister that
+// New, NewStore or NewPersister did not make with a client.
+var errUnusable = fmt.Errorf("%w: no client (not made by New with a client)", ErrInvalidConfig)
+
+// errBadClaim is the error for a claim field the scripts did not write.
+func errBadClaim(field, value string) error {
+	return fmt.Errorf("field %q holds %q, not a claim", field, value)
+}

@@ -1,0 +1,82 @@
+package redpacket
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// An entry is one record of a shard's claim log, as the scripts write it:
+// a packet created ('p'), a claim taken ('c') or a packet expired ('x').
+type entry struct {
+	streamID string
+	kind     string
+	packet   packetRow // 'p' and 'x'
+	claim    Claim     // 'c'
+}
+
+// A packetRow is a packet as the database keeps it.
+type packetRow struct {
+	id             string
+	total          int64
+	count          int
+	split          Split
+	created        int64 // ms
+	expires        int64 // ms
+	expired        int64 // ms; 0 until it expires
+	leftShares     int
+	leftAmount     int64
+	expiredFromLog bool // the row carries the expiry
+}
+
+// An Expiry reports the shares of a packet that no one took before it
+// expired: what is owed back to whoever paid for it.
+type Expiry struct {
+	PacketID string
+	Shares   int       // shares not taken
+	Amount   int64     // their sum
+	At       time.Time // when it was found expired, server clock
+}
+
+// parseEntry decodes a log entry. An entry with no values, which Redis
+// returns for one deleted while pending, is an error.
+func parseEntry(m redis.XMessage) (entry, error) {
+	e := entry{streamID: m.ID}
+	v := func(name string) string { s, _ := m.Values[name].(string); return s }
+	num := func(name string) int64 {
+		n, err := strconv.ParseInt(v(name), 10, 64)
+		if err != nil && e.kind != "" {
+			e.kind = "" // mark the entry bad
+		}
+		return n
+	}
+	e.kind = v("k")
+	switch e.kind {
+	case "p", "x":
+		e.packet = packetRow{
+			id: v("id"), total: num("total"), count: int(num("count")), split: Split(num("split")),
+			created: num("created"), expires: num("expires"),
+		}
+		if e.kind == "x" {
+			e.packet.expired = num("expired")
+			e.packet.leftShares = int(num("left"))
+			e.packet.leftAmount = num("left_amount")
+			e.packet.expiredFromLog = true
+		}
+		if e.packet.id == "" {
+			e.kind = ""
+		}
+	case "c":
+		e.claim = Claim{PacketID: v("id"), User: v("u"), Amount: num("a"), Seq: int(num("s")),
+			At: time.UnixMilli(num("t"))}
+		if e.claim.PacketID == "" || e.claim.User == "" {
+			e.kind = ""
+		}
+	}
+	if e.kind == "" {
+		return e, fmt.Errorf("redpacket: log entry %s is not one the scripts write: %v", m.ID, m.Values)
+	}
+	return e, nil
+}

@@ -1,0 +1,378 @@
+package redpacket
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Defaults for a PersisterConfig that leaves a field zero.
+const (
+	DefaultGroup     = "redpacket-persister"
+	DefaultBatch     = 100
+	DefaultClaimIdle = 30 * time.Second
+)
+
+// maxBlock bounds one blocking read of a log, so that Run sees its
+// context end within it.
+const maxBlock = time.Second
+
+// PersisterConfig describes where and how a Persister writes.
+type PersisterConfig struct {
+	// DB is the database the claims go to, with Schema in place (see
+	// CreateSchema). Required.
+	DB *sql.DB
+
+	// Dialect is DB's SQL dialect: SQLite or Postgres. Required.
+	Dialect Dialect
+
+	// Group is the logs' consumer group, shared by every persister that
+	// writes to the same database. Default DefaultGroup.
+	Group string
+
+	// Consumer names this persister in the group. A persister that
+	// restarts under the same name finishes its own unacked entries
+	// first; one under a new name leaves them to be reclaimed after
+	// ClaimIdle. Default: host name and process id.
+	Consumer string
+
+	// Batch is the most log entries written in one transaction. Between
+	// 1 and 10,000; default DefaultBatch.
+	Batch int
+
+	// ClaimIdle is how long an entry may stay unacked with another
+	// consumer, which may have died mid-batch, before this one reclaims
+	// it (XAUTOCLAIM) and writes it. At least 10ms; default
+	// DefaultClaimIdle.
+	ClaimIdle time.Duration
+
+	// OnExpired, if set, is called once an expired packet's unclaimed
+	// shares are committed to the database, so that they can be refunded.
+	// It is called at least once per packet: again if the persister fails
+	// before its ack reaches Redis. Refund idempotently, by packet id.
+	OnExpired func(Expiry)
+
+	// OnError, if set, is called with each error Run meets and retries
+	// (Redis or the database down, an entry no script wrote).
+	OnError func(error)
+}
+
+// A Persister copies a Store's claim logs into a SQL database: every
+// packet created, every claim taken, and, once a packet expires, its
+// unclaimed shares.
+//
+// It reads each shard's log through a consumer group, writes a batch of
+// entries in one transaction whose inserts are idempotent (the claims'
+// primary key is the packet and the user), and acks and deletes the
+// entries only after the commit. So a claim once returned by Grab reaches
+// the database exactly once as a row, even when the persister, the
+// application or the database stops mid-batch: entries left unacked are
+// written again, by the same consumer when it restarts, or by another
+// after ClaimIdle. It also expires packets whose TTL has passed (see
+// Expiry), waking for the next one on the server's clock.
+//
+// Several persisters, in one process or many, may share the work. A
+// Persister is safe for concurrent use.
+type Persister struct {
+	store *Store
+	cfg   PersisterConfig
+}
+
+// NewPersister returns a Persister that writes s's logs to cfg.DB, or an
+// error matching ErrInvalidConfig when cfg cannot work. It does not
+// contact Redis or the database.
+func (s *Store) NewPersister(cfg PersisterConfig) (*Persister, error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	if cfg.Group == "" {
+		cfg.Group = DefaultGroup
+	}
+	if cfg.Consumer == "" {
+		host, _ := os.Hostname()
+		cfg.Consumer = host + "-" + strconv.Itoa(os.Getpid())
+	}
+	if cfg.Batch == 0 {
+		cfg.Batch = DefaultBatch
+	}
+	if cfg.ClaimIdle == 0 {
+		cfg.ClaimIdle = DefaultClaimIdle
+	}
+	switch {
+	case cfg.DB == nil:
+		return nil, invalidConfig("DB is nil")
+	case cfg.Dialect != SQLite && cfg.Dialect != Postgres:
+		return nil, invalidConfig("Dialect is %v, must be SQLite or Postgres", cfg.Dialect)
+	case cfg.Batch < 1 || cfg.Batch > 10_000:
+		return nil, invalidConfig("Batch is %d, must be 1 to 10000", cfg.Batch)
+	case cfg.ClaimIdle < 10*time.Millisecond:
+		return nil, invalidConfig("ClaimIdle is %v, must be at least 10ms", cfg.ClaimIdle)
+	}
+	return &Persister{store: s, cfg: cfg}, nil
+}
+
+func (p *Persister) usable() error {
+	if p == nil || p.store == nil {
+		return errUnusable
+	}
+	return p.store.usable()
+}
+
+// Run writes the logs to the database until ctx is done, then returns
+// nil; within a second, since it reads each log in blocking reads of at
+// most a second. It waits on the logs, not by polling: each read returns
+// when an entry arrives, or when the next packet is due to expire. An
+// error from Redis or the database is passed to OnError and retried,
+// after a pause that doubles from 50ms to 5s, beginning with the entries
+// left unacked.
+func (p *Persister) Run(ctx context.Context) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	for n := range p.store.cfg.Shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.runShard(ctx, p.store.cfg.shardN(n))
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// runShard is Run for one shard.
+func (p *Persister) runShard(ctx context.Context, sh shard) {
+	st := &shardState{pending: true}
+	pause := time.Duration(0)
+	for ctx.Err() == nil {
+		_, err := p.step(ctx, sh, st, true)
+		if err == nil {
+			pause = 0
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		p.report(err)
+		st.pending, st.grouped = true, false
+		pause = min(max(2*pause, 50*time.Millisecond), 5*time.Second)
+		select {
+		case <-ctx.Done():
+		case <-time.After(pause):
+		}
+	}
+}
+
+// Drain writes, without waiting, every entry the logs hold for this
+// persister now: its own unacked entries, others' unacked for ClaimIdle,
+// and new ones; and expires every packet that is due. It returns the
+// number of entries written, and stops at the first error. Tests, tools
+// and a shutdown use it; a service runs Run.
+func (p *Persister) Drain(ctx context.Context) (int, error) {
+	if err := p.usable(); err != nil {
+		return 0, err
+	}
+	total := 0
+	for n := range p.store.cfg.Shards {
+		st := &shardState{pending: true}
+		for {
+			written, err := p.step(ctx, p.store.cfg.shardN(n), st, false)
+			total += written
+			if err != nil {
+				return total, err
+			}
+			if written == 0 && !st.pending && st.swept {
+				break
+			}
+		}
+	}
+	return total, nil
+}
+
+// shardState is what a persister remembers of one shard between steps.
+type shardState struct {
+	grouped     bool      // the consumer group exists
+	pending     bool      // own unacked entries may be left
+	reclaimed   time.Time // last look for others' idle entries
+	swept       bool      // no packet was due at the last sweep
+	nextDue     time.Time // local time at which to sweep again
+	nextDueKnow bool      // nextDue holds; false: sweep at the next step
+}
+
+// step does the next piece of a shard's work: its own unacked entries,
+// others' idle entries, due packets, or new entries, in that order of
+// priority. With wait, the read of new entries blocks until one arrives
+// or the next packet is due. It returns the entries written.
+func (p *Persister) step(ctx context.Context, sh shard, st *shardState, wait bool) (int, error) {
+	c := p.store.client
+	if !st.grouped {
+		err := c.XGroupCreateMkStream(ctx, sh.log(), p.cfg.Group, "0").Err()
+		if err != nil && !isBusyGroup(err) {
+			return 0, p.fail(ctx, "group", sh, err)
+		}
+		st.grouped = true
+	}
+	if st.pending {
+		msgs, err := p.read(ctx, sh, "0", -1)
+		if err != nil {
+			return 0, err
+		}
+		if len(msgs) == 0 {
+			st.pending = false
+		}
+		return p.write(ctx, sh, st, msgs)
+	}
+	if time.Since(st.reclaimed) >= p.cfg.ClaimIdle/2 {
+		msgs, _, err := c.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+			Stream: sh.log(), Group: p.cfg.Group, Consumer: p.cfg.Consumer,
+			MinIdle: p.cfg.ClaimIdle, Start: "0-0", Count: int64(p.cfg.Batch),
+		}).Result()
+		if err != nil {
+			return 0, p.fail(ctx, "reclaim", sh, err)
+		}
+		if len(msgs) > 0 {
+			return p.write(ctx, sh, st, msgs) // look again at once: there may be more
+		}
+		st.reclaimed = time.Now()
+	}
+	if !st.nextDueKnow || !time.Now().Before(st.nextDue) {
+		if err := p.sweep(ctx, sh, st); err != nil {
+			return 0, err
+		}
+		if !st.swept {
+			return 0, nil // more packets to expire; their entries come next
+		}
+	}
+	block := time.Duration(-1)
+	if wait {
+		block = maxBlock
+		if st.nextDueKnow {
+			block = min(block, max(time.Until(st.nextDue), time.Millisecond))
+		}
+	}
+	msgs, err := p.read(ctx, sh, ">", block)
+	if err != nil {
+		return 0, err
+	}
+	return p.write(ctx, sh, st, msgs)
+}
+
+// read reads up to Batch entries of sh's log: from "0", this consumer's
+// unacked ones; from ">", new ones, waiting up to block (none when
+// negative).
+func (p *Persister) read(ctx context.Context, sh shard, from string, block time.Duration) ([]redis.XMessage, error) {
+	streams, err := p.store.client.XReadGroup(ctx, &redis.XReadGroupArgs{
+		Group: p.cfg.Group, Consumer: p.cfg.Consumer, Streams: []string{sh.log(), from},
+		Count: int64(p.cfg.Batch), Block: block,
+	}).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, p.fail(ctx, "read", sh, err)
+	}
+	if len(streams) == 0 {
+		return nil, nil
+	}
+	return streams[0].Messages, nil
+}
+
+// sweep expires sh's packets that are due, up to Batch of them, and
+// learns when the next one is due.
+func (p *Persister) sweep(ctx context.Context, sh shard, st *shardState) error {
+	st.swept, st.nextDueKnow = false, false
+	for range p.cfg.Batch {
+		ids, err := p.store.client.ZRange(ctx, sh.due(), 0, 0).Result()
+		if err != nil {
+			return p.fail(ctx, "sweep", sh, err)
+		}
+		if len(ids) == 0 {
+			// None to expire: look again after ClaimIdle, or as soon as
+			// this persister writes a packet's creation.
+			st.swept, st.nextDueKnow = true, true
+			st.nextDue = time.Now().Add(p.cfg.ClaimIdle)
+			return nil
+		}
+		keys := []string{sh.packet(ids[0]), sh.log(), sh.due()}
+		reply, err := p.store.runner.Run(ctx, expireScript, keys, ids[0]).Slice()
+		if err != nil {
+			return p.fail(ctx, "expire", sh, err)
+		}
+		if len(reply) == 2 && reply[0] == int64(1) {
+			wait, _ := reply[1].(int64)
+			st.swept, st.nextDueKnow = true, true
+			st.nextDue = time.Now().Add(time.Duration(wait) * time.Millisecond)
+			return nil
+		}
+	}
+	return nil
+}
+
+// write commits msgs to the database in one transaction, then acks and
+// deletes them in the log, and reports the expiries among them. A packet
+// created among them makes the next step sweep. An entry
+// no script wrote is acked and reported, never written.
+func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []redis.XMessage) (int, error) {
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	entries := make([]entry, 0, len(msgs))
+	ids := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		ids = append(ids, m.ID)
+		if m.Values == nil {
+			continue // deleted while unacked: written before
+		}
+		e, err := parseEntry(m)
+		if err != nil {
+			p.report(err)
+			continue
+		}
+		entries = append(entries, e)
+	}
+	if err := p.commit(ctx, entries); err != nil {
+		return 0, fmt.Errorf("redpacket: write %d log entries of %s: %w", len(entries), sh.log(), err)
+	}
+	_, err := p.store.client.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		pipe.XAck(ctx, sh.log(), p.cfg.Group, ids...)
+		pipe.XDel(ctx, sh.log(), ids...)
+		return nil
+	})
+	if err != nil {
+		return 0, p.fail(ctx, "ack", sh, err)
+	}
+	for _, e := range entries {
+		switch {
+		case e.kind == "p":
+			st.nextDueKnow = false // a new packet: learn when it is due
+		case e.kind == "x" && p.cfg.OnExpired != nil:
+			p.cfg.OnExpired(Expiry{PacketID: e.packet.id, Shares: e.packet.leftShares,
+				Amount: e.packet.leftAmount, At: time.UnixMilli(e.packet.expired)})
+		}
+	}
+	return len(ids), nil
+}
+
+func (p *Persister) report(err error) {
+	if p.cfg.OnError != nil {
+		p.cfg.OnError(err)
+	}
+}
+
+// fail names the operation and the log in err.
+func (p *Persister) fail(ctx context.Context, op string, sh shard, err error) error {
+	return p.store.fail(ctx, "persister "+op, sh.log(), err)
+}
+
+func isBusyGroup(err error) bool {
+	var reply redis.Error
+	return errors.As(err, &reply) && len(reply.Error()) >= 9 && reply.Error()[:9] == "BUSYGROUP"
+}

@@ -1,0 +1,22 @@
+-- lib: the layout shared by the red-packet scripts, included where a
+-- script has its "-- #include lib.lua" line.
+--
+-- A packet lives in two keys, beside its shard's two, all in one hash slot:
+--   packet  hash: total, count, split, created, expires (ms, server clock),
+--           left (shares not yet taken), left_amount, expired (ms, once
+--           swept), and one field 'u:' .. user per claim, holding
+--           "amount:seq:at"
+--   shares  list of the amounts not yet taken, the next share first
+--   log     the shard's stream: one entry per packet created, claim taken
+--           and packet expired, for the persister
+--   due     the shard's sorted set: packet id -> expires, until swept
+--
+-- Invariant, kept by every script in one step: left = LLEN shares, and
+-- left_amount is their sum; count - left claims exist, with seq 1 to
+-- count - left; an entry in the log for each.
+
+-- now_ms is the server's clock in ms.
+local function now_ms()
+	local t = redis.call('TIME')
+	return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end

@@ -1,0 +1,237 @@
+package redpacket
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/script"
+)
+
+// A Claim is one user's share of a packet.
+type Claim struct {
+	PacketID string
+	User     string
+	Amount   int64
+	Seq      int       // 1 for the first share taken
+	At       time.Time // server clock
+}
+
+// A Store creates packets and hands out their shares, in Redis, for every
+// process that uses the same client's servers and Config.
+//
+// Each call is one script, or one read: all of it happens, or, when Redis
+// replies with an error, none of it. Every share taken is written, in the
+// same script, to its shard's claim log, a stream that a Persister copies
+// into a database.
+//
+// A Store is safe for concurrent use. A zero or nil Store, or one made
+// with a nil client, returns ErrInvalidConfig from every method.
+type Store struct {
+	client redis.UniversalClient
+	runner script.Runner
+	cfg    Config
+	linger string // Linger in ms, as create.lua takes it
+}
+
+// New returns a Store with the default Config. It does not contact Redis.
+func New(client redis.UniversalClient) *Store {
+	s, err := NewStore(client, Config{})
+	if err != nil {
+		return &Store{}
+	}
+	return s
+}
+
+// NewStore returns a Store for cfg, or an error matching ErrInvalidConfig
+// when client is nil or cfg cannot work. It does not contact Redis.
+func NewStore(client redis.UniversalClient, cfg Config) (*Store, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if script.IsNil(client) {
+		return nil, invalidConfig("client is nil")
+	}
+	return &Store{
+		client: client,
+		runner: script.Runner{Client: client},
+		cfg:    cfg,
+		linger: ms(cfg.Linger),
+	}, nil
+}
+
+// Config returns the Store's configuration, defaults filled in; the zero
+// Config for a Store that cannot be used.
+func (s *Store) Config() Config {
+	if s.usable() != nil {
+		return Config{}
+	}
+	return s.cfg
+}
+
+func (s *Store) usable() error {
+	if s == nil || s.client == nil {
+		return errUnusable
+	}
+	return nil
+}
+
+// Create stores p with its shares, cut up front in the process (see
+// Split), in one script, and logs it for the persister. From then on,
+// until p.TTL has passed on the server's clock, Grab hands out its
+// shares.
+//
+// It returns an error matching ErrInvalidPacket, with nothing sent, for a
+// p that breaks Packet's rules, and ErrExists, with nothing written, when
+// a packet with p.ID exists (even one that has expired, until its keys
+// lapse). When the error leaves the outcome unknown (see
+// callerr.OutcomeUnknown), the packet may have been created; Create again
+// returns ErrExists if it was.
+func (s *Store) Create(ctx context.Context, p Packet) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if err := p.check(); err != nil {
+		return err
+	}
+	sh := s.cfg.shard(p.ID)
+	args := make([]any, 0, 6+p.Count)
+	args = append(args, p.ID, itoa(p.Total), strconv.Itoa(p.Count), strconv.Itoa(int(p.Split)),
+		ms(p.ttl()), s.linger)
+	for _, a := range p.shares() {
+		args = append(args, itoa(a))
+	}
+	keys := []string{sh.packet(p.ID), sh.shares(p.ID), sh.log(), sh.due()}
+	reply, err := s.runner.Run(ctx, createScript, keys, args...).Result()
+	if err != nil {
+		return s.fail(ctx, "create", p.ID, err)
+	}
+	switch r := reply.(type) {
+	case int64:
+		if r == 0 {
+			return ErrExists
+		}
+	case []any:
+		if len(r) == 2 {
+			return nil
+		}
+	}
+	return s.fail(ctx, "create", p.ID, callerr.UnexpectedReply(reply))
+}
+
+// Grab gives user the next share of the packet, and returns it. A user's
+// second grab returns the same Claim, never a second share, whether or
+// not the packet has since sold out or expired. Shares go out in the
+// order the server runs the grabs; no share is given twice, and no more
+// than Count are given.
+//
+// It returns ErrSoldOut when every share is taken, ErrExpired when the
+// packet's TTL has passed, and ErrNotFound when there is no such packet;
+// with those, nothing is written. It returns an error matching
+// ErrInvalidArgument, with nothing sent, for an empty or over-long id or
+// user. When the error leaves the outcome unknown (see
+// callerr.OutcomeUnknown), the user may have taken a share; Grab again
+// returns it if so.
+func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) {
+	if err := s.usable(); err != nil {
+		return Claim{}, err
+	}
+	if err := checkID("packet id", packetID); err != nil {
+		return Claim{}, err
+	}
+	if err := checkID("user", user); err != nil {
+		return Claim{}, err
+	}
+	sh := s.cfg.shard(packetID)
+	keys := []string{sh.packet(packetID), sh.shares(packetID), sh.log()}
+	reply, err := s.runner.Run(ctx, grabScript, keys, packetID, user).Result()
+	if err != nil {
+		return Claim{}, s.fail(ctx, "grab", packetID, err)
+	}
+	switch r := reply.(type) {
+	case string:
+		if c, ok := parseClaim(packetID, user, r); ok {
+			return c, nil
+		}
+	case int64:
+		switch r {
+		case 0:
+			return Claim{}, ErrNotFound
+		case -1:
+			return Claim{}, ErrSoldOut
+		case -2:
+			return Claim{}, ErrExpired
+		}
+	}
+	return Claim{}, s.fail(ctx, "grab", packetID, callerr.UnexpectedReply(reply))
+}
+
+// Remaining returns the shares of the packet not yet taken, and their
+// sum. Once the packet has expired, none can be taken: they are what is
+// left to refund. It returns ErrNotFound when there is no such packet,
+// and reads only.
+func (s *Store) Remaining(ctx context.Context, packetID string) (shares int, amount int64, err error) {
+	if err := s.usable(); err != nil {
+		return 0, 0, err
+	}
+	if err := checkID("packet id", packetID); err != nil {
+		return 0, 0, err
+	}
+	key := s.cfg.shard(packetID).packet(packetID)
+	vals, err := s.client.HMGet(ctx, key, "left", "left_amount").Result()
+	if err != nil {
+		return 0, 0, s.fail(ctx, "remaining", packetID, err)
+	}
+	if vals[0] == nil {
+		return 0, 0, ErrNotFound
+	}
+	left, err1 := strconv.Atoi(asString(vals[0]))
+	sum, err2 := strconv.ParseInt(asString(vals[1]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, s.fail(ctx, "remaining", packetID, callerr.UnexpectedReply(vals))
+	}
+	return left, sum, nil
+}
+
+// fail returns the error of operation op on packet id.
+func (s *Store) fail(ctx context.Context, op, id string, err error) error {
+	return callerr.Call(ctx, "redpacket", op, id, err)
+}
+
+// checkID refuses an empty or over-long packet id or user.
+func checkID(what, id string) error {
+	if id == "" || len(id) > MaxIDLen {
+		return invalidArgument("%s is %d bytes, must be 1 to %d", what, len(id), MaxIDLen)
+	}
+	return nil
+}
+
+// parseClaim decodes a claim as the scripts store it, "amount:seq:at".
+func parseClaim(packetID, user, s string) (Claim, bool) {
+	parts := strings.Split(s, ":")
+	if len(parts) != 3 {
+		return Claim{}, false
+	}
+	amount, err1 := strconv.ParseInt(parts[0], 10, 64)
+	seq, err2 := strconv.Atoi(parts[1])
+	at, err3 := strconv.ParseInt(parts[2], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return Claim{}, false
+	}
+	return Claim{PacketID: packetID, User: user, Amount: amount, Seq: seq, At: time.UnixMilli(at)}, true
+}
+
+func asString(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// ms is d in whole milliseconds, as the scripts take it.
+func ms(d time.Duration) string {
+	return strconv.FormatInt(d.Milliseconds(), 10)
+}
