@@ -27,8 +27,9 @@ var (
 	// with the id exists already.
 	ErrExists = errors.New("redpacket: packet exists")
 
-	// ErrInvalidArgument is returned, with nothing sent, for an empty or
-	// over-long packet id or user.
+	// ErrInvalidArgument is returned, with nothing sent, for a packet id
+	// or user that is empty, longer than MaxIDLen bytes, not UTF-8, or
+	// holds a NUL.
 	ErrInvalidArgument = errors.New("redpacket: invalid argument")
 
 	// ErrInvalidConfig is returned by NewStore and NewPersister for a

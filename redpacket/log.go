@@ -43,21 +43,18 @@ type Expiry struct {
 // parseEntry decodes a log entry. An entry with no values, which Redis
 // returns for one deleted while pending, is an error.
 func parseEntry(m redis.XMessage) (entry, error) {
-	e := entry{streamID: m.ID}
-	v := func(name string) string { s, _ := m.Values[name].(string); return s }
+	e := entry{streamID: m.ID, kind: str(m.Values, "k")}
+	bad := false
 	num := func(name string) int64 {
-		n, err := strconv.ParseInt(v(name), 10, 64)
-		if err != nil && e.kind != "" {
-			e.kind = "" // mark the entry bad
-		}
+		n, err := strconv.ParseInt(str(m.Values, name), 10, 64)
+		bad = bad || err != nil
 		return n
 	}
-	e.kind = v("k")
 	switch e.kind {
 	case "p", "x":
 		e.packet = packetRow{
-			id: v("id"), total: num("total"), count: int(num("count")), split: Split(num("split")),
-			created: num("created"), expires: num("expires"),
+			id: str(m.Values, "id"), total: num("total"), count: int(num("count")),
+			split: Split(num("split")), created: num("created"), expires: num("expires"),
 		}
 		if e.kind == "x" {
 			e.packet.expired = num("expired")
@@ -65,18 +62,22 @@ func parseEntry(m redis.XMessage) (entry, error) {
 			e.packet.leftAmount = num("left_amount")
 			e.packet.expiredFromLog = true
 		}
-		if e.packet.id == "" {
-			e.kind = ""
-		}
+		bad = bad || e.packet.id == ""
 	case "c":
-		e.claim = Claim{PacketID: v("id"), User: v("u"), Amount: num("a"), Seq: int(num("s")),
-			At: time.UnixMilli(num("t"))}
-		if e.claim.PacketID == "" || e.claim.User == "" {
-			e.kind = ""
-		}
+		e.claim = Claim{PacketID: str(m.Values, "id"), User: str(m.Values, "u"), Amount: num("a"),
+			Seq: int(num("s")), At: time.UnixMilli(num("t"))}
+		bad = bad || e.claim.PacketID == "" || e.claim.User == ""
+	default:
+		bad = true
 	}
-	if e.kind == "" {
+	if bad {
 		return e, fmt.Errorf("redpacket: log entry %s is not one the scripts write: %v", m.ID, m.Values)
 	}
 	return e, nil
+}
+
+// str is the string value of field name, "" if it has none.
+func str(values map[string]any, name string) string {
+	s, _ := values[name].(string)
+	return s
 }

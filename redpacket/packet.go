@@ -11,8 +11,13 @@ const (
 	// stays one short script call.
 	MaxShares = 100_000
 
-	// MaxIDLen is the longest packet id or user, in bytes.
+	// MaxIDLen is the longest packet id or user, in bytes. Both must be
+	// valid UTF-8 with no NUL, as a database's text column takes.
 	MaxIDLen = 256
+
+	// MaxTotal is the largest Total, 2^53-1: the largest integer that
+	// Lua's numbers, in the scripts, hold exactly.
+	MaxTotal = 1<<53 - 1
 
 	// DefaultTTL is the TTL of a Packet that sets none.
 	DefaultTTL = 24 * time.Hour
@@ -21,10 +26,11 @@ const (
 // A Packet is an amount to be shared out among the first Count users who
 // grab it.
 //
-// Create refuses, with ErrInvalidPacket, an empty ID or one longer than
-// MaxIDLen bytes, a Count below 1 or above MaxShares, a Total below
-// Count (every share is at least 1), a Split other than Random or Equal,
-// and a TTL that is negative or under a millisecond.
+// Create refuses, with ErrInvalidPacket, an ID that is empty, longer than
+// MaxIDLen bytes, not UTF-8 or holds a NUL; a Count below 1 or above
+// MaxShares; a Total below Count (every share is at least 1) or above
+// MaxTotal; a Split other than Random or Equal; and a TTL that is
+// negative or under a millisecond.
 type Packet struct {
 	ID    string
 	Total int64         // smallest currency unit (cents)
@@ -63,12 +69,14 @@ func (s Split) String() string {
 // check validates p.
 func (p Packet) check() error {
 	switch {
-	case p.ID == "" || len(p.ID) > MaxIDLen:
-		return invalidPacket("ID is %d bytes, must be 1 to %d", len(p.ID), MaxIDLen)
+	case !validID(p.ID):
+		return invalidPacket("ID %q: must be 1 to %d bytes of UTF-8, with no NUL", p.ID, MaxIDLen)
 	case p.Count < 1 || p.Count > MaxShares:
 		return invalidPacket("Count is %d, must be 1 to %d", p.Count, MaxShares)
 	case p.Total < int64(p.Count):
 		return invalidPacket("Total is %d, below Count %d: every share is at least 1", p.Total, p.Count)
+	case p.Total > MaxTotal:
+		return invalidPacket("Total is %d, above MaxTotal", p.Total)
 	case p.Split != Random && p.Split != Equal:
 		return invalidPacket("Split is %v, must be Random or Equal", p.Split)
 	case p.TTL < 0 || p.TTL > 0 && p.TTL < time.Millisecond:

@@ -201,7 +201,8 @@ func (p *Persister) Drain(ctx context.Context) (int, error) {
 type shardState struct {
 	grouped     bool      // the consumer group exists
 	pending     bool      // own unacked entries may be left
-	reclaimed   time.Time // last look for others' idle entries
+	reclaimed   time.Time // end of the last full scan for others' idle entries
+	cursor      string    // where the scan for others' idle entries goes on
 	swept       bool      // no packet was due at the last sweep
 	nextDue     time.Time // local time at which to sweep again
 	nextDueKnow bool      // nextDue holds; false: sweep at the next step
@@ -231,17 +232,13 @@ func (p *Persister) step(ctx context.Context, sh shard, st *shardState, wait boo
 		return p.write(ctx, sh, st, msgs)
 	}
 	if time.Since(st.reclaimed) >= p.cfg.ClaimIdle/2 {
-		msgs, _, err := c.XAutoClaim(ctx, &redis.XAutoClaimArgs{
-			Stream: sh.log(), Group: p.cfg.Group, Consumer: p.cfg.Consumer,
-			MinIdle: p.cfg.ClaimIdle, Start: "0-0", Count: int64(p.cfg.Batch),
-		}).Result()
+		msgs, err := p.reclaim(ctx, sh, st)
 		if err != nil {
-			return 0, p.fail(ctx, "reclaim", sh, err)
+			return 0, err
 		}
 		if len(msgs) > 0 {
 			return p.write(ctx, sh, st, msgs) // look again at once: there may be more
 		}
-		st.reclaimed = time.Now()
 	}
 	if !st.nextDueKnow || !time.Now().Before(st.nextDue) {
 		if err := p.sweep(ctx, sh, st); err != nil {
@@ -285,6 +282,33 @@ func (p *Persister) read(ctx context.Context, sh shard, from string, block time.
 	return streams[0].Messages, nil
 }
 
+// reclaim takes over up to Batch entries that other consumers have left
+// unacked for ClaimIdle, scanning the group's pending list from where the
+// last scan stopped; a scan that reaches its end marks the time.
+func (p *Persister) reclaim(ctx context.Context, sh shard, st *shardState) ([]redis.XMessage, error) {
+	if st.cursor == "" {
+		st.cursor = "0-0"
+	}
+	// XAUTOCLAIM looks at up to 10 times Count pending entries a call.
+	for range 100 {
+		msgs, next, err := p.store.client.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+			Stream: sh.log(), Group: p.cfg.Group, Consumer: p.cfg.Consumer,
+			MinIdle: p.cfg.ClaimIdle, Start: st.cursor, Count: int64(p.cfg.Batch),
+		}).Result()
+		if err != nil {
+			return nil, p.fail(ctx, "reclaim", sh, err)
+		}
+		st.cursor = next
+		if next == "0-0" {
+			st.reclaimed = time.Now()
+		}
+		if len(msgs) > 0 || next == "0-0" {
+			return msgs, nil
+		}
+	}
+	return nil, nil
+}
+
 // sweep expires sh's packets that are due, up to Batch of them, and
 // learns when the next one is due.
 func (p *Persister) sweep(ctx context.Context, sh shard, st *shardState) error {
@@ -303,6 +327,16 @@ func (p *Persister) sweep(ctx context.Context, sh shard, st *shardState) error {
 		}
 		keys := []string{sh.packet(ids[0]), sh.log(), sh.due()}
 		reply, err := p.store.runner.Run(ctx, expireScript, keys, ids[0]).Slice()
+		var refused redis.Error
+		if errors.As(err, &refused) {
+			// The packet's key holds something else: report it, and let it
+			// not stop the sweep.
+			p.report(p.store.fail(ctx, "expire", ids[0], err))
+			if err := p.store.client.ZRem(ctx, sh.due(), ids[0]).Err(); err != nil {
+				return p.fail(ctx, "sweep", sh, err)
+			}
+			continue
+		}
 		if err != nil {
 			return p.fail(ctx, "expire", sh, err)
 		}

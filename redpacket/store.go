@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -133,8 +134,8 @@ func (s *Store) Create(ctx context.Context, p Packet) error {
 // It returns ErrSoldOut when every share is taken, ErrExpired when the
 // packet's TTL has passed, and ErrNotFound when there is no such packet;
 // with those, nothing is written. It returns an error matching
-// ErrInvalidArgument, with nothing sent, for an empty or over-long id or
-// user. When the error leaves the outcome unknown (see
+// ErrInvalidArgument, with nothing sent, for an id or user that is empty,
+// longer than MaxIDLen bytes, not UTF-8, or holds a NUL. When the error leaves the outcome unknown (see
 // callerr.OutcomeUnknown), the user may have taken a share; Grab again
 // returns it if so.
 func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) {
@@ -203,12 +204,19 @@ func (s *Store) fail(ctx context.Context, op, id string, err error) error {
 	return callerr.Call(ctx, "redpacket", op, id, err)
 }
 
-// checkID refuses an empty or over-long packet id or user.
+// checkID refuses an empty or over-long packet id or user, and one that
+// a database's text column would refuse.
 func checkID(what, id string) error {
-	if id == "" || len(id) > MaxIDLen {
-		return invalidArgument("%s is %d bytes, must be 1 to %d", what, len(id), MaxIDLen)
+	if !validID(id) {
+		return invalidArgument("%s %q: must be 1 to %d bytes of UTF-8, with no NUL", what, id, MaxIDLen)
 	}
 	return nil
+}
+
+// validID reports whether id can name a packet or a user: 1 to MaxIDLen
+// bytes of valid UTF-8 with no NUL, as PostgreSQL's text takes.
+func validID(id string) bool {
+	return id != "" && len(id) <= MaxIDLen && utf8.ValidString(id) && strings.IndexByte(id, 0) < 0
 }
 
 // parseClaim decodes a claim as the scripts store it, "amount:seq:at".
