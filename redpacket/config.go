@@ -33,6 +33,16 @@ type Config struct {
 	// answers, and a persister has this long to log the unclaimed shares
 	// for refund. 0 means DefaultLinger; at least a second.
 	Linger time.Duration
+
+	// Replicas, when above 0, makes Create, Grab and the persister's
+	// expiry wait until that many replicas have the write (Redis WAIT),
+	// so that a claim once returned survives a failover to one of them.
+	// A write they do not acknowledge in time fails with an error that
+	// wraps ErrNotReplicated.
+	Replicas int
+
+	// ReplicaTimeout bounds the wait for Replicas; 0 means one second.
+	ReplicaTimeout time.Duration
 }
 
 // withDefaults returns c with its zero fields set to the defaults.
@@ -46,6 +56,9 @@ func (c Config) withDefaults() Config {
 	if c.Linger == 0 {
 		c.Linger = DefaultLinger
 	}
+	if c.Replicas > 0 && c.ReplicaTimeout == 0 {
+		c.ReplicaTimeout = time.Second
+	}
 	return c
 }
 
@@ -58,6 +71,10 @@ func (c Config) check() error {
 		return invalidConfig("Shards is %d, must be 1 to 1024", c.Shards)
 	case c.Linger < time.Second:
 		return invalidConfig("Linger is %v, must be at least 1s", c.Linger)
+	case c.Replicas < 0:
+		return invalidConfig("Replicas is %d, must not be negative", c.Replicas)
+	case c.ReplicaTimeout < 0:
+		return invalidConfig("ReplicaTimeout is %v, must not be negative", c.ReplicaTimeout)
 	}
 	return nil
 }

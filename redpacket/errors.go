@@ -32,6 +32,12 @@ var (
 	// holds a NUL.
 	ErrInvalidArgument = errors.New("redpacket: invalid argument")
 
+	// ErrNotReplicated is wrapped by the error of a write that fewer than
+	// Config.Replicas replicas acknowledged within ReplicaTimeout. The
+	// write was made on the master, and may yet reach them, or be lost in
+	// a failover.
+	ErrNotReplicated = errors.New("redpacket: write not acknowledged by replicas")
+
 	// ErrInvalidConfig is returned by NewStore and NewPersister for a
 	// configuration that cannot work, and by every method of a Store made
 	// with a nil client, or of a zero or nil Store or Persister.

@@ -60,7 +60,8 @@ func NewStore(client redis.UniversalClient, cfg Config) (*Store, error) {
 	}
 	return &Store{
 		client: client,
-		runner: script.Runner{Client: client},
+		runner: script.Runner{Client: client, Replicas: cfg.Replicas,
+			ReplicaTimeout: cfg.ReplicaTimeout, NotReplicated: ErrNotReplicated},
 		cfg:    cfg,
 		linger: ms(cfg.Linger),
 	}, nil
@@ -91,8 +92,8 @@ func (s *Store) usable() error {
 // p that breaks Packet's rules, and ErrExists, with nothing written, when
 // a packet with p.ID exists (even one that has expired, until its keys
 // lapse). When the error leaves the outcome unknown (see
-// callerr.OutcomeUnknown), the packet may have been created; Create again
-// returns ErrExists if it was.
+// callerr.OutcomeUnknown), or wraps ErrNotReplicated, the packet may have
+// been created; Create again returns ErrExists if it was.
 func (s *Store) Create(ctx context.Context, p Packet) error {
 	if err := s.usable(); err != nil {
 		return err
@@ -135,9 +136,13 @@ func (s *Store) Create(ctx context.Context, p Packet) error {
 // packet's TTL has passed, and ErrNotFound when there is no such packet;
 // with those, nothing is written. It returns an error matching
 // ErrInvalidArgument, with nothing sent, for an id or user that is empty,
-// longer than MaxIDLen bytes, not UTF-8, or holds a NUL. When the error leaves the outcome unknown (see
-// callerr.OutcomeUnknown), the user may have taken a share; Grab again
-// returns it if so.
+// longer than MaxIDLen bytes, not UTF-8, or holds a NUL.
+//
+// When the error leaves the outcome unknown (see callerr.OutcomeUnknown),
+// or wraps ErrNotReplicated, the user may have taken a share on the
+// master: Grab again returns it, if the master still has it. A claim and
+// its log entry are written by one script, so a failover that loses one
+// loses both, and the database never holds a claim that Redis lost.
 func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) {
 	if err := s.usable(); err != nil {
 		return Claim{}, err
