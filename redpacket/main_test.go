@@ -7,12 +7,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotlimit/slotlimit/internal/redistest"
+	"github.com/slotlimit/slotlimit/internal/sqltest"
 	"github.com/slotlimit/slotlimit/redpacket"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	redistest.Shutdown()
+	sqltest.Shutdown()
 	os.Exit(code)
 }
 

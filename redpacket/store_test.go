@@ -3,6 +3,7 @@ package redpacket_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -118,10 +119,13 @@ func TestCreateRefuses(t *testing.T) {
 	down := redpacket.New(downClient(t))
 	for name, p := range map[string]redpacket.Packet{
 		"empty id":        {Total: 5, Count: 5},
-		"long id":         {ID: string(make([]byte, redpacket.MaxIDLen+1)), Total: 5, Count: 5},
+		"long id":         {ID: strings.Repeat("a", redpacket.MaxIDLen+1), Total: 5, Count: 5},
 		"no shares":       {ID: "x", Total: 5},
 		"too many shares": {ID: "x", Total: redpacket.MaxShares + 1, Count: redpacket.MaxShares + 1},
 		"total < count":   {ID: "x", Total: 4, Count: 5},
+		"total too big":   {ID: "x", Total: redpacket.MaxTotal + 1, Count: 5},
+		"id not utf-8":    {ID: "\xff", Total: 5, Count: 5},
+		"id with nul":     {ID: "a\x00b", Total: 5, Count: 5},
 		"bad split":       {ID: "x", Total: 5, Count: 5, Split: 7},
 		"negative ttl":    {ID: "x", Total: 5, Count: 5, TTL: -time.Second},
 		"sub-ms ttl":      {ID: "x", Total: 5, Count: 5, TTL: time.Microsecond},
@@ -131,7 +135,11 @@ func TestCreateRefuses(t *testing.T) {
 	}
 	_, err := down.Grab(ctx, "", "u")
 	assert.ErrorIs(t, err, redpacket.ErrInvalidArgument)
-	_, err = down.Grab(ctx, "x", "")
+	for _, user := range []string{"", "\xff", "a\x00", strings.Repeat("a", redpacket.MaxIDLen+1)} {
+		_, err = down.Grab(ctx, "x", user)
+		assert.ErrorIs(t, err, redpacket.ErrInvalidArgument, "user %q", user)
+	}
+	_, _, err = down.Remaining(ctx, "")
 	assert.ErrorIs(t, err, redpacket.ErrInvalidArgument)
 }
 
