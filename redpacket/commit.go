@@ -43,6 +43,7 @@ func (p *Persister) commit(ctx context.Context, entries []entry) error {
 	}
 	defer tx.Rollback()
 	d := p.cfg.Dialect
+	rowsPerInsert := d.rowsPerInsert()
 	for start := 0; start < len(packets); start += rowsPerInsert {
 		chunk := packets[start:min(start+rowsPerInsert, len(packets))]
 		args := make([]any, 0, packetCols*len(chunk))

@@ -20,7 +20,7 @@ var (
 	ErrInvalidPacket = errors.New("redpacket: invalid packet")
 
 	// ErrExpired is returned by Grab, to a user who holds no claim, once
-	// the packet's TTL has passed on the server's clock.
+	// the packet's TTL has passed on the server's clock with shares left.
 	ErrExpired = errors.New("redpacket: packet expired")
 
 	// ErrExists is returned by Create, with nothing written, when a packet

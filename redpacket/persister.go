@@ -174,7 +174,8 @@ func (p *Persister) runShard(ctx context.Context, sh shard) {
 // Drain writes, without waiting, every entry the logs hold for this
 // persister now: its own unacked entries, others' unacked for ClaimIdle,
 // and new ones; and expires every packet that is due. It returns the
-// number of entries written, and stops at the first error. Tests, tools
+// number of entries written, and stops at the first error, or when a read
+// finds nothing new: under grabs that outpace it, it goes on. Tests, tools
 // and a shutdown use it; a service runs Run.
 func (p *Persister) Drain(ctx context.Context) (int, error) {
 	if err := p.usable(); err != nil {

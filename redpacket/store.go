@@ -132,8 +132,9 @@ func (s *Store) Create(ctx context.Context, p Packet) error {
 // order the server runs the grabs; no share is given twice, and no more
 // than Count are given.
 //
-// It returns ErrSoldOut when every share is taken, ErrExpired when the
-// packet's TTL has passed, and ErrNotFound when there is no such packet;
+// It returns ErrSoldOut when every share is taken (expired or not),
+// ErrExpired when shares are left but the packet's TTL has passed, and
+// ErrNotFound when there is no such packet;
 // with those, nothing is written. It returns an error matching
 // ErrInvalidArgument, with nothing sent, for an id or user that is empty,
 // longer than MaxIDLen bytes, not UTF-8, or holds a NUL.

@@ -8,8 +8,8 @@
 -- ARGV[2]  user
 --
 -- Returns the user's claim, "amount:seq:at" (at in ms, server clock), or
--- a number, with nothing written: 0 no such packet, -1 sold out,
--- -2 expired.
+-- a number, with nothing written: 0 no such packet, -1 sold out (even
+-- once expired), -2 expired with shares left.
 
 -- #include lib.lua
 
@@ -23,6 +23,9 @@ if f[1] then
 end
 if not f[2] then
 	return 0
+end
+if f[3] == '0' then
+	return -1
 end
 local now = now_ms()
 if now >= tonumber(f[4]) then
