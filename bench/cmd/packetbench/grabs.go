@@ -1,0 +1,330 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/redpacket"
+)
+
+// seedGrab is seed 002's grab script, verbatim, line by line, its
+// trailing spaces kept. It makes its key names from KEYS[1], the packet
+// id: red_packet_<id>, a hash whose field stock counts the shares left,
+// and red_packet_list_<id>, a list to which it pushes ARGV[1],
+// "userId-timeMillis". It returns 1 for a share taken, 2 for the last
+// one, and 0 when the packet is sold out.
+const seedGrab = "local listKey = 'red_packet_list_'..KEYS[1]  \n" +
+	"local redPacket = 'red_packet_'..KEYS[1] \n" +
+	"local stock = tonumber(redis.call('hget', redPacket, 'stock')) \n" +
+	"if stock <= 0 then \n" +
+	"  return 0 \n" +
+	"end \n" +
+	"stock = stock-1\n" +
+	"redis.call('hset', redPacket, 'stock', tostring(stock)) \n" +
+	"redis.call('rpush', listKey, ARGV[1])  \n" +
+	"if stock == 0 then \n" +
+	"  return 2 \n" +
+	"end  \n" +
+	"return 1"
+
+// Names of the grabbers, in the order of the report.
+const (
+	nameSeed  = "seed 002's script, verbatim, EVALSHA"
+	nameStore = "slotlimit redpacket Store.Grab"
+)
+
+// shareAmount is every share's amount, in cents: the Store's packets are
+// split Equal, as the seed's unit_amount is.
+const shareAmount = 100
+
+// A grabber is one way of keeping red packets and grabbing their shares.
+type grabber struct {
+	name     string
+	tag      string   // in its keys
+	commands []string // its grab's top-level commands, as INFO commandstats names them
+	// on returns the grabber's packets whose keys all hold tag.
+	on func(tag string) (packets, error)
+}
+
+// packets are the red packets of one grabber in one phase.
+type packets interface {
+	// create creates packet id of shares shares.
+	create(ctx context.Context, id string, shares int) error
+	// grab grabs a share of packet id for user: took is false when it
+	// was refused because the packet is sold out, and any other refusal
+	// is an error.
+	grab(ctx context.Context, id, user string) (took bool, err error)
+	// taken returns the shares of packet id, created with shares, that
+	// have been taken, once it has checked that the packet's keys agree.
+	taken(ctx context.Context, id string, shares int) (int64, error)
+}
+
+// user returns the j-th user of a phase: ten digits, as the seed's user
+// ids are numbers, and the same for every grabber.
+func user(j int64) string {
+	return strconv.FormatInt(1_000_000_000+j, 10)
+}
+
+// holder is the user who takes the one share of a sold-out packet.
+const holder = "42"
+
+func (b *bench) seedGrabber() *grabber {
+	return &grabber{name: nameSeed, tag: "seed", commands: []string{"evalsha"}, on: func(tag string) (packets, error) {
+		return seedPackets{c: b.Client, sha: b.seed.SHA, tag: tag}, nil
+	}}
+}
+
+func (b *bench) storeGrabber() *grabber {
+	return &grabber{name: nameStore, tag: "store", commands: []string{"evalsha"}, on: func(tag string) (packets, error) {
+		s, err := redpacket.NewStore(b.Client, redpacket.Config{Prefix: tag})
+		return storePackets{s}, err
+	}}
+}
+
+// seedPackets are the seed's packets, whose ids begin with tag.
+type seedPackets struct {
+	c   *redis.Client
+	sha string
+	tag string
+}
+
+func (p seedPackets) keys(id string) (packet, list string) {
+	return "red_packet_" + p.tag + id, "red_packet_list_" + p.tag + id
+}
+
+// create stores a packet as the seed does: its stock, and its unit
+// amount in yuan.
+func (p seedPackets) create(ctx context.Context, id string, shares int) error {
+	packet, _ := p.keys(id)
+	return p.c.HSet(ctx, packet, "stock", shares, "unit_amount", "1.00").Err()
+}
+
+func (p seedPackets) grab(ctx context.Context, id, user string) (bool, error) {
+	arg := user + "-" + strconv.FormatInt(time.Now().UnixMilli(), 10)
+	n, err := p.c.EvalSha(ctx, p.sha, []string{p.tag + id}, arg).Int64()
+	switch {
+	case err != nil:
+		return false, err
+	case n == 1 || n == 2:
+		return true, nil
+	case n == 0:
+		return false, nil
+	}
+	return false, fmt.Errorf("seed's script replied %d", n)
+}
+
+func (p seedPackets) taken(ctx context.Context, id string, shares int) (int64, error) {
+	packet, list := p.keys(id)
+	stock, err := p.c.HGet(ctx, packet, "stock").Int64()
+	if err != nil {
+		return 0, err
+	}
+	pushed, err := p.c.LLen(ctx, list).Result()
+	if err != nil {
+		return 0, err
+	}
+	if taken := int64(shares) - stock; pushed != taken {
+		return 0, fmt.Errorf("packet %s: stock %d of %d, but %d users in its list", id, stock, shares, pushed)
+	}
+	return pushed, nil
+}
+
+// storePackets are a Store's packets.
+type storePackets struct{ s *redpacket.Store }
+
+func (p storePackets) create(ctx context.Context, id string, shares int) error {
+	return p.s.Create(ctx, redpacket.Packet{ID: id, Total: shareAmount * int64(shares), Count: shares, Split: redpacket.Equal})
+}
+
+func (p storePackets) grab(ctx context.Context, id, user string) (bool, error) {
+	c, err := p.s.Grab(ctx, id, user)
+	switch {
+	case errors.Is(err, redpacket.ErrSoldOut):
+		return false, nil
+	case err != nil:
+		return false, err
+	case c.Amount != shareAmount || c.User != user:
+		return false, fmt.Errorf("packet %s: user %s got %+v", id, user, c)
+	}
+	return true, nil
+}
+
+func (p storePackets) taken(ctx context.Context, id string, shares int) (int64, error) {
+	left, amount, err := p.s.Remaining(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	if amount != shareAmount*int64(left) {
+		return 0, fmt.Errorf("packet %s: %d shares left of %d, worth %d", id, left, shares, amount)
+	}
+	return int64(shares - left), nil
+}
+
+// runGrabs runs each grabber's phase of grabs that take a share, then
+// each one's phase of grabs refused, in b.Rounds rounds, the grabbers
+// taking turns in every round, so that a drift in the machine's speed
+// falls on all of them alike. A phase whose top-level commands are not
+// the grabber's ends the run (see harness.Phase.CheckCommands).
+func (b *bench) runGrabs(ctx context.Context) error {
+	b.taken = make([]harness.CallResult, len(b.grabbers))
+	b.refused = make([]harness.CallResult, len(b.grabbers))
+	for i, g := range b.grabbers {
+		b.taken[i] = harness.CallResult{Name: g.name, Commands: g.commands, Latency: harness.NewTimings(b.Workers)}
+		b.refused[i] = harness.CallResult{Name: g.name, Commands: g.commands, Latency: harness.NewTimings(b.Workers)}
+	}
+	for round := range b.Rounds {
+		for _, phase := range []struct {
+			name    string
+			run     func(ctx context.Context, g *grabber, tag string, r *harness.CallResult) error
+			results []harness.CallResult
+		}{{"take", b.takePhase, b.taken}, {"refuse", b.refusePhase, b.refused}} {
+			for i, g := range b.grabbers {
+				tag := b.Key(fmt.Sprintf("%s:%s:%d:", phase.name, g.tag, round))
+				err := phase.run(ctx, g, tag, &phase.results[i])
+				if err == nil {
+					err = b.deleteMatching(ctx, tag)
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", g.name, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// takePhase creates b.packets packets of b.shares shares with g, their
+// keys holding tag, then grabs them, in order, each grab by a user of its
+// own, until every share is taken or the phase's time or -max-ops ends
+// it, and adds the phase to r. It fails if a grab is refused, or if the
+// shares taken are not the grabs that succeeded.
+func (b *bench) takePhase(ctx context.Context, g *grabber, tag string, r *harness.CallResult) error {
+	ps, err := g.on(tag)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, b.packets)
+	for k := range ids {
+		ids[k] = "p" + strconv.Itoa(k)
+		if err := ps.create(ctx, ids[k], b.shares); err != nil {
+			return err
+		}
+	}
+	shares := int64(b.shares)
+	bounds := harness.Bounds{Workers: b.Workers, Duration: b.Duration, MaxOps: min(b.MaxOps, int64(b.packets)*shares)}
+	var next atomic.Int64
+	ph, err := b.MeasureDrive(ctx, bounds, func(ctx context.Context, w int) error {
+		j := next.Add(1) - 1
+		id := ids[j/shares]
+		t0 := time.Now()
+		took, err := ps.grab(ctx, id, user(j))
+		if err != nil {
+			return err
+		}
+		if !took {
+			return fmt.Errorf("packet %s: grab %d of %d found it sold out", id, j%shares+1, shares)
+		}
+		r.Latency.Add(w, time.Since(t0))
+		return nil
+	})
+	if err == nil {
+		err = ph.CheckCommands(g.commands)
+	}
+	if err != nil {
+		return err
+	}
+	var taken int64
+	for _, id := range ids {
+		n, err := ps.taken(ctx, id, b.shares)
+		if err != nil {
+			return err
+		}
+		taken += n
+	}
+	if taken != ph.Ops {
+		return fmt.Errorf("%d grabs took a share, but the packets gave %d", ph.Ops, taken)
+	}
+	r.Phase = r.Phase.Add(ph)
+	return nil
+}
+
+// refusePhase makes a sold-out packet with g, its keys holding tag, then
+// grabs it, each grab by a user of its own, until the phase's time or
+// -max-ops ends it, and adds the phase to r. It fails if a grab takes a
+// share.
+func (b *bench) refusePhase(ctx context.Context, g *grabber, tag string, r *harness.CallResult) error {
+	ps, err := b.soldOut(ctx, g, tag)
+	if err != nil {
+		return err
+	}
+	var next atomic.Int64
+	ph, err := b.MeasureDrive(ctx, b.Bounds(b.Workers), func(ctx context.Context, w int) error {
+		t0 := time.Now()
+		took, err := ps.grab(ctx, soldOutID, user(next.Add(1)-1))
+		if err != nil {
+			return err
+		}
+		if took {
+			return fmt.Errorf("packet %s: a grab took a share of it, sold out", soldOutID)
+		}
+		r.Latency.Add(w, time.Since(t0))
+		return nil
+	})
+	if err == nil {
+		err = ph.CheckCommands(g.commands)
+	}
+	if err != nil {
+		return err
+	}
+	if n, err := ps.taken(ctx, soldOutID, 1); err != nil || n != 1 {
+		return errors.Join(err, fmt.Errorf("packet %s: %d shares taken of 1", soldOutID, n))
+	}
+	r.Phase = r.Phase.Add(ph)
+	return nil
+}
+
+// soldOutID is the id of the sold-out packet of a phase of refusals.
+const soldOutID = "sold-out"
+
+// soldOut creates, with g, a packet of one share, which holder takes,
+// checks that another user's grab is refused, and returns g's packets.
+// It also puts g's scripts in the server's cache.
+func (b *bench) soldOut(ctx context.Context, g *grabber, tag string) (packets, error) {
+	ps, err := g.on(tag)
+	if err != nil {
+		return nil, err
+	}
+	if err := ps.create(ctx, soldOutID, 1); err != nil {
+		return nil, err
+	}
+	for i, who := range []string{holder, user(0)} {
+		took, err := ps.grab(ctx, soldOutID, who)
+		if err != nil {
+			return nil, err
+		}
+		if took != (i == 0) {
+			return nil, fmt.Errorf("packet %s of one share: grab %d by %s: took %v", soldOutID, i+1, who, took)
+		}
+	}
+	return ps, nil
+}
+
+// deleteMatching deletes every key that holds tag.
+func (b *bench) deleteMatching(ctx context.Context, tag string) error {
+	var keys []string
+	iter := b.Admin.Scan(ctx, 0, "*"+tag+"*", 1000).Iterator()
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		return err
+	}
+	return b.Del(ctx, keys...)
+}
