@@ -47,6 +47,12 @@ type Config struct {
 
 	// ReplicaTimeout bounds the wait for Replicas; 0 means one second.
 	ReplicaTimeout time.Duration
+
+	// Observer, if set, is told of each acquire, refusal, wait, hand-over,
+	// release, renewal, lost lease and failed call of a Limiter (see
+	// Event); SlogObserver logs them. nil, the default, costs nothing. A
+	// Counter ignores it, as do the batch calls.
+	Observer Observer
 }
 
 // check validates c and fills in the default TTL.

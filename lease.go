@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slotlimit/slotlimit/internal/keepalive"
+	"github.com/slotlimit/slotlimit/internal/observe"
 )
 
 // A Lease is a handle on one holder's lease, for in-process work. It
@@ -38,6 +39,9 @@ func (l *Limiter) Lease(holder string) *Lease {
 		Renew:   func(ctx context.Context) (bool, error) { return l.Renew(ctx, holder) },
 		Release: func(ctx context.Context) (bool, error) { return l.Release(ctx, holder) },
 		ErrLost: ErrLeaseLost,
+		OnLost: func() {
+			observe.Lost(l.Config().Observer, "slotlimit", l.Config().Key, holder, ErrLeaseLost)
+		},
 	})}
 }
 

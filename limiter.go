@@ -137,7 +137,9 @@ func (l *Limiter) TryAcquireN(ctx context.Context, holder string, n int64) (Resu
 	if err := l.check(holder, n); err != nil {
 		return Result{Limit: l.Config().Limit}, err
 	}
+	c := l.begin("TryAcquire", holder, n)
 	res, _, err := l.try(ctx, holder, n, false)
+	observeResult(ctx, &c, res, err)
 	return res, err
 }
 
@@ -204,11 +206,16 @@ func (l *Limiter) acquireN(ctx context.Context, holder string, n int64, claimed 
 	if err := l.check(holder, n); err != nil {
 		return Result{Limit: l.Config().Limit}, err
 	}
+	c := l.begin("Acquire", holder, n)
 	if err := ctx.Err(); err != nil {
-		return Result{Limit: l.cfg.Limit}, callError(ctx, "acquire", l.cfg.Key, err)
+		err = callError(ctx, "acquire", l.cfg.Key, err)
+		c.Failed(ctx, err)
+		return Result{Limit: l.cfg.Limit}, err
 	}
-	res, err := l.wait(ctx, holder, n, claimed)
-	return acquireOutcome(ctx, l.cfg, res, err)
+	res, err := l.wait(ctx, holder, n, claimed, &c)
+	res, err = acquireOutcome(ctx, l.cfg, res, err)
+	observeResult(ctx, &c, res, err)
+	return res, err
 }
 
 // cleanupTimeout bounds the release that follows a failed acquire.
@@ -236,15 +243,21 @@ func (l *Limiter) Release(ctx context.Context, holder string) (bool, error) {
 	if err := checkHolder(holder); err != nil {
 		return false, err
 	}
+	c := l.begin("Release", holder, 0)
 	reply, err := l.runner.Run(ctx, releaseScript, l.keys, l.releaseArgs(holder)...).Result()
 	if err != nil {
-		return false, callError(ctx, "release", l.cfg.Key, err)
+		err = callError(ctx, "release", l.cfg.Key, err)
+		c.Failed(ctx, err)
+		return false, err
 	}
 	var one [1]bool
 	released, err := decodeReleased(one[:0], reply)
 	if err != nil || len(released) != 1 {
-		return false, opError("release", l.cfg.Key, callerr.UnexpectedReply(reply))
+		err = opError("release", l.cfg.Key, callerr.UnexpectedReply(reply))
+		c.Failed(ctx, err)
+		return false, err
 	}
+	c.Released(ctx, released[0])
 	return released[0], nil
 }
 
@@ -263,10 +276,14 @@ func (l *Limiter) renew(ctx context.Context, holder string) (time.Time, bool, er
 	if err := checkHolder(holder); err != nil {
 		return time.Time{}, false, err
 	}
+	c := l.begin("Renew", holder, 0)
 	deadline, err := l.runner.Run(ctx, renewScript, l.leaseKeys(), holder, l.ttl).Int64()
 	if err != nil {
-		return time.Time{}, false, callError(ctx, "renew", l.cfg.Key, err)
+		err = callError(ctx, "renew", l.cfg.Key, err)
+		c.Failed(ctx, err)
+		return time.Time{}, false, err
 	}
+	c.Renewed(ctx, deadline != 0)
 	if deadline == 0 {
 		return time.Time{}, false, nil
 	}

@@ -125,3 +125,38 @@ func checkBareCalls(b *testing.B, l *Limiter) {
 		b.Fatalf("release calls changed: %q", release)
 	}
 }
+
+// noopObserver is an Observer that does nothing, to price the reporting
+// itself.
+type noopObserver struct{}
+
+func (noopObserver) Observe(context.Context, Event) {}
+
+// BenchmarkTryAcquireObserver compares one TryAcquire with no Observer,
+// the default, against one with an Observer that does nothing, serially,
+// with allocations. Against the code before observers, compare
+// BenchmarkTryAcquireAllocs/library across the two commits (see
+// docs/design.md).
+//
+//	go test -run '^$' -bench BenchmarkTryAcquireObserver -benchmem
+func BenchmarkTryAcquireObserver(b *testing.B) {
+	benchServers(b, func(b *testing.B, client *redis.Client) {
+		ctx := context.Background()
+		for _, obs := range []struct {
+			name string
+			obs  Observer
+		}{{"nil", nil}, {"noop", noopObserver{}}} {
+			b.Run(obs.name, func(b *testing.B) {
+				l, err := New(client, Config{Key: fmt.Sprintf("slotlimit-bench:%d", benchKeys.Add(1)),
+					Limit: 1 << 30, TTL: time.Minute, Observer: obs.obs})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					l.TryAcquire(ctx, "h")
+				}
+			})
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/slotlimit/slotlimit/internal/observe"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
@@ -22,16 +23,25 @@ import (
 // (see claimHanded); claimed, if not nil, learns how the claim went. With
 // Config.Replicas set, it claims first, so that the replicas acknowledge
 // the lease before it is returned.
-func (l *Limiter) wait(ctx context.Context, holder string, n int64, claimed func(ok bool)) (Result, error) {
+//
+// c, the observed call, learns whether it waited and was handed units.
+func (l *Limiter) wait(ctx context.Context, holder string, n int64, claimed func(ok bool), c *observe.Call) (Result, error) {
 	w := waitqueue.Join(l.notices, l.channel, holder)
 	defer w.Leave()
 	var res Result
+	var refused, released time.Time // the first refusal and the hand-over's release, when observed
 	mayHold, err := w.Loop(ctx, func(ctx context.Context) (waitqueue.Try, error) {
 		var arrival int64
 		var err error
 		res, arrival, err = l.try(ctx, holder, n, true)
+		if c.On() && err == nil && !res.Acquired && refused.IsZero() {
+			refused = time.Now()
+		}
 		return waitqueue.Try{Done: res.Acquired, Arrival: arrival, Lapse: res.EarliestLapse}, err
 	}, func(h waitqueue.Handed) (bool, error) {
+		if c.On() {
+			released = h.Deadline.Add(-l.cfg.TTL) // the deadline is a lease time from the release
+		}
 		handed := Result{Acquired: true, Count: h.Value, Limit: l.cfg.Limit, ExpiresAt: h.Deadline, Weight: n}
 		if l.cfg.Replicas == 0 {
 			go l.claimHanded(ctx, holder, h.Deadline, claimed)
@@ -44,6 +54,12 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64, claimed func
 		}
 		return live, err
 	})
+	if !refused.IsZero() {
+		c.Waited(ctx, refused)
+	}
+	if err == nil && !released.IsZero() && res.ExpiresAt.Equal(released.Add(l.cfg.TTL)) {
+		c.HandedOver(ctx, released)
+	}
 	if err != nil && (mayHold || outcomeUnknown(err)) {
 		// Units may be held, or handed over from the queue.
 		l.releaseDetached(ctx, holder)

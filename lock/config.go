@@ -3,6 +3,8 @@ package lock
 import (
 	"strconv"
 	"time"
+
+	"github.com/slotlimit/slotlimit/internal/observe"
 )
 
 // DefaultTTL is the lease time used when Config.TTL is 0.
@@ -28,7 +30,18 @@ type Config struct {
 
 	// ReplicaTimeout bounds the wait for Replicas; 0 means one second.
 	ReplicaTimeout time.Duration
+
+	// Observer, if set, is told of each lock taken or refused, wait,
+	// hand-over, unlock, refresh (KeepAlive's included), lost lock and
+	// failed call (see slotlimit.Event: a lock reports the same kinds,
+	// with Holder the owner token, and Units, Limit and InUse 1 when
+	// taken). nil, the default, costs nothing.
+	Observer Observer
 }
+
+// An Observer is told of what a Mutex and its Locks do: see
+// slotlimit.Observer, which is the same interface.
+type Observer = observe.Observer
 
 // check validates c and fills in the defaults.
 func (c Config) check() (Config, error) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/keepalive"
+	"github.com/slotlimit/slotlimit/internal/observe"
 	"github.com/slotlimit/slotlimit/internal/script"
 )
 
@@ -43,8 +44,15 @@ func (m *Mutex) newLock() *Lock {
 		Renew:   l.refresh,
 		Release: l.unlock,
 		ErrLost: ErrNotHeld,
+		OnLost:  func() { observe.Lost(m.cfg.Observer, "lock", m.cfg.Key, l.token, ErrNotHeld) },
 	})
 	return l
+}
+
+// begin starts observing a call on l.
+func (l *Lock) begin(op string) observe.Call {
+	m := l.mutex
+	return observe.Begin(m.cfg.Observer, "lock", op, m.cfg.Key, l.token, 1, 1)
 }
 
 // taken records that the lock was taken, with fence, by a call sent at start.
@@ -151,17 +159,28 @@ func (l *Lock) notHeld() error {
 // refresh runs refresh.lua: Config.Renew of the Lock's keepalive.Lease.
 func (l *Lock) refresh(ctx context.Context) (bool, error) {
 	m := l.mutex
+	c := l.begin("Refresh")
 	held, err := m.runner.Run(ctx, refreshScript, m.keys[:keyQueue], l.token, m.ttl).Int64()
 	if err != nil {
-		return false, callerr.Call(ctx, "lock", "refresh", m.cfg.Key, err)
+		err = callerr.Call(ctx, "lock", "refresh", m.cfg.Key, err)
+		c.Failed(ctx, err)
+		return false, err
 	}
+	c.Renewed(ctx, held == 1)
 	return held == 1, nil
 }
 
 // unlock runs unlock.lua, and hand_off.lua when someone waits: the
 // Config.Release of the Lock's keepalive.Lease.
 func (l *Lock) unlock(ctx context.Context) (bool, error) {
-	return l.release(ctx, &l.mutex.runner)
+	c := l.begin("Unlock")
+	held, err := l.release(ctx, &l.mutex.runner)
+	if err != nil {
+		c.Failed(ctx, err)
+	} else {
+		c.Released(ctx, held)
+	}
+	return held, err
 }
 
 // release unlocks through run: the Mutex's runner, or one that sends no

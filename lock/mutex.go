@@ -101,18 +101,23 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lock, error) {
 		return nil, err
 	}
 	l := m.newLock()
+	c := l.begin("TryLock")
 	start := time.Now()
 	fence, err := m.obtain(ctx, l.token)
 	if err != nil {
 		if callerr.OutcomeUnknown(err) {
 			l.unlockDetached(ctx)
 		}
-		return nil, callerr.Call(ctx, "lock", "obtain", m.cfg.Key, err)
+		err = callerr.Call(ctx, "lock", "obtain", m.cfg.Key, err)
+		c.Failed(ctx, err)
+		return nil, err
 	}
 	if fence == 0 {
+		c.Refused(ctx, 1)
 		return nil, fmt.Errorf("%w: %q is held", ErrNotObtained, m.cfg.Key)
 	}
 	l.taken(start, fence)
+	c.Acquired(ctx, 1)
 	return l, nil
 }
 

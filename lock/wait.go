@@ -34,10 +34,12 @@ func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
 		return nil, callerr.Call(ctx, "lock", "obtain", m.cfg.Key, err)
 	}
 	l := m.newLock()
+	c := l.begin("Lock")
 	start := time.Now()
 	w := waitqueue.Join(m.notices, m.channel, l.token)
 	defer w.Leave()
 	var fence int64
+	var refused, released time.Time // the first refusal and the hand-over's release, when observed
 	mayHold, err := w.Loop(ctx, func(ctx context.Context) (waitqueue.Try, error) {
 		reply, err := m.runner.Run(ctx, obtainQueuedScript, m.keys, l.token, m.ttl, waitqueue.EntryTTLArg).Int64Slice()
 		if err != nil {
@@ -50,19 +52,30 @@ func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
 			fence = reply[0]
 			return waitqueue.Try{Done: true}, nil
 		}
+		if c.On() && refused.IsZero() {
+			refused = time.Now()
+		}
 		return waitqueue.Try{Arrival: reply[1], Lapse: time.Duration(-reply[0]) * time.Millisecond}, nil
 	}, func(h waitqueue.Handed) (bool, error) {
 		if m.cfg.Replicas == 0 {
 			go l.claimHanded(ctx, h.Deadline)
 			fence = h.Value
+			released = h.Deadline.Add(-m.cfg.TTL) // the deadline is a lease time from the release
 			return true, nil
 		}
 		held, err := l.claim(ctx, h.Deadline)
 		if held {
 			fence = h.Value
+			released = h.Deadline.Add(-m.cfg.TTL)
 		}
 		return held, err
 	})
+	if !refused.IsZero() {
+		c.Waited(ctx, refused)
+	}
+	if err == nil && !released.IsZero() {
+		c.HandedOver(ctx, released)
+	}
 	if err != nil {
 		if mayHold || callerr.OutcomeUnknown(err) {
 			l.unlockDetached(ctx)
@@ -70,9 +83,12 @@ func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
 		if ctxErr := callerr.ContextDone(ctx); ctxErr != nil && callerr.OutcomeUnknown(err) {
 			err = ctxErr
 		}
-		return nil, callerr.Call(ctx, "lock", "obtain", m.cfg.Key, err)
+		err = callerr.Call(ctx, "lock", "obtain", m.cfg.Key, err)
+		c.Failed(ctx, err)
+		return nil, err
 	}
 	l.taken(start, fence)
+	c.Acquired(ctx, 1)
 	return l, nil
 }
 

@@ -28,6 +28,9 @@ type Config struct {
 	// ErrLost is the cause of a KeepAlive context's cancellation when
 	// the lease is lost.
 	ErrLost error
+
+	// OnLost, if set, is called once, when the lease is found lost.
+	OnLost func()
 }
 
 // A Lease is the local side of one lease. Its deadline is a bound on the
@@ -135,7 +138,12 @@ func (x *Lease) Lose() {
 }
 
 func (x *Lease) markLost() {
-	x.lostOnce.Do(func() { close(x.lost) })
+	x.lostOnce.Do(func() {
+		close(x.lost)
+		if x.cfg.OnLost != nil {
+			x.cfg.OnLost()
+		}
+	})
 }
 
 // KeepAlive renews the lease about every third of its TTL, in the

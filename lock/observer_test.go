@@ -1,0 +1,97 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit/internal/observe"
+	"github.com/slotlimit/slotlimit/internal/observe/observetest"
+	"github.com/slotlimit/slotlimit/internal/redistest"
+	"github.com/slotlimit/slotlimit/lock"
+)
+
+// final asserts that events is one final event of kind from op by owner.
+func final(t *testing.T, events []observe.Event, kind observe.Kind, op, owner string) observe.Event {
+	t.Helper()
+	require.Len(t, events, 1, "%v", events)
+	e := events[0]
+	assert.Equal(t, kind, e.Kind)
+	assert.Equal(t, "lock", e.Package)
+	assert.Equal(t, op, e.Op)
+	assert.Equal(t, owner, e.Holder)
+	assert.Positive(t, e.Duration)
+	return e
+}
+
+// Each call on a lock reports one final event as it returns; a Lock that
+// waits reports Waited and HandedOver before Acquired; a lock found gone
+// reports LeaseLost once.
+func TestObserverReportsEachCallOnce(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		rec := &observetest.Recorder{}
+		key := b.Key(t, "lock-test:")
+		m := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: 3 * time.Second, Observer: rec})
+
+		owner, err := m.TryLock(ctx)
+		require.NoError(t, err)
+		e := final(t, rec.Take(), observe.Acquired, "TryLock", owner.Token())
+		assert.Equal(t, key, e.Key)
+		assert.Equal(t, int64(1), e.InUse)
+
+		_, err = m.TryLock(ctx)
+		require.ErrorIs(t, err, lock.ErrNotObtained)
+		assert.Equal(t, int64(1), rec.Take()[0].InUse, "refused with the lock in use")
+
+		require.NoError(t, owner.Refresh(ctx))
+		assert.True(t, final(t, rec.Take(), observe.Renewed, "Refresh", owner.Token()).Held)
+
+		const hold = 200 * time.Millisecond
+		unlocked := make(chan struct{})
+		go func() {
+			defer close(unlocked)
+			time.Sleep(hold)
+			owner.Unlock(ctx) //nolint:errcheck // checked by the events
+		}()
+		waiter, err := m.Lock(ctx)
+		require.NoError(t, err)
+		<-unlocked // Lock may return before Unlock does
+		var mine, others []observe.Event
+		for _, e := range rec.Take() {
+			if e.Holder == waiter.Token() {
+				mine = append(mine, e)
+			} else {
+				others = append(others, e)
+			}
+		}
+		require.Equal(t, []observe.Kind{observe.Waited, observe.HandedOver, observe.Acquired}, observetest.Kinds(mine), "%v", mine)
+		assert.GreaterOrEqual(t, mine[0].Duration, hold-50*time.Millisecond)
+		if b.Real {
+			assert.Less(t, mine[1].Duration, 100*time.Millisecond, "from the unlock to the return")
+		}
+		assert.True(t, final(t, others, observe.Released, "Unlock", owner.Token()).Held)
+
+		work := waiter.KeepAlive(ctx)
+		require.NoError(t, b.Client.Del(ctx, key).Err()) // broken behind its back
+		select {
+		case <-work.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the lock was not found lost")
+		}
+		var lost []observe.Event
+		for _, e := range rec.Take() {
+			if e.Kind == observe.LeaseLost {
+				lost = append(lost, e)
+			}
+		}
+		require.Len(t, lost, 1)
+		assert.Equal(t, waiter.Token(), lost[0].Holder)
+		assert.True(t, errors.Is(lost[0].Err, lock.ErrNotHeld))
+	})
+}

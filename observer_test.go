@@ -1,0 +1,207 @@
+package slotlimit_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/internal/observe/observetest"
+)
+
+// newObserved returns a Limiter of limit 2 on a key of the test's own on
+// b, reporting to a Recorder.
+func newObserved(t *testing.T, b *backend, ttl time.Duration) (*slotlimit.Limiter, *observetest.Recorder) {
+	t.Helper()
+	rec := &observetest.Recorder{}
+	l, err := slotlimit.New(b.Client, slotlimit.Config{Key: testKey(t, b), Limit: 2, TTL: ttl, Observer: rec})
+	require.NoError(t, err)
+	return l, rec
+}
+
+// one asserts that events holds exactly one event, of kind, from call op
+// by holder, and returns it.
+func one(t *testing.T, events []slotlimit.Event, kind slotlimit.EventKind, op, holder string) slotlimit.Event {
+	t.Helper()
+	require.Len(t, events, 1, "%v", events)
+	e := events[0]
+	assert.Equal(t, kind, e.Kind)
+	assert.Equal(t, "slotlimit", e.Package)
+	assert.Equal(t, op, e.Op)
+	assert.Equal(t, holder, e.Holder)
+	assert.Positive(t, e.Duration)
+	assert.WithinDuration(t, time.Now(), e.Start, 5*time.Second)
+	return e
+}
+
+// Each call reports one final event, with the units, the units in use,
+// the limit and whether the lease was live, right as it returns.
+func TestObserverReportsEachCallOnce(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		l, rec := newObserved(t, b, time.Minute)
+		key := l.Config().Key
+
+		_, err := l.TryAcquire(ctx, "a")
+		require.NoError(t, err)
+		e := one(t, rec.Take(), slotlimit.EventAcquired, "TryAcquire", "a")
+		assert.Equal(t, key, e.Key)
+		assert.Equal(t, int64(1), e.Units)
+		assert.Equal(t, int64(1), e.InUse)
+		assert.Equal(t, int64(2), e.Limit)
+
+		_, err = l.TryAcquireN(ctx, "b", 1)
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), one(t, rec.Take(), slotlimit.EventAcquired, "TryAcquire", "b").InUse)
+
+		res, err := l.TryAcquire(ctx, "c")
+		require.NoError(t, err)
+		require.False(t, res.Acquired)
+		assert.Equal(t, int64(2), one(t, rec.Take(), slotlimit.EventRefused, "TryAcquire", "c").InUse)
+
+		_, err = l.Renew(ctx, "a")
+		require.NoError(t, err)
+		assert.True(t, one(t, rec.Take(), slotlimit.EventRenewed, "Renew", "a").Held)
+		_, err = l.Renew(ctx, "c")
+		require.NoError(t, err)
+		assert.False(t, one(t, rec.Take(), slotlimit.EventRenewed, "Renew", "c").Held)
+
+		_, err = l.Release(ctx, "a")
+		require.NoError(t, err)
+		assert.True(t, one(t, rec.Take(), slotlimit.EventReleased, "Release", "a").Held)
+		_, err = l.Release(ctx, "a")
+		require.NoError(t, err)
+		assert.False(t, one(t, rec.Take(), slotlimit.EventReleased, "Release", "a").Held)
+
+		_, err = l.Acquire(ctx, "d") // a slot is free: no wait
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), one(t, rec.Take(), slotlimit.EventAcquired, "Acquire", "d").InUse)
+
+		// Bad input reaches no Redis and reports nothing.
+		_, err = l.TryAcquire(ctx, "")
+		require.Error(t, err)
+		assert.Empty(t, rec.Take())
+	})
+}
+
+// An Acquire that waits reports, once each and in order, Waited (from its
+// first refusal), HandedOver (from the release that handed it the slot)
+// and Acquired; the release reports Released.
+func TestObserverReportsWaitAndHandOver(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		l, rec := newObserved(t, b, time.Minute)
+		for _, h := range []string{"a", "b"} {
+			_, err := l.TryAcquire(ctx, h)
+			require.NoError(t, err)
+		}
+		rec.Take()
+
+		const hold = 200 * time.Millisecond
+		released := make(chan time.Time, 1)
+		go func() {
+			time.Sleep(hold)
+			l.Release(ctx, "a") //nolint:errcheck // checked by the events
+			released <- time.Now()
+		}()
+		start := time.Now()
+		res, err := l.Acquire(ctx, "w")
+		require.NoError(t, err)
+		returned := time.Now()
+		require.True(t, res.Acquired)
+		<-released
+
+		var waiter []slotlimit.Event
+		var release []slotlimit.Event
+		for _, e := range rec.Take() {
+			if e.Holder == "w" {
+				waiter = append(waiter, e)
+			} else {
+				release = append(release, e)
+			}
+		}
+		require.Equal(t, []slotlimit.EventKind{slotlimit.EventWaited, slotlimit.EventHandedOver, slotlimit.EventAcquired},
+			observetest.Kinds(waiter), "%v", waiter)
+		one(t, release, slotlimit.EventReleased, "Release", "a")
+
+		waited := waiter[0]
+		assert.Equal(t, "Acquire", waited.Op)
+		assert.GreaterOrEqual(t, waited.Duration, hold-50*time.Millisecond, "waited from the first refusal to the hand-over")
+		assert.LessOrEqual(t, waited.Duration, returned.Sub(start))
+		if b.Real {
+			// The release's time is the server's; this host's clock is the
+			// server's too.
+			handed := waiter[1]
+			assert.GreaterOrEqual(t, handed.Duration, time.Duration(0))
+			assert.Less(t, handed.Duration, 100*time.Millisecond, "from the release to the return")
+		}
+		acquired := waiter[2]
+		assert.Equal(t, int64(2), acquired.InUse)
+		assert.InDelta(t, float64(returned.Sub(start)), float64(acquired.Duration), float64(50*time.Millisecond))
+	})
+}
+
+// A failed call reports Error with its error; a Lease that is found gone
+// reports LeaseLost once.
+func TestObserverReportsErrorsAndLostLeases(t *testing.T) {
+	ctx := context.Background()
+	rec := &observetest.Recorder{}
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
+	t.Cleanup(func() { down.Close() })
+	l, err := slotlimit.New(down, slotlimit.Config{Key: "k", Limit: 1, Observer: rec})
+	require.NoError(t, err)
+	_, err = l.TryAcquire(ctx, "a")
+	require.Error(t, err)
+	e := one(t, rec.Take(), slotlimit.EventError, "TryAcquire", "a")
+	assert.Equal(t, err, e.Err)
+
+	b := newMiniredis(t)
+	l, rec = newObserved(t, b, 3*time.Second)
+	lease, err := l.AcquireLease(ctx, 1)
+	require.NoError(t, err)
+	work := lease.KeepAlive(ctx)
+	rec.Take()
+	require.NoError(t, b.Client.Del(ctx, l.Config().Key).Err()) // the lease is gone
+	select {
+	case <-work.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the lease was not found lost")
+	}
+	var lost []slotlimit.Event
+	for _, e := range rec.Take() {
+		if e.Kind == slotlimit.EventLeaseLost {
+			lost = append(lost, e)
+		}
+	}
+	require.Len(t, lost, 1)
+	assert.Equal(t, lease.Holder(), lost[0].Holder)
+	assert.ErrorIs(t, lost[0].Err, slotlimit.ErrLeaseLost)
+}
+
+// SlogObserver logs a failed call and a lost lease at Warn, the rest at
+// Debug, with the call's details.
+func TestSlogObserver(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	obs := slotlimit.SlogObserver(logger)
+	ctx := context.Background()
+	obs.Observe(ctx, slotlimit.Event{Kind: slotlimit.EventAcquired, Package: "slotlimit", Op: "TryAcquire", Key: "k", Holder: "h", Units: 1, InUse: 1, Limit: 2})
+	assert.Empty(t, buf.String(), "Debug is below the handler's level")
+	obs.Observe(ctx, slotlimit.Event{Kind: slotlimit.EventError, Package: "slotlimit", Op: "Release", Key: "ar:1", Holder: "d7", InUse: -1, Err: assert.AnError})
+	line := buf.String()
+	for _, want := range []string{"level=WARN", `msg="slotlimit: error"`, "op=Release", "key=ar:1", "holder=d7", "error="} {
+		assert.Contains(t, line, want)
+	}
+	buf.Reset()
+	obs.Observe(ctx, slotlimit.Event{Kind: slotlimit.EventLeaseLost, Package: "lock", Key: "l", Holder: "t", InUse: -1})
+	assert.True(t, strings.HasPrefix(buf.String(), "time="), buf.String())
+	assert.Contains(t, buf.String(), `msg="lock: lease_lost"`)
+}
