@@ -76,7 +76,9 @@ type PersisterConfig struct {
 // application or the database stops mid-batch: entries left unacked are
 // written again, by the same consumer when it restarts, or by another
 // after ClaimIdle. It also expires packets whose TTL has passed (see
-// Expiry), waking for the next one on the server's clock.
+// Expiry), waking for the next one on the server's clock: it learns of a
+// new packet from the log entry of its creation, and, when that entry went
+// to another persister, looks again at least every ClaimIdle.
 //
 // Several persisters, in one process or many, may share the work. A
 // Persister is safe for concurrent use.
@@ -410,4 +412,24 @@ func (p *Persister) fail(ctx context.Context, op string, sh shard, err error) er
 func isBusyGroup(err error) bool {
 	var reply redis.Error
 	return errors.As(err, &reply) && len(reply.Error()) >= 9 && reply.Error()[:9] == "BUSYGROUP"
+}
+
+// Pending returns the number of log entries, over every shard, that no
+// persister has written yet: those waiting to be read and those read but
+// not yet acked. Written entries are deleted from the logs, so 0 means
+// the database has every claim taken so far. It reads only.
+func (p *Persister) Pending(ctx context.Context) (int64, error) {
+	if err := p.usable(); err != nil {
+		return 0, err
+	}
+	var total int64
+	for n := range p.store.cfg.Shards {
+		sh := p.store.cfg.shardN(n)
+		l, err := p.store.client.XLen(ctx, sh.log()).Result()
+		if err != nil {
+			return 0, p.fail(ctx, "pending", sh, err)
+		}
+		total += l
+	}
+	return total, nil
 }

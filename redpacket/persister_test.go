@@ -104,9 +104,15 @@ func TestPersisterWritesEveryClaimOnce(t *testing.T) {
 			require.NoError(t, s.Create(ctx, redpacket.Packet{ID: id, Total: 5000, Count: 25}))
 			all = append(all, grabAll(t, s, id, 25))
 		}
+		pending, err := p.Pending(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(4+4*25), pending, "one entry per packet and per claim")
 		n, err := p.Drain(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, 4+4*25, n, "one entry per packet and per claim")
+		assert.Equal(t, 4+4*25, n)
+		pending, err = p.Pending(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, pending)
 		for i, claims := range all {
 			assertPersisted(t, p, db, fmt.Sprint("packet-", i), claims)
 		}
