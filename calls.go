@@ -158,7 +158,7 @@ type acquireCall struct {
 // join says whether a refused holder joins the queue (one holder only).
 func (l *Limiter) acquireCall(n int64, join bool, holders ...string) acquireCall {
 	if join || l.cfg.Fair {
-		return acquireCall{acquireQueuedScript, l.keys, l.acquireQueuedArgs(n, join, holders...), 4}
+		return acquireCall{acquireQueuedScript, l.queuedKeys, l.acquireQueuedArgs(n, join, holders...), 4}
 	}
-	return acquireCall{acquireScript, l.leaseKeys(), l.acquireArgs(n, holders...), 3}
+	return acquireCall{acquireScript, l.acquireKeys, l.acquireArgs(n, holders...), 3}
 }

@@ -48,6 +48,14 @@ type Config struct {
 	// ReplicaTimeout bounds the wait for Replicas; 0 means one second.
 	ReplicaTimeout time.Duration
 
+	// CountRefusals makes the Limiter count, in Redis, the calls it
+	// refuses without waiting (TryAcquire and its kin; an Acquire that
+	// waits is not refused), in a key beside Key, for operators: see
+	// Limiter.Refusals and the slotlimit command's watch. Each refusal
+	// then costs one more command on the server. The count starts again
+	// a day after it began. A Counter ignores it.
+	CountRefusals bool
+
 	// Observer, if set, is told of each acquire, refusal, wait, hand-over,
 	// release, renewal, lost lease and failed call of a Limiter (see
 	// Event); SlogObserver logs them. nil, the default, costs nothing. A

@@ -9,7 +9,10 @@ import (
 
 // sideSuffixes are the suffixes of the keys beside a lease set, after
 // its separator; the full marker's is followed by the limit's digits.
-var sideSuffixes = [...]string{"w", "q", "qd", "qw"}
+var sideSuffixes = [...]string{"w", "q", "qd", "qw", refusedSuffix}
+
+// refusedSuffix names the refusal counter (Config.CountRefusals).
+const refusedSuffix = "refused"
 
 const fullSuffix = "full:"
 
@@ -42,4 +45,11 @@ func keyNames(key string, limit int64) (aux [5]string, channel string, ok bool) 
 	}
 	full := prefix + fullSuffix + strconv.FormatInt(limit, 10)
 	return [5]string{prefix + "w", full, prefix + "q", prefix + "qd", prefix + "qw"}, prefix + "free", true
+}
+
+// refusedKey returns the name of the refusal counter beside a valid key
+// (see Config.CountRefusals).
+func refusedKey(key string) string {
+	prefix, _ := hashtag.SidePrefix(key)
+	return prefix + refusedSuffix
 }

@@ -2,6 +2,7 @@ package slotlimit
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"time"
 
@@ -53,8 +54,13 @@ import (
 type Limiter struct {
 	slots
 	keys    []string     // leases, weights, full marker; queue, queue deadlines, queue wants
+	refused string       // the refusal counter (Config.CountRefusals)
 	channel string       // the notice channel
 	notices *notice.Site // where its waiters join the client's notice hub
+
+	// The keys of acquire.lua and acquire_queued.lua: the lease keys and
+	// all keys, each followed by the refusal counter with CountRefusals.
+	acquireKeys, queuedKeys []string
 
 	// Script arguments, boxed once: the notice channel, the notice
 	// command (publish or spublish), and "1" in fair mode, else "0".
@@ -75,7 +81,7 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 		return nil, invalidConfig("Key %q has a '}' but no hash tag", s.cfg.Key)
 	}
 	if isSideKey(s.cfg.Key) {
-		return nil, invalidConfig("Key %q is the name of a key beside another Limiter's: a key with a hash tag must not end in ':' or '/' and w, q, qd, qw or full:<limit>", s.cfg.Key)
+		return nil, invalidConfig("Key %q is the name of a key beside another Limiter's: a key with a hash tag must not end in ':' or '/' and w, q, qd, qw, refused or full:<limit>", s.cfg.Key)
 	}
 	l := &Limiter{
 		slots:      s,
@@ -88,6 +94,12 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 	}
 	if s.cfg.Fair {
 		l.fair = "1"
+	}
+	l.refused = refusedKey(s.cfg.Key)
+	l.acquireKeys, l.queuedKeys = l.leaseKeys(), l.keys
+	if s.cfg.CountRefusals {
+		l.acquireKeys = append(slices.Clone(l.leaseKeys()), l.refused)
+		l.queuedKeys = append(slices.Clone(l.keys), l.refused)
 	}
 	return l, nil
 }
@@ -299,6 +311,24 @@ func (l *Limiter) Count(ctx context.Context) (int64, error) {
 	n, err := countScript.Run(ctx, l.client, l.keys[:keyFull]).Int64()
 	if err != nil {
 		return 0, callError(ctx, "count", l.cfg.Key, err)
+	}
+	return n, nil
+}
+
+// Refusals returns the count of calls refused without waiting on the
+// Limiter's key, by every Limiter on it with Config.CountRefusals set,
+// since the count began (it starts again a day after it began); 0 when
+// none counts. It reads only, whatever this Limiter's own setting.
+func (l *Limiter) Refusals(ctx context.Context) (int64, error) {
+	if err := l.usable(); err != nil {
+		return 0, err
+	}
+	n, err := l.client.Get(ctx, l.refused).Int64()
+	if err == redis.Nil {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, callError(ctx, "refusals", l.cfg.Key, err)
 	}
 	return n, nil
 }

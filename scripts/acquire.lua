@@ -5,6 +5,9 @@
 -- KEYS[2]  weights: hash, see lib.lua
 -- KEYS[3]  full marker for this limit: a string that lives while every unit
 --          is held, until the earliest lease lapses
+-- KEYS[4]  refusal counter, given only with Config.CountRefusals: an
+--          integer, the refusals of this script and acquire_queued.lua's
+--          tries that do not wait, for a day from the first (lib.lua)
 -- ARGV[1]  limit, in units
 -- ARGV[2]  lease time, ms
 -- ARGV[3]  n: units wanted, 1 <= n <= limit
@@ -41,6 +44,9 @@ local single = ARGV[5] == nil
 
 local marked = redis.call('PTTL', full)
 if marked > 0 and single and not redis.call('ZSCORE', leases, ARGV[4]) then
+	if KEYS[4] and redis.call('INCR', KEYS[4]) == 1 then
+		redis.call('PEXPIRE', KEYS[4], 86400000) -- as count_refused, which lib.lua defines
+	end
 	return -marked
 end
 
@@ -52,6 +58,7 @@ local deadline = now + ttl
 local extra = prune(leases, weights, extra_units(weights), now)
 local card = redis.call('ZCARD', leases)
 local reply = {}
+local refused = 0
 
 -- The commonest calls, one unit each with no weighted holder, grant while a
 -- unit is free or the holder holds one already, and read nothing else.
@@ -72,12 +79,14 @@ if n == 1 and extra == 0 then
 			reply[#reply + 1], reply[#reply + 2], reply[#reply + 3] = units, kept, 1
 		else
 			reply[#reply + 1], reply[#reply + 2], reply[#reply + 3] = -1 - units, retry_after(leases, now), 0
+			refused = refused + 1
 		end
 	end
 	if granted then
 		expire_after(leases, at, card == 0)
 	end
 	mark_full(full, leases, units, limit, marked > 0 or not single)
+	count_refused(KEYS[4], refused)
 	return reply
 end
 
@@ -101,6 +110,8 @@ for i = 4, #ARGV do
 	else
 		mark_full(full, leases, units, limit, false)
 		reply[#reply + 1], reply[#reply + 2], reply[#reply + 3] = -1 - units, retry_after(leases, now), old
+		refused = refused + 1
 	end
 end
+count_refused(KEYS[4], refused)
 return reply

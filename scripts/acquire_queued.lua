@@ -9,6 +9,9 @@
 -- KEYS[4]  queue: sorted set, waiting holder -> arrival number
 -- KEYS[5]  queue deadlines: sorted set, waiting holder -> when its entry lapses (ms)
 -- KEYS[6]  queue wants: hash, waiting holder -> 'n:lease ms:limit'; '' -> last arrival number
+-- KEYS[7]  refusal counter, given only with Config.CountRefusals: see
+--          acquire.lua; a refused holder that joins the queue waits, and
+--          is not counted
 -- ARGV[1]  limit, in units
 -- ARGV[2]  lease time, ms
 -- ARGV[3]  n: units wanted, 1 <= n <= limit
@@ -88,8 +91,13 @@ local function acquire_one(holder)
 end
 
 local reply = {}
+local refused = 0
 for i = 7, #ARGV do
 	local u, x, w, arrival = acquire_one(ARGV[i])
 	reply[#reply + 1], reply[#reply + 2], reply[#reply + 3], reply[#reply + 4] = u, x, w, arrival
+	if u < 0 and not join then
+		refused = refused + 1
+	end
 end
+count_refused(KEYS[7], refused)
 return reply

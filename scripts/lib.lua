@@ -113,3 +113,12 @@ local function expire_with_last_lease(leases, weights, extra)
 		end
 	end
 end
+
+-- count_refused adds n refused calls to the refusal counter, when the
+-- Limiter counts them (Config.CountRefusals passes the counter's key). The
+-- count starts again a day after it began: the key expires then.
+local function count_refused(counter, n)
+	if counter and n > 0 and redis.call('INCRBY', counter, n) == n then
+		redis.call('PEXPIRE', counter, 86400000)
+	end
+end
