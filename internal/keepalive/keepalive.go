@@ -29,7 +29,8 @@ type Config struct {
 	// the lease is lost.
 	ErrLost error
 
-	// OnLost, if set, is called once, when the lease is found lost.
+	// OnLost, if set, is called once, when the lease is found lost,
+	// before Lost's channel is closed.
 	OnLost func()
 }
 
@@ -139,10 +140,11 @@ func (x *Lease) Lose() {
 
 func (x *Lease) markLost() {
 	x.lostOnce.Do(func() {
-		close(x.lost)
+		// Reported first, so that whoever sees Lost closed finds it reported.
 		if x.cfg.OnLost != nil {
 			x.cfg.OnLost()
 		}
+		close(x.lost)
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -228,4 +229,23 @@ func TestNilLeaseIsLost(t *testing.T) {
 	assert.True(t, lost(x))
 	work := keepalive.Cancelled(context.Background(), errLost)
 	assert.ErrorIs(t, context.Cause(work), errLost)
+}
+
+// OnLost is called once, however often the lease is lost, and before
+// Lost's channel closes.
+func TestOnLostOnceBeforeLostCloses(t *testing.T) {
+	var calls atomic.Int64
+	var x *keepalive.Lease
+	x = keepalive.New(keepalive.Config{TTL: time.Minute, ErrLost: errLost, OnLost: func() {
+		select {
+		case <-x.Lost():
+			t.Error("Lost closed before OnLost")
+		default:
+		}
+		calls.Add(1)
+	}})
+	x.Lose()
+	x.Lose()
+	<-x.Lost()
+	assert.Equal(t, int64(1), calls.Load())
 }
