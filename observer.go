@@ -10,9 +10,9 @@ import (
 // An Observer is told of what a Limiter or a lock.Mutex does, one Event at
 // a time, on the goroutine of the call that made it: set one on
 // Config.Observer. It must be quick and safe for concurrent use, and must
-// not call back into the primitive that reports to it. The module's otel
-// package turns events into OpenTelemetry metrics and spans; SlogObserver
-// logs them.
+// not call back into the primitive that reports to it. The module
+// github.com/slotlimit/slotlimit/otel, a module of its own, turns events
+// into OpenTelemetry metrics and spans; SlogObserver logs them.
 type Observer = observe.Observer
 
 // An Event is one thing a Limiter or a lock.Mutex reports. Every call
