@@ -6,6 +6,7 @@ package redistest
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -39,6 +40,7 @@ type Server struct {
 	args []string
 	dir  string
 	cmd  *exec.Cmd
+	tls  *tls.Config // a client's, for a server that listens only for TLS (see StartTLS)
 }
 
 // Start runs redis-server on a free loopback port with no persistence,
@@ -72,14 +74,17 @@ func Start(args ...string) (*Server, error) {
 // run starts the process on s.Addr and waits for it to answer.
 func (s *Server) run(bin string) error {
 	_, port, _ := net.SplitHostPort(s.Addr)
-	args := append([]string{
-		"--port", port,
+	ports := []string{"--port", port}
+	if s.tls != nil {
+		ports = []string{"--port", "0", "--tls-port", port}
+	}
+	args := append(append(ports,
 		"--bind", "127.0.0.1",
 		"--dir", s.dir,
 		"--save", "",
 		"--appendonly", "no",
 		"--logfile", filepath.Join(s.dir, "redis.log"),
-	}, s.args...)
+	), s.args...)
 	cmd := exec.Command(bin, args...)
 	if err := startWithParentDeathSignal(cmd); err != nil {
 		return err
@@ -88,7 +93,7 @@ func (s *Server) run(bin string) error {
 	go func() { cmd.Wait(); close(exited) }()
 	s.cmd = cmd
 
-	client := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	client := redis.NewClient(&redis.Options{Addr: s.Addr, TLSConfig: s.tls, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	defer client.Close()
 	deadline := time.Now().Add(startTimeout)
 	for time.Now().Before(deadline) {
