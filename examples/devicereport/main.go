@@ -33,13 +33,17 @@
 //
 //	go run ./examples/devicereport
 //
-// Against a Redis server it uses a key of its own, deleted at the end:
+// Against a Redis server it uses a key of its own, deleted at the end, or
+// the key -key names, to watch it with the slotlimit command meanwhile:
 //
 //	go run ./examples/devicereport -redis 127.0.0.1:6379
+//	go run ./examples/devicereport -redis 127.0.0.1:6379 -key ar:0571 -duration 1m &
+//	go run ./cmd/slotlimit -u redis://127.0.0.1:6379 watch ar:0571
 //
 // The flags are:
 //
 //	-redis host:port  Redis server; empty runs an embedded miniredis
+//	-key key          the limiter's key on a real server; empty: one of the run's own
 //	-devices n        number of devices (2000)
 //	-limit n          most devices at the external system at once (60)
 //	-duration d       how long the devices run (10s)
@@ -89,6 +93,7 @@ const progressTimeout = 500 * time.Millisecond
 // options are the command-line flags.
 type options struct {
 	redisAddr string
+	key       string
 	devices   int
 	limit     int64
 	duration  time.Duration
@@ -114,6 +119,7 @@ func main() {
 func parseFlags() options {
 	var o options
 	flag.StringVar(&o.redisAddr, "redis", "", "Redis `host:port`; empty runs an embedded miniredis")
+	flag.StringVar(&o.key, "key", "", "the limiter's `key` on a real server, such as ar:0571 to watch it with cmd/slotlimit; empty: a key of the run's own")
 	flag.IntVar(&o.devices, "devices", 2000, "number of devices")
 	flag.Int64Var(&o.limit, "limit", 60, "most devices at the external system at once")
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "how long the devices run")
@@ -147,13 +153,14 @@ func run(o options) (passed bool, err error) {
 	if err := o.check(); err != nil {
 		return false, err
 	}
-	srv, err := openServer(o.redisAddr)
+	srv, err := openServer(o.redisAddr, o.key)
 	if err != nil {
 		return false, err
 	}
 	defer srv.close()
 
-	lim, err := slotlimit.New(srv.client, slotlimit.Config{Key: srv.key, Limit: o.limit, TTL: o.lease})
+	// CountRefusals keeps a count in Redis for cmd/slotlimit's watch.
+	lim, err := slotlimit.New(srv.client, slotlimit.Config{Key: srv.key, Limit: o.limit, TTL: o.lease, CountRefusals: true})
 	if err != nil {
 		return false, err
 	}
@@ -194,8 +201,11 @@ type server struct {
 
 // openServer connects to the Redis at addr, or starts a miniredis when
 // addr is empty.
-func openServer(addr string) (*server, error) {
+func openServer(addr, key string) (*server, error) {
 	s := &server{name: "redis " + addr, key: areaKey}
+	if key != "" {
+		s.key = key
+	}
 	if addr == "" {
 		mr, err := miniredis.Run()
 		if err != nil {
@@ -203,7 +213,7 @@ func openServer(addr string) (*server, error) {
 		}
 		mr.ClockTTL(true) // key expiry follows the wall clock, as in Redis
 		s.mr, s.name, addr = mr, "embedded miniredis", mr.Addr()
-	} else {
+	} else if key == "" {
 		// A key of its own keeps the run clear of any data already there.
 		s.key = fmt.Sprintf("%s:devicereport-%016x", areaKey, rand.Uint64())
 	}

@@ -1,0 +1,249 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/internal/redistest"
+)
+
+// A scene is a limiter's key as the tests find it: limit 5, device-1
+// holding 1 unit and batch-7 holding 3, one refusal counted, and waiter-2
+// queued for 2 units.
+type scene struct {
+	url    string
+	client *redis.Client
+	key    string
+	l      *slotlimit.Limiter
+	waited chan error // waiter-2's AcquireN, when it returns
+}
+
+func newScene(t *testing.T) *scene {
+	t.Helper()
+	url, client := server(t)
+	s := &scene{url: url, client: client, key: testKey(t, "cli-test:ar:"), waited: make(chan error, 1)}
+	var err error
+	s.l, err = slotlimit.New(client, slotlimit.Config{Key: s.key, Limit: 5, TTL: time.Minute, CountRefusals: true})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() {
+		cancel()
+		for _, h := range []string{"device-1", "batch-7", "waiter-2"} {
+			s.l.Release(context.Background(), h) //nolint:errcheck // the leases lapse anyway
+		}
+	})
+
+	_, err = s.l.TryAcquire(ctx, "device-1")
+	require.NoError(t, err)
+	_, err = s.l.TryAcquireN(ctx, "batch-7", 3)
+	require.NoError(t, err)
+	res, err := s.l.TryAcquireN(ctx, "refused-9", 2)
+	require.NoError(t, err)
+	require.False(t, res.Acquired)
+	go func() {
+		_, err := s.l.AcquireN(ctx, "waiter-2", 2)
+		s.waited <- err
+	}()
+	require.Eventually(t, func() bool {
+		snap, err := s.l.Inspect(ctx)
+		return err == nil && len(snap.Queue) == 1
+	}, 5*time.Second, 5*time.Millisecond, "waiter-2 queues")
+	return s
+}
+
+type holdersOut struct {
+	Key         string `json:"key"`
+	Limit       *int64 `json:"limit"`
+	InUse       int64  `json:"in_use"`
+	HolderCount int    `json:"holder_count"`
+	QueueLength int    `json:"queue_length"`
+	Holders     []struct {
+		ID        string    `json:"id"`
+		Units     int64     `json:"units"`
+		TTLMillis int64     `json:"ttl_ms"`
+		ExpiresAt time.Time `json:"expires_at"`
+	} `json:"holders"`
+	Queue []struct {
+		ID          string `json:"id"`
+		Units       int64  `json:"units"`
+		Limit       int64  `json:"limit"`
+		LeaseMillis int64  `json:"lease_ms"`
+	} `json:"queue"`
+}
+
+func TestCountPrintsUnitsInUse(t *testing.T) {
+	s := newScene(t)
+	r := cli(t, "", nil, "-u", s.url, "count", s.key)
+	assert.Equal(t, 0, r.code)
+	assert.Equal(t, "4\n", r.stdout, "one number: the units in use")
+
+	r = cli(t, "", []string{"REDIS_URL=" + s.url}, "count", "-json", s.key)
+	require.Equal(t, 0, r.code)
+	var out holdersOut
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+	assert.Equal(t, s.key, out.Key)
+	assert.Equal(t, int64(4), out.InUse)
+	require.NotNil(t, out.Limit, "found in waiter-2's entry")
+	assert.Equal(t, int64(5), *out.Limit)
+	assert.Equal(t, 2, out.HolderCount)
+	assert.Equal(t, 1, out.QueueLength)
+
+	r = cli(t, "", nil, "-u", s.url, "count", s.key+":empty")
+	assert.Equal(t, 0, r.code)
+	assert.Equal(t, "0\n", r.stdout)
+}
+
+func TestHoldersShowsLeasesAndQueue(t *testing.T) {
+	s := newScene(t)
+	r := cli(t, "", nil, "-u", s.url, "holders", s.key)
+	require.Equal(t, 0, r.code)
+	lines := strings.Split(r.stdout, "\n")
+	assert.Equal(t, s.key+": 4 of 5 units in use by 2 holders; 1 waiting", lines[0])
+	assert.Regexp(t, `(?m)^HOLDER +UNITS +TIME LEFT +EXPIRES AT`, r.stdout)
+	assert.Regexp(t, `(?m)^device-1 +1 +(5\d(\.\d)?|1m0)s +20`, r.stdout)
+	assert.Regexp(t, `(?m)^batch-7 +3 +(5\d(\.\d)?|1m0)s +20`, r.stdout)
+	assert.Regexp(t, `(?m)^QUEUE +WAITER +UNITS +LIMIT +LEASE +ENTRY LAPSES IN$`, r.stdout)
+	assert.Regexp(t, `(?m)^1 +waiter-2 +2 +5 +1m0s +[0-3](\.\d)?s$`, r.stdout)
+
+	// -json after the command's name, and before it.
+	for _, args := range [][]string{
+		{"-u", s.url, "holders", "-json", s.key},
+		{"-json", "-u", s.url, "holders", s.key},
+	} {
+		r := cli(t, "", nil, args...)
+		require.Equal(t, 0, r.code, "%q", args)
+		var out holdersOut
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), "%q", args)
+		assert.Equal(t, s.key, out.Key)
+		assert.Equal(t, int64(4), out.InUse)
+		require.NotNil(t, out.Limit)
+		assert.Equal(t, int64(5), *out.Limit)
+		require.Len(t, out.Holders, 2)
+		units := map[string]int64{}
+		for _, h := range out.Holders {
+			units[h.ID] = h.Units
+			assert.True(t, h.TTLMillis > 50_000 && h.TTLMillis <= 60_000, "%s: %dms left", h.ID, h.TTLMillis)
+			assert.WithinDuration(t, time.Now().Add(time.Duration(h.TTLMillis)*time.Millisecond), h.ExpiresAt, 5*time.Second)
+		}
+		assert.Equal(t, map[string]int64{"device-1": 1, "batch-7": 3}, units)
+		require.Len(t, out.Queue, 1)
+		assert.Equal(t, "waiter-2", out.Queue[0].ID)
+		assert.Equal(t, int64(2), out.Queue[0].Units)
+		assert.Equal(t, int64(5), out.Queue[0].Limit)
+		assert.Equal(t, int64(60_000), out.Queue[0].LeaseMillis)
+	}
+}
+
+// A force-release frees the holder's units with the release script itself,
+// so the waiter is handed them and its Acquire returns.
+func TestReleaseHandsUnitsToWaiter(t *testing.T) {
+	s := newScene(t)
+	select {
+	case err := <-s.waited:
+		t.Fatalf("waiter-2 returned before the release: %v", err)
+	default:
+	}
+	r := cli(t, "", nil, "-u", s.url, "release", s.key, "batch-7")
+	require.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, "released batch-7 on "+s.key+" (3 units)")
+	assert.Contains(t, r.stdout, "handed to waiters: waiter-2 (2 units)")
+	assert.Contains(t, r.stdout, "now 3 of 5 units in use; 0 waiting")
+	select {
+	case err := <-s.waited:
+		require.NoError(t, err, "waiter-2's AcquireN")
+	case <-time.After(5 * time.Second):
+		t.Fatal("waiter-2 was not handed the units")
+	}
+	hs, err := s.l.Holders(context.Background())
+	require.NoError(t, err)
+	var ids []string
+	for _, h := range hs {
+		ids = append(ids, h.ID)
+	}
+	assert.ElementsMatch(t, []string{"device-1", "waiter-2"}, ids)
+
+	// Released already: the answer is no.
+	r = cli(t, "", nil, "-u", s.url, "release", s.key, "batch-7")
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "batch-7 held nothing on "+s.key+": nothing released\n", r.stdout)
+
+	r = cli(t, "", nil, "-u", s.url, "release", "-json", s.key, "device-1")
+	require.Equal(t, 0, r.code)
+	var out struct {
+		Released    bool  `json:"released"`
+		Units       int64 `json:"units"`
+		InUse       int64 `json:"in_use"`
+		QueueLength int   `json:"queue_length"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+	assert.Equal(t, true, out.Released)
+	assert.Equal(t, int64(1), out.Units)
+	assert.Equal(t, int64(2), out.InUse)
+
+	r = cli(t, "", nil, "-json", "-u", s.url, "release", s.key, "device-1")
+	assert.Equal(t, 1, r.code)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+	assert.False(t, out.Released)
+}
+
+// With no marker and no waiter, the limit is nowhere in Redis: the
+// commands say so, and -limit gives it.
+func TestUnknownLimit(t *testing.T) {
+	url, client := server(t)
+	key := testKey(t, "cli-test:")
+	l, err := slotlimit.New(client, slotlimit.Config{Key: key, Limit: 10, TTL: time.Minute})
+	require.NoError(t, err)
+	_, err = l.TryAcquire(context.Background(), "a")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Release(context.Background(), "a") }) //nolint:errcheck // it lapses anyway
+
+	r := cli(t, "", nil, "-u", url, "holders", key)
+	require.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, key+": 1 unit in use by 1 holder; 0 waiting (limit unknown: the key is not full and nobody waits; give -limit)")
+	r = cli(t, "", nil, "-u", url, "count", "-json", key)
+	require.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, `"limit": null`)
+	r = cli(t, "", nil, "-u", url, "holders", "-limit", "10", key)
+	require.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, "1 of 10 units in use by 1 holder; 0 waiting")
+	r = cli(t, "", nil, "-u", url, "release", key, "a")
+	require.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, "now 0 units in use; 0 waiting (limit unknown")
+}
+
+// With -cluster the command reaches a Redis Cluster through one node's
+// URL, and finds the key's limit on the master of its slot.
+func TestClusterURL(t *testing.T) {
+	addrs := redistest.ClusterAddrs(t)
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	t.Cleanup(func() { client.Close() })
+	ctx := context.Background()
+	key := testKey(t, "cli-test:")
+	l, err := slotlimit.New(client, slotlimit.Config{Key: key, Limit: 2, TTL: time.Minute})
+	require.NoError(t, err)
+	for _, h := range []string{"a", "b"} {
+		_, err := l.TryAcquire(ctx, h)
+		require.NoError(t, err)
+	}
+	t.Cleanup(func() { l.Release(ctx, "a"); l.Release(ctx, "b") }) //nolint:errcheck // they lapse anyway
+
+	r := cli(t, "", nil, "-cluster", "-u", "redis://"+addrs[0], "holders", "-json", key)
+	require.Equal(t, 0, r.code)
+	var out holdersOut
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+	require.NotNil(t, out.Limit, "the full marker, on the master of the key's slot")
+	assert.Equal(t, int64(2), *out.Limit)
+	assert.Equal(t, int64(2), out.InUse)
+
+	r = cli(t, "", nil, "-cluster", "-u", "redis://"+addrs[0], "release", key, "a")
+	require.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, "now 1 of 2 units in use; 0 waiting")
+}

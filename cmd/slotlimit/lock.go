@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/slotlimit/slotlimit/lock"
+)
+
+// The commands of package lock: lock info and lock break.
+
+func breakFlags(fs *flag.FlagSet, c *cli) {
+	fs.BoolVar(&c.yes, "yes", false, "break the lock without asking")
+}
+
+// mutex returns a Mutex on key. Its TTL is the default and plays no part:
+// Inspect reads, and Break hands the lock on with the lease time the
+// waiter asked for.
+func (c *cli) mutex(key string) (*lock.Mutex, error) {
+	return lock.New(c.client, lock.Config{Key: key})
+}
+
+func (c *cli) lockInfo(m *lock.Mutex) (lock.Info, error) {
+	ctx, cancel := c.call()
+	defer cancel()
+	return m.Inspect(ctx)
+}
+
+type lockJSON struct {
+	Key        string `json:"key"`
+	Held       bool   `json:"held"`
+	Token      string `json:"token"`   // "" when free
+	TTLMillis  int64  `json:"ttl_ms"`  // 0 when free, -1 when the key has no expiry
+	Waiters    int64  `json:"waiters"` // callers of Lock queued for it
+	FenceFloor int64  `json:"fence_floor"`
+}
+
+func newLockJSON(key string, info lock.Info) lockJSON {
+	out := lockJSON{Key: key, Held: info.Held(), Token: info.Token, Waiters: info.Waiters, FenceFloor: info.FenceFloor}
+	switch {
+	case info.TTL < 0:
+		out.TTLMillis = -1
+	default:
+		out.TTLMillis = info.TTL.Milliseconds()
+	}
+	return out
+}
+
+// ttl formats the time left on a lock's lease.
+func ttl(d time.Duration) string {
+	if d < 0 {
+		return "no expiry: it never lapses"
+	}
+	return left(d)
+}
+
+// runLockInfo prints the owner's token, the time left on its lease, the
+// waiters and the fence floor. A free lock is the answer no.
+func runLockInfo(c *cli, args []string) error {
+	key := args[0]
+	m, err := c.mutex(key)
+	if err != nil {
+		return err
+	}
+	info, err := c.lockInfo(m)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		err = c.writeJSON(newLockJSON(key, info))
+	} else {
+		t := newTable(c.stdout, "LOCK", key)
+		if info.Held() {
+			t.row("state", "held")
+			t.row("owner token", display(info.Token))
+			t.row("time left", ttl(info.TTL))
+		} else {
+			t.row("state", "free")
+		}
+		t.row("waiting", info.Waiters)
+		floor := "every later owner's fence is higher (fences are not stored)"
+		if info.Held() {
+			floor = "the owner's fence is at most this, every later owner's higher (fences are not stored)"
+		}
+		t.row("fence floor", fmt.Sprintf("%d µs, the server's clock now: %s", info.FenceFloor, floor))
+		t.flush()
+	}
+	if err == nil && !info.Held() {
+		return errNo
+	}
+	return err
+}
+
+// runLockBreak breaks the lock with Mutex.Break, which frees it as its
+// owner's Unlock would, handing it to the first waiter. It names the
+// owner it read, so a lock that changed hands meanwhile is left alone.
+func runLockBreak(c *cli, args []string) error {
+	key := args[0]
+	m, err := c.mutex(key)
+	if err != nil {
+		return err
+	}
+	info, err := c.lockInfo(m)
+	if err != nil {
+		return err
+	}
+	out := breakJSON{Key: key, Token: info.Token}
+	if !info.Held() {
+		return c.breakAnswer(out, fmt.Sprintf("lock %s is free: nothing to break", key))
+	}
+	if !c.yes {
+		waiting := "nobody waits: the lock will be free"
+		if info.Waiters > 0 {
+			waiting = fmt.Sprintf("%d waiting: the first is handed the lock", info.Waiters)
+		}
+		fmt.Fprintf(c.stderr, "break lock %s, held by %s (time left %s; %s)? [y/N] ", key, display(info.Token), ttl(info.TTL), waiting)
+		answer, _ := bufio.NewReader(c.stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			out.Declined = true
+			return c.breakAnswer(out, fmt.Sprintf("lock %s not broken", key))
+		}
+	}
+	ctx, cancel := c.call()
+	defer cancel()
+	broken, err := m.Break(ctx, info.Token)
+	if err != nil {
+		return err
+	}
+	if !broken {
+		return c.breakAnswer(out, fmt.Sprintf("lock %s changed hands or lapsed before the break: nothing done", key))
+	}
+	out.Broken = true
+	after, err := c.lockInfo(m)
+	if err != nil {
+		return err
+	}
+	if after.Held() {
+		out.NewOwner = after.Token
+	}
+	if c.json {
+		return c.writeJSON(out)
+	}
+	fmt.Fprintf(c.stdout, "broke lock %s, held by %s\n", key, display(info.Token))
+	if out.NewOwner != "" {
+		fmt.Fprintf(c.stdout, "now held by %s\n", display(out.NewOwner))
+	} else {
+		fmt.Fprintln(c.stdout, "now free")
+	}
+	return nil
+}
+
+type breakJSON struct {
+	Key      string `json:"key"`
+	Token    string `json:"token"` // the owner it broke, or meant to
+	Broken   bool   `json:"broken"`
+	Declined bool   `json:"declined,omitempty"`
+	NewOwner string `json:"new_owner"` // the waiter handed the lock, or the owner since; "" when free
+}
+
+// breakAnswer prints a break that did nothing, and returns errNo.
+func (c *cli) breakAnswer(out breakJSON, msg string) error {
+	if c.json {
+		if err := c.writeJSON(out); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(c.stdout, msg)
+	}
+	return errNo
+}

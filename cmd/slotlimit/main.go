@@ -1,0 +1,333 @@
+// Command slotlimit shows, for operators, what the slotlimit packages keep
+// in Redis, and repairs it: the holders and the queue of a limiter, a
+// force-release that hands the units on to a waiter as a release does, a
+// live view, and a lock's owner, which it can break.
+//
+//	slotlimit -u redis://127.0.0.1:6379 holders ar:0571
+//	slotlimit -u redis://127.0.0.1:6379 holders -json ar:0571
+//	slotlimit -u redis://127.0.0.1:6379 release ar:0571 device-17
+//	slotlimit -u redis://127.0.0.1:6379 watch ar:0571
+//	slotlimit -u redis://127.0.0.1:6379 lock break jobs:nightly
+//
+// Every command goes through the packages' own scripts and types, so it
+// reads and writes the keys exactly as the library does. Run slotlimit -h
+// for the commands, their flags and the exit codes; README.md shows them
+// at work.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/lock"
+)
+
+// The exit codes; usage (slotlimit -h) and README.md document them.
+const (
+	exitOK    = 0 // done; for a question, the answer is yes
+	exitNo    = 1 // the answer is no: nothing held, nothing to break, declined
+	exitUsage = 2 // bad usage: command, flags, arguments, URL, key or holder
+	exitRedis = 3 // Redis unreachable, or it answered with an error
+)
+
+// usage is the text of slotlimit -h.
+const usage = `slotlimit shows and repairs what the slotlimit packages keep in Redis.
+
+Usage:
+  slotlimit [-u URL] [-cluster] [-json] [-timeout D] COMMAND [flags] ARGS
+
+Limiter (package slotlimit):
+  count KEY             the units in use, as one number
+  holders KEY           the live leases, with time left and units, and the queue
+  release KEY HOLDER    force-release HOLDER: its units go to the first waiters that
+                        fit, exactly as a release's do
+  watch KEY             a live view, redrawn every second: units in use against the
+                        limit, holders with time left, queue length, refusals
+
+Lock (package lock):
+  lock info KEY         the owner's token, the time left on its lease, the waiters,
+                        and the fence floor
+  lock break KEY        free the lock as its owner's unlock would: the first waiter
+                        is handed it; asks first, unless -yes
+
+Flags, before the command or after its name:
+  -u URL         redis://[user:password@]host:port[/db] or rediss://...; default $REDIS_URL
+  -cluster       the URL names a node of a Redis Cluster (add others with ?addr=host:port)
+  -json          JSON for scripts, instead of tables for people
+  -timeout D     the bound on each call to Redis (default 5s)
+
+Command flags, after the command's name:
+  -limit N       count, holders, release, watch: the key's limit (see Limits below)
+  -n COUNT       watch: exit after COUNT screens; 0, the default, runs until Ctrl-C
+  -interval D    watch: the time between screens (default 1s)
+  -rows N        watch: the most holders listed (default 15)
+  -yes           lock break: break without asking
+
+Limits. A limiter's limit is an argument of every call, and is stored in Redis
+only in the name of its full marker, which lives while the key is full, and in
+each waiter's queue entry. Without -limit the commands read it from there
+(slotlimit.Limits), which walks the keys of the node that holds KEY; when the
+key is neither full nor waited on, the limit is unknown, and shown as such.
+release needs it only to end the full marker of that limit; when several are
+found (a rolling change), it uses the highest. Waiters are handed units only
+within their own limit, whatever it uses.
+
+Fences. A lock's fence is the server's clock in microseconds when its owner
+took it, and is not stored. lock info shows the fence floor: the server's
+clock as it read the lock. The owner's fence is at most the floor, and every
+owner that takes the lock later gets a higher one.
+
+Refusals. watch shows the calls refused without waiting that Limiters with
+Config.CountRefusals counted in Redis (over a day); others count none.
+
+Exit status:
+  0  done; for a question, yes
+  1  the answer is no: release of a holder that held nothing; lock info of a
+     free lock; lock break of a lock that is free, changed hands or lapsed
+     before the break, or that you declined to break
+  2  usage: an unknown command or flag, a missing argument, no or a bad URL,
+     or a key or holder that the library refuses
+  3  Redis is unreachable, or answered with an error (such as WRONGTYPE)
+`
+
+// A command is one subcommand. Each package's commands live in a file of
+// their own, named after the package (limiter.go, lock.go), and are listed
+// in commands. A package that gains commands adds its file, its entries
+// in commands and its lines in usage: queue stats|peek|dead|requeue for
+// delayqueue, rate status for ratelimit, packet status|reconcile for
+// redpacket, recent show for recent.
+type command struct {
+	name  string                     // as typed: "count", "lock info"
+	args  []string                   // the names of its arguments, all required
+	flags func(*flag.FlagSet, *cli)  // its own flags, besides the common ones; nil for none
+	run   func(*cli, []string) error // runs it with its arguments
+}
+
+// commands is every command, in the order usage lists them.
+var commands = []command{
+	{"count", []string{"KEY"}, limitFlag, runCount},
+	{"holders", []string{"KEY"}, limitFlag, runHolders},
+	{"release", []string{"KEY", "HOLDER"}, limitFlag, runRelease},
+	{"watch", []string{"KEY"}, watchFlags, runWatch},
+	{"lock info", []string{"KEY"}, nil, runLockInfo},
+	{"lock break", []string{"KEY"}, breakFlags, runLockBreak},
+}
+
+// A cli is one run of the command: its flags, its streams, and the client.
+type cli struct {
+	// Common flags.
+	url     string
+	cluster bool
+	json    bool
+	timeout time.Duration
+
+	// Command flags.
+	limit    int64
+	n        int
+	interval time.Duration
+	rows     int
+	yes      bool
+
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	client         redis.UniversalClient
+	addr           string // the server's address, for screens (never the URL: it may hold a password)
+}
+
+func main() {
+	// The client's own log lines (a failed dial, retried) would only
+	// repeat the error that the command prints once.
+	redis.SetLogger(quiet{})
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// quiet is a go-redis logger that logs nothing.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+// run runs the command line args and returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := &cli{url: os.Getenv("REDIS_URL"), timeout: 5 * time.Second, interval: time.Second, rows: 15,
+		stdin: stdin, stdout: stdout, stderr: stderr}
+	global := flag.NewFlagSet("slotlimit", flag.ContinueOnError)
+	c.commonFlags(global)
+	if err := parse(global, args); err != nil {
+		return c.fail(err, nil)
+	}
+	cmd, rest, err := find(global.Args())
+	if err != nil {
+		return c.fail(err, nil)
+	}
+	fs := flag.NewFlagSet("slotlimit "+cmd.name, flag.ContinueOnError)
+	c.commonFlags(fs)
+	if cmd.flags != nil {
+		cmd.flags(fs, c)
+	}
+	if err := parse(fs, rest); err != nil {
+		return c.fail(err, &cmd)
+	}
+	if c.timeout <= 0 {
+		return c.fail(usageErrorf("-timeout %v: must be above 0", c.timeout), &cmd)
+	}
+	if fs.NArg() != len(cmd.args) {
+		return c.fail(usageErrorf("%s takes %s; got %d argument(s)", cmd.name, strings.Join(cmd.args, " "), fs.NArg()), &cmd)
+	}
+	if err := c.connect(); err != nil {
+		return c.fail(err, &cmd)
+	}
+	defer c.client.Close()
+	return c.fail(cmd.run(c, fs.Args()), &cmd)
+}
+
+// commonFlags defines the flags every command takes, before the command
+// or after its name, on fs.
+func (c *cli) commonFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.url, "u", c.url, "Redis `URL`: redis://[user:password@]host:port[/db] or rediss://...; default $REDIS_URL")
+	fs.BoolVar(&c.cluster, "cluster", c.cluster, "the URL names a node of a Redis Cluster")
+	fs.BoolVar(&c.json, "json", c.json, "print JSON for scripts")
+	fs.DurationVar(&c.timeout, "timeout", c.timeout, "the bound on each call to Redis")
+}
+
+func limitFlag(fs *flag.FlagSet, c *cli) {
+	fs.Int64Var(&c.limit, "limit", 0, "the key's limit `N`; by default read from Redis (see slotlimit -h)")
+}
+
+// parse parses args with fs, printing nothing: run prints the errors
+// and the help.
+func parse(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		return usageErrorf("%v", err)
+	}
+	return err
+}
+
+// find returns the command that args begin with, and the rest of args.
+func find(args []string) (command, []string, error) {
+	if len(args) == 0 {
+		return command{}, nil, usageErrorf("no command")
+	}
+	for _, cmd := range commands {
+		words := strings.Fields(cmd.name)
+		if len(args) >= len(words) && slices.Equal(args[:len(words)], words) {
+			return cmd, args[len(words):], nil
+		}
+	}
+	var subs []string
+	for _, cmd := range commands {
+		if group, sub, ok := strings.Cut(cmd.name, " "); ok && group == args[0] {
+			subs = append(subs, sub)
+		}
+	}
+	if len(subs) > 0 {
+		return command{}, nil, usageErrorf("%s takes a subcommand: %s", args[0], strings.Join(subs, ", "))
+	}
+	return command{}, nil, usageErrorf("unknown command %q", args[0])
+}
+
+// connect makes the client for the URL, without contacting Redis.
+func (c *cli) connect() error {
+	if c.url == "" {
+		return usageErrorf("no Redis URL: give -u URL or set REDIS_URL")
+	}
+	if c.cluster {
+		opts, err := redis.ParseClusterURL(c.url)
+		if err != nil {
+			return usageErrorf("-u: %v", err)
+		}
+		opts.ContextTimeoutEnabled = true
+		c.client, c.addr = redis.NewClusterClient(opts), strings.Join(opts.Addrs, ",")
+		return nil
+	}
+	opts, err := redis.ParseURL(c.url)
+	if err != nil {
+		return usageErrorf("-u: %v", err)
+	}
+	opts.ContextTimeoutEnabled = true
+	c.client, c.addr = redis.NewClient(opts), opts.Addr
+	return nil
+}
+
+// call returns the context of one call to Redis, bounded by -timeout.
+func (c *cli) call() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), c.timeout)
+}
+
+// A usageError is bad usage: exit code 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usageErrorf(format string, args ...any) error {
+	return usageError{fmt.Sprintf(format, args...)}
+}
+
+// errNo ends a command whose answer is no, which it printed: exit code 1.
+var errNo = errors.New("no")
+
+// fail prints err, if it needs printing, and returns its exit code. cmd,
+// if not nil, is the command that was run, for its usage line.
+func (c *cli) fail(err error, cmd *command) int {
+	var usage usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		c.help(cmd)
+		return exitOK
+	case errors.Is(err, errNo):
+		return exitNo
+	case errors.As(err, &usage), errors.Is(err, slotlimit.ErrInvalidConfig),
+		errors.Is(err, slotlimit.ErrInvalidHolder), errors.Is(err, lock.ErrInvalidConfig):
+		fmt.Fprintf(c.stderr, "slotlimit: %v\n", err)
+		if cmd != nil {
+			fmt.Fprintf(c.stderr, "usage: %s\n", cmd.usage())
+		}
+		fmt.Fprintln(c.stderr, "Run 'slotlimit -h' for the commands and flags.")
+		return exitUsage
+	}
+	// The library's errors name their package already ("slotlimit:
+	// count ...", "lock: inspect ...").
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "slotlimit: ") {
+		msg = "slotlimit: " + msg
+	}
+	fmt.Fprintln(c.stderr, msg)
+	return exitRedis
+}
+
+// usage returns the command's usage line.
+func (cmd *command) usage() string {
+	return "slotlimit [flags] " + cmd.name + " [flags] " + strings.Join(cmd.args, " ")
+}
+
+// help prints slotlimit -h, or a command's -h.
+func (c *cli) help(cmd *command) {
+	if cmd == nil {
+		fmt.Fprint(c.stdout, usage)
+		return
+	}
+	fmt.Fprintf(c.stdout, "usage: %s\n\nflags:\n", cmd.usage())
+	c.url = "" // its default is $REDIS_URL, which may hold a password
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	c.commonFlags(fs)
+	if cmd.flags != nil {
+		cmd.flags(fs, c)
+	}
+	fs.SetOutput(c.stdout)
+	fs.PrintDefaults()
+	fmt.Fprintln(c.stdout, "\nRun 'slotlimit -h' for every command and the exit codes.")
+}

@@ -1,0 +1,193 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit/internal/redistest"
+)
+
+// The tests run the command as its users do: a binary, built once here,
+// run as a process against a real redis-server that the tests start.
+
+// bin is the command's binary.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "slotlimit-cli-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "slotlimit")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	redistest.Shutdown()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// A run is the outcome of one run of the command.
+type run struct {
+	stdout, stderr string
+	code           int
+}
+
+// cli runs the command with args and stdin, without REDIS_URL
+// unless env sets it, and returns what it printed and its exit code.
+func cli(t *testing.T, stdin string, env []string, args ...string) run {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "REDIS_URL=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := run{stdout: stdout.String(), stderr: stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		r.code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("slotlimit %s: %v", strings.Join(args, " "), err)
+	}
+	t.Logf("slotlimit %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	return r
+}
+
+// server returns the URL of the tests' real Redis and a client of it.
+func server(t *testing.T) (string, *redis.Client) {
+	t.Helper()
+	addr := redistest.Addr(t)
+	client := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { client.Close() })
+	return "redis://" + addr, client
+}
+
+// testKey returns a key of the test's own.
+func testKey(t *testing.T, prefix string) string {
+	var b [6]byte
+	rand.Read(b[:])
+	return prefix + t.Name() + ":" + hex.EncodeToString(b[:])
+}
+
+// closedURL returns the URL of a loopback port that nothing listens on.
+func closedURL(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	l.Close()
+	return "redis://" + addr
+}
+
+func TestHelpListsCommandsAndExitCodes(t *testing.T) {
+	r := cli(t, "", nil, "-h")
+	assert.Equal(t, 0, r.code)
+	for _, s := range []string{"count KEY", "holders KEY", "release KEY HOLDER", "watch KEY", "lock info KEY", "lock break KEY", "Exit status", "fence floor"} {
+		assert.Contains(t, r.stdout, s)
+	}
+	r = cli(t, "", []string{"REDIS_URL=redis://user:secret@127.0.0.1:1"}, "holders", "-h")
+	assert.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, "-limit N")
+	assert.NotContains(t, r.stdout, "secret", "the URL may hold a password")
+}
+
+// Bad usage exits with code 2, says what was wrong on stderr and prints
+// nothing on stdout.
+func TestBadUsageExits2(t *testing.T) {
+	url, _ := server(t)
+	for i, args := range [][]string{
+		{},
+		{"-u", url},
+		{"-u", url, "bogus", "k"},
+		{"-u", url, "count"},
+		{"-u", url, "count", "a", "b"},
+		{"-u", url, "release", "k"},
+		{"-u", url, "holders", "-bogus", "k"},
+		{"-bogus", "-u", url, "holders", "k"},
+		{"count", "k"}, // no URL, no REDIS_URL
+		{"-u", "http://127.0.0.1:6379", "count", "k"},
+		{"-u", url, "count", "a}b"},     // a key New refuses
+		{"-u", url, "release", "k", ""}, // a holder the library refuses
+		{"-u", url, "holders", "-limit", "-3", "k"},
+		{"-u", url, "lock"},
+		{"-u", url, "lock", "bogus", "k"},
+		{"-u", url, "lock", "info"},
+		{"-u", url, "watch", "-n", "-1", "k"},
+		{"-u", url, "-timeout", "0s", "count", "k"},
+	} {
+		r := cli(t, "", nil, args...)
+		assert.Equal(t, 2, r.code, "step %d: %q", i, args)
+		assert.Empty(t, r.stdout, "step %d", i)
+		assert.NotEmpty(t, r.stderr, "step %d", i)
+	}
+}
+
+// A Redis that cannot be reached, or that answers with an error, exits
+// with code 3.
+func TestRedisErrorsExit3(t *testing.T) {
+	down := closedURL(t)
+	for i, args := range [][]string{
+		{"-u", down, "count", "k"},
+		{"-u", down, "holders", "-json", "k"},
+		{"-u", down, "release", "k", "h"},
+		{"-u", down, "watch", "-n", "1", "k"},
+		{"-u", down, "lock", "info", "k"},
+		{"-u", down, "lock", "break", "-yes", "k"},
+		{"-timeout", "200ms", "-u", "redis://192.0.2.1:6379", "count", "k"}, // TEST-NET-1: nothing answers
+	} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel() // each waits out the client's dial retries
+			start := time.Now()
+			r := cli(t, "", nil, args...)
+			assert.Equal(t, 3, r.code, "%q", args)
+			assert.Contains(t, r.stderr, "slotlimit: ")
+			assert.Less(t, time.Since(start), 15*time.Second)
+		})
+	}
+
+	url, client := server(t)
+	ctx := context.Background()
+	key := testKey(t, "cli-test:")
+	require.NoError(t, client.Set(ctx, key, "a string", time.Minute).Err())
+	for i, args := range [][]string{
+		{"-u", url, "count", key},
+		{"-u", url, "holders", key},
+		{"-u", url, "release", key, "h"},
+		{"-u", url, "lock", "info", "-json", key + ":nolock"},
+	} {
+		if i == 3 {
+			require.NoError(t, client.HSet(ctx, key+":nolock", "f", "v").Err())
+		}
+		r := cli(t, "", nil, args...)
+		assert.Equal(t, 3, r.code, "step %d: %q", i, args)
+		assert.Contains(t, r.stderr, "WRONGTYPE", "step %d", i)
+	}
+	client.Del(ctx, key, key+":nolock")
+}

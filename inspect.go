@@ -1,0 +1,210 @@
+package slotlimit
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/hashtag"
+	"github.com/slotlimit/slotlimit/internal/script"
+	"github.com/slotlimit/slotlimit/internal/waitqueue"
+)
+
+// This file reads a Limiter's key for operators and tools, such as the
+// slotlimit command: what is held and who waits (Inspect), and which
+// limits the Limiters on a key use (Limits). Nothing here writes.
+
+// A Snapshot is the state of a Limiter's key at one moment, read by one
+// script: the live leases, and the callers queued for units.
+type Snapshot struct {
+	// ServerTime is the Redis server's clock when the Snapshot was read.
+	// Every time below is on that clock, so ExpiresAt.Sub(ServerTime) is
+	// the time a lease has left, whatever the local clock says.
+	ServerTime time.Time
+
+	// InUse is the units held by live leases, as Count returns it.
+	InUse int64
+
+	// Holders are the live leases, earliest deadline first, as Holders
+	// returns them.
+	Holders []Holder
+
+	// Queue holds the callers waiting for units, in arrival order: the
+	// order in which fair mode serves them, and in which a release offers
+	// them what it frees. Entries that lapsed (their waiter stopped
+	// trying) are left out.
+	Queue []Waiter
+}
+
+// A Waiter is one caller queued for units on a Limiter's key: an AcquireN
+// (Acquire, AcquireLease, Do) that was refused and waits, and that a
+// release hands units to.
+type Waiter struct {
+	ID      string        // the holder ID it waits as
+	Arrival int64         // its arrival number: lower came first; a release's notice names it
+	Units   int64         // the units it waits for
+	TTL     time.Duration // the lease time it asked for
+	Limit   int64         // the limit it waits under, which a release honours; 0 if its entry records none
+
+	// EntryExpiresAt is when its place in the queue lapses unless it
+	// tries again, which a live waiter does every second.
+	EntryExpiresAt time.Time
+}
+
+// Inspect reads the live leases and the queue of the Limiter's key at one
+// moment, in one script that writes nothing. It is for operators and
+// tools; a caller that takes slots has no need of it. It does not depend
+// on the Limiter's Limit, which is stored nowhere (see Limits).
+func (l *Limiter) Inspect(ctx context.Context) (Snapshot, error) {
+	if err := l.usable(); err != nil {
+		return Snapshot{}, err
+	}
+	keys := []string{l.keys[keyLeases], l.keys[keyWeights], l.keys[keyQueue], l.keys[keyQueueDeadlines], l.keys[keyQueueWants]}
+	reply, err := inspectScript.Run(ctx, l.client, keys).StringSlice()
+	if err != nil {
+		return Snapshot{}, callError(ctx, "inspect", l.cfg.Key, err)
+	}
+	snap, ok := decodeSnapshot(reply)
+	if !ok {
+		return Snapshot{}, opError("inspect", l.cfg.Key, callerr.UnexpectedReply(reply))
+	}
+	return snap, nil
+}
+
+// decodeSnapshot reads the reply of inspect.lua (see its header).
+func decodeSnapshot(reply []string) (Snapshot, bool) {
+	if len(reply) < 3 {
+		return Snapshot{}, false
+	}
+	var head [3]int64
+	if !parseInts(head[:], reply[:3]) {
+		return Snapshot{}, false
+	}
+	now, inUse, n := head[0], head[1], head[2]
+	rest := reply[3:]
+	if n < 0 || n > int64(len(rest)/3) || (len(rest)-3*int(n))%6 != 0 {
+		return Snapshot{}, false
+	}
+	snap := Snapshot{ServerTime: time.UnixMilli(now), InUse: inUse, Holders: make([]Holder, 0, n)}
+	for i := 0; i < int(3*n); i += 3 {
+		var v [2]int64
+		if !parseInts(v[:], rest[i+1:i+3]) {
+			return Snapshot{}, false
+		}
+		snap.Holders = append(snap.Holders, Holder{ID: rest[i], ExpiresAt: time.UnixMilli(v[0]), Weight: v[1]})
+	}
+	rest = rest[3*n:]
+	snap.Queue = make([]Waiter, 0, len(rest)/6)
+	for i := 0; i < len(rest); i += 6 {
+		var v [5]int64
+		if !parseInts(v[:], rest[i+1:i+6]) {
+			return Snapshot{}, false
+		}
+		snap.Queue = append(snap.Queue, Waiter{
+			ID:             rest[i],
+			Arrival:        v[0],
+			EntryExpiresAt: time.UnixMilli(v[1]),
+			Units:          v[2],
+			TTL:            time.Duration(v[3]) * time.Millisecond,
+			Limit:          v[4],
+		})
+	}
+	return snap, true
+}
+
+// parseInts parses each of s into v, which must be as long, and reports
+// false if one is not an integer.
+func parseInts(v []int64, s []string) bool {
+	for i, x := range s {
+		n, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			return false
+		}
+		v[i] = n
+	}
+	return true
+}
+
+// Limits returns the limits that the Limiters on key have left in Redis,
+// lowest first, each once: the limit in the name of each full marker
+// beside key, which lives while that many units are in use, and the
+// limit each queued waiter recorded. The limit is an argument of every
+// call and is stored nowhere else, so Limits returns none when the key is
+// not full and nobody waits. More than one means that Limiters with
+// different limits share the key, as during a rolling change of the limit.
+//
+// It finds the markers with SCAN MATCH on the node that holds key (on a
+// Cluster, the master of key's slot; on a Ring, every shard), which walks
+// every key on that node, so it is for operators and tools, not for a
+// busy path. It writes nothing. It returns an error matching
+// ErrInvalidConfig for a nil client, or a key that New refuses.
+func Limits(ctx context.Context, client redis.UniversalClient, key string) ([]int64, error) {
+	if script.IsNil(client) {
+		return nil, invalidConfig("client is nil")
+	}
+	aux, _, ok := keyNames(key, 0)
+	switch {
+	case key == "":
+		return nil, invalidConfig("Key is empty")
+	case !ok:
+		return nil, invalidConfig("Key %q has a '}' but no hash tag", key)
+	case isSideKey(key):
+		return nil, invalidConfig("Key %q is the name of a key beside another Limiter's", key)
+	}
+	prefix, _ := hashtag.SidePrefix(key)
+	marker := prefix + fullSuffix
+	var limits []int64
+	scan := func(ctx context.Context, node redis.Cmdable) error {
+		iter := node.Scan(ctx, 0, globEscape(marker)+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			if n, err := strconv.ParseInt(strings.TrimPrefix(iter.Val(), marker), 10, 64); err == nil && n > 0 {
+				limits = append(limits, n)
+			}
+		}
+		return iter.Err()
+	}
+	var err error
+	switch c := client.(type) {
+	case *redis.ClusterClient:
+		var node *redis.Client
+		if node, err = c.MasterForKey(ctx, key); err == nil {
+			err = scan(ctx, node)
+		}
+	case *redis.Ring:
+		err = c.ForEachShard(ctx, func(ctx context.Context, shard *redis.Client) error { return scan(ctx, shard) })
+	default:
+		err = scan(ctx, client)
+	}
+	if err != nil {
+		return nil, callError(ctx, "limits", key, err)
+	}
+	wants, err := client.HVals(ctx, aux[keyQueueWants-1]).Result()
+	if err != nil {
+		return nil, callError(ctx, "limits", key, err)
+	}
+	for _, want := range wants {
+		if n, ok := waitqueue.WantLimit(want); ok {
+			limits = append(limits, n)
+		}
+	}
+	slices.Sort(limits)
+	return slices.Compact(limits), nil
+}
+
+// globEscape escapes the characters that a SCAN MATCH pattern reads as
+// wildcards, so that s matches itself alone.
+func globEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(`*?[]\`, s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,114 @@
+package lock
+
+import (
+	"context"
+	"time"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/observe"
+)
+
+// This file is for operators and tools, such as the slotlimit command:
+// what a lock holds (Inspect), and breaking it (Break).
+
+// Info is the state of a lock at one moment, read by one script.
+type Info struct {
+	// Token is the owner's token: the value the key holds, a Lock's Token
+	// or the value that the seed's scripts, redislock or redsync wrote.
+	// It is "" when the lock is free.
+	Token string
+
+	// TTL is the time left on the owner's lease, by the server's clock: 0
+	// when the lock is free, and below 0 when the key has no expiry (a
+	// client set it without one), so that it never lapses.
+	TTL time.Duration
+
+	// Waiters is the number of callers of Lock queued for the lock.
+	Waiters int64
+
+	// FenceFloor is the Redis server's clock, in microseconds, when the
+	// Info was read. Fences are not stored in Redis: a fence is the
+	// server's clock when its owner took the lock (see Lock.Fence). So
+	// the owner's fence is at most FenceFloor, and every owner that takes
+	// the lock after the read gets a higher one: storage that has seen a
+	// fence above FenceFloor has heard from such an owner.
+	FenceFloor int64
+}
+
+// Held reports whether an owner held the lock.
+func (i Info) Held() bool { return i.Token != "" }
+
+// Inspect reads the lock's owner, the time left on its lease and the
+// number of its waiters at one moment, in one script that writes
+// nothing. A key of another type fails with WRONGTYPE.
+func (m *Mutex) Inspect(ctx context.Context) (Info, error) {
+	if err := m.usable(); err != nil {
+		return Info{}, err
+	}
+	reply, err := inspectScript.Run(ctx, m.client, []string{m.keys[keyLock], m.keys[keyQueueDeadlines]}).Slice()
+	if err != nil {
+		return Info{}, callerr.Call(ctx, "lock", "inspect", m.cfg.Key, err)
+	}
+	info, ok := decodeInfo(reply)
+	if !ok {
+		return Info{}, callerr.Op("lock", "inspect", m.cfg.Key, callerr.UnexpectedReply(reply))
+	}
+	return info, nil
+}
+
+// decodeInfo reads the reply of inspect.lua (see its header).
+func decodeInfo(reply []any) (Info, bool) {
+	if len(reply) != 4 {
+		return Info{}, false
+	}
+	token, ok1 := reply[0].(string)
+	left, ok2 := reply[1].(int64)
+	waiters, ok3 := reply[2].(int64)
+	now, ok4 := reply[3].(int64)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return Info{}, false
+	}
+	info := Info{Token: token, Waiters: waiters, FenceFloor: now}
+	switch {
+	case token == "":
+	case left == -1:
+		info.TTL = -1
+	case left >= 0:
+		info.TTL = time.Duration(left) * time.Millisecond
+	}
+	return info, true
+}
+
+// Break frees the lock if the owner whose token it names still holds it,
+// exactly as that owner's Unlock would: the first waiter, if any, is
+// handed the lock at once and woken, and otherwise the key is deleted. It
+// is for operators, to free a lock whose owner is stuck. The owner is not
+// told: its next Refresh or Unlock returns ErrNotHeld, and its KeepAlive
+// context ends with that cause.
+//
+// The token, as Info.Token reports it, names the owner to break, so that a
+// lock that changed hands since it was read is left to its new owner.
+// Break reports false, and changes nothing, when that owner no longer
+// holds the lock: it unlocked it, its lease lapsed, or another owner holds
+// it now. The owner may be a Lock's or any other client's that keeps the
+// same data (the seed's scripts, redislock, redsync).
+//
+// An error from the connection leaves the outcome unknown; Break can be
+// called again, and reports false if the first call freed the lock.
+func (m *Mutex) Break(ctx context.Context, token string) (bool, error) {
+	if err := m.usable(); err != nil {
+		return false, err
+	}
+	if token == "" {
+		return false, nil
+	}
+	c := observe.Begin(m.cfg.Observer, "lock", "Break", m.cfg.Key, token, 1, 1)
+	owner := &Lock{mutex: m, token: token}
+	held, err := owner.release(ctx, &m.runner)
+	if err != nil {
+		c.Failed(ctx, err)
+		return false, err
+	}
+	c.Released(ctx, held)
+	return held, nil
+}

@@ -1,0 +1,22 @@
+-- inspect: the lock's owner, the time left on its lease and the number of
+-- its waiters, read at one moment, for operators and tools. Writes nothing.
+--
+-- KEYS[1]  the lock: a string holding the owner's token, with a PX expiry
+-- KEYS[2]  queue deadlines: sorted set, waiting token -> when its entry lapses (ms)
+--
+-- Returns {token, ms left, waiters, server clock µs}: the token is '' when
+-- the lock is free; ms left is PTTL's reply, -1 when the key has no expiry
+-- (a client set it without one) and -2 when the lock is free; waiters
+-- counts the queue entries that have not lapsed. The server's clock is
+-- read as a fence is (see obtain.go), so every owner that takes the lock
+-- after this call gets a higher fence. GET fails a key of another type
+-- with WRONGTYPE.
+
+local lock, qdeadlines = KEYS[1], KEYS[2]
+
+local t = redis.call('TIME')
+local token = redis.call('GET', lock) or ''
+local left = redis.call('PTTL', lock)
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local waiters = redis.call('ZCOUNT', qdeadlines, '(' .. now, '+inf')
+return {token, left, waiters, t[1] * 1000000 + t[2]}
