@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/internal/loopback"
 )
 
 // leaseTTL is short so that lapses on a real server take little waiting.
@@ -490,10 +491,8 @@ func TestLimiterWrongTypeKeyIsLeftAlone(t *testing.T) {
 
 // downClient is a client for a loopback port where nothing listens.
 func downClient(t *testing.T) redis.UniversalClient {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := loopback.FreeAddr()
 	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
 	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1, DialTimeout: 100 * time.Millisecond})
 	t.Cleanup(func() { client.Close() })
 	return client

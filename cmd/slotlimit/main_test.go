@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotlimit/slotlimit/internal/loopback"
 	"github.com/slotlimit/slotlimit/internal/redistest"
 )
 
@@ -99,10 +99,8 @@ func testKey(t *testing.T, prefix string) string {
 
 // closedURL returns the URL of a loopback port that nothing listens on.
 func closedURL(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := loopback.FreeAddr()
 	require.NoError(t, err)
-	addr := l.Addr().String()
-	l.Close()
 	return "redis://" + addr
 }
 

@@ -78,6 +78,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/internal/examplefmt"
 )
 
 // areaKey is the Redis key of the slots for the external system's area.
@@ -165,7 +166,7 @@ func run(o options) (passed bool, err error) {
 		return false, err
 	}
 	fmt.Printf("devicereport: %s devices reporting every ~%v, limit %d, calls of ~%v, lease %v, %v on %s\n",
-		group(int64(o.devices)), o.report, o.limit, o.work, o.lease, o.duration, srv.name)
+		examplefmt.Int(int64(o.devices)), o.report, o.limit, o.work, o.lease, o.duration, srv.name)
 	if longest := o.work * 3 / 2; o.lease <= longest {
 		fmt.Printf("warning: the lease, %v, is not longer than the longest call, %v: some results will come back after their lease lapsed\n",
 			o.lease, longest)
@@ -412,9 +413,9 @@ func (s *simulation) progress(ctx context.Context) {
 		cancel()
 		line := fmt.Sprintf("%4.0fs  in use %s/%d  done %s  refused %s  reclaimed %s",
 			now.Sub(s.start).Seconds(), inUse, s.opts.limit,
-			group(s.done.Load()), group(s.refused.Load()), reclaimed)
+			examplefmt.Int(s.done.Load()), examplefmt.Int(s.refused.Load()), reclaimed)
 		if n := s.redisErrs.Load(); n > 0 {
-			line += "  redis errors " + group(n)
+			line += "  redis errors " + examplefmt.Int(n)
 		}
 		fmt.Println(line)
 	}
@@ -474,7 +475,7 @@ func (s *simulation) report(ctx context.Context) (passed bool) {
 	fmt.Printf("peak at the external system: %d devices at once (limit %d); peak slots in use: %d\n",
 		peak, limit, s.slotsUsed.load())
 	fmt.Printf("tasks done: %s   reports refused: %s   slowest redis call: %v\n",
-		group(done), group(s.refused.Load()), slowest)
+		examplefmt.Int(done), examplefmt.Int(s.refused.Load()), slowest)
 
 	var problems []string
 	if peak > limit {
@@ -501,16 +502,16 @@ func (s *simulation) report(ctx context.Context) (passed bool) {
 	// its lease lapsed is counted in the peak above.
 	if errs > 0 {
 		fmt.Printf("redis errors: %s (first: %v); each cost a device a report, or left its slot to lapse rather than be released; if Redis is overloaded, raise -report or lower -devices\n",
-			group(errs), *s.firstErr.Load())
+			examplefmt.Int(errs), *s.firstErr.Load())
 	}
 	if late > 0 {
 		fmt.Printf("results reported after their lease lapsed: %s; the lease is too short for the calls, or Redis is overloaded: raise -lease, or lower -work or the load\n",
-			group(late))
+			examplefmt.Int(late))
 	}
 	var notes string
 	if errs > 0 || late > 0 {
 		notes = fmt.Sprintf(" (%s redis errors and %s late results, which alone do not fail the run)",
-			group(errs), group(late))
+			examplefmt.Int(errs), examplefmt.Int(late))
 	}
 
 	if len(problems) > 0 {
@@ -518,7 +519,7 @@ func (s *simulation) report(ctx context.Context) (passed bool) {
 		return false
 	}
 	fmt.Printf("PASS: peak %d ≤ limit %d, %s tasks done, %d of %d crashed devices' slots reclaimed%s\n",
-		peak, limit, group(done), st.crashed-st.stuck, st.crashed, notes)
+		peak, limit, examplefmt.Int(done), st.crashed-st.stuck, st.crashed, notes)
 	return true
 }
 
@@ -571,22 +572,4 @@ func jitter(d time.Duration) time.Duration {
 		return 0
 	}
 	return d/2 + rand.N(d)
-}
-
-// group formats n with commas between groups of three digits.
-func group(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	sign := ""
-	if n < 0 {
-		sign, s = "-", s[1:]
-	}
-	var b strings.Builder
-	b.WriteString(sign)
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }

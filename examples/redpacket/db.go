@@ -5,21 +5,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
 
+	"github.com/slotlimit/slotlimit/internal/sqlitedsn"
 	"github.com/slotlimit/slotlimit/redpacket"
 )
-
-// sqlitePragmas make a connection that finds the file locked wait for it
-// (busy_timeout) rather than fail, let the progress query read while the
-// persister writes (WAL), and take the write lock when a transaction
-// begins (_txlock=immediate).
-const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate"
 
 // A database is where the persister writes the claims.
 type database struct {
@@ -31,7 +25,9 @@ type database struct {
 
 // openDB opens PostgreSQL at dsn, when given, or else the SQLite file at
 // path, or else a SQLite file in a new temporary directory, removed by
-// close.
+// close. SQLite connections wait for one another's writes rather than
+// fail, so the progress query reads while the persister writes (see
+// sqlitedsn.DSN).
 func openDB(ctx context.Context, path, dsn string) (*database, error) {
 	if path != "" && dsn != "" {
 		return nil, errors.New("-db and -postgres: give one or the other")
@@ -53,8 +49,7 @@ func openDB(ctx context.Context, path, dsn string) (*database, error) {
 		removeDir()
 		return nil, err
 	}
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: sqlitePragmas}
-	return connect(ctx, "sqlite", u.String(), &database{dialect: redpacket.SQLite, name: "SQLite " + abs}, removeDir)
+	return connect(ctx, "sqlite", sqlitedsn.DSN(abs), &database{dialect: redpacket.SQLite, name: "SQLite " + abs}, removeDir)
 }
 
 // connect opens d.db with driver and dsn and checks that it answers. Its

@@ -48,6 +48,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/slotlimit/slotlimit/internal/examplefmt"
 	"github.com/slotlimit/slotlimit/internal/exampleredis"
 	"github.com/slotlimit/slotlimit/redpacket"
 )
@@ -168,7 +169,7 @@ func run(o options) error {
 		where = "redis " + addr
 	}
 	fmt.Printf("redpacket: %s users on %d goroutines, arriving over %v; %s and %s\n",
-		group(int64(o.users)), o.workers, o.spread, where, db.name)
+		examplefmt.Int(int64(o.users)), o.workers, o.spread, where, db.name)
 
 	runCtx, stopPersister := context.WithCancel(ctx)
 	defer stopPersister()
@@ -269,7 +270,7 @@ func (s *scenario) create(ctx context.Context) error {
 		if ttl == 0 {
 			ttl = redpacket.DefaultTTL
 		}
-		fmt.Printf("created %s: %s in %s %s shares, TTL %v\n", p.ID, yuan(p.Total), group(int64(p.Count)), p.Split, ttl)
+		fmt.Printf("created %s: %s in %s %s shares, TTL %v\n", p.ID, yuan(p.Total), examplefmt.Int(int64(p.Count)), p.Split, ttl)
 	}
 	s.start = time.Now()
 	return nil
@@ -365,15 +366,15 @@ func (s *scenario) progress(ctx context.Context) {
 		qctx, cancel := context.WithTimeout(ctx, lineTimeout)
 		rows, left := "?", "?"
 		if n, _, _, err := s.db.claimRows(qctx, s.big); err == nil {
-			rows = group(int64(n))
+			rows = examplefmt.Int(int64(n))
 		}
 		if shares, amount, err := s.store.Remaining(qctx, s.big); err == nil {
-			left = fmt.Sprintf("%s shares, %s", group(int64(shares)), yuan(amount))
+			left = fmt.Sprintf("%s shares, %s", examplefmt.Int(int64(shares)), yuan(amount))
 		}
 		cancel()
 		fmt.Printf("%3.0fs  grabs %6s  claims %5s  sold out %6s  rows %5s  left %s\n",
-			time.Since(s.start).Seconds(), group(s.grabs.Load()), group(int64(claims)),
-			group(s.soldOut.Load()), rows, left)
+			time.Since(s.start).Seconds(), examplefmt.Int(s.grabs.Load()), examplefmt.Int(int64(claims)),
+			examplefmt.Int(s.soldOut.Load()), rows, left)
 	}
 }
 
@@ -455,7 +456,7 @@ func (s *scenario) check(ctx context.Context, caughtUp bool) error {
 	}
 	users := int64(s.opts.users)
 	fmt.Printf("grabs: %s by %s users (%s of them twice, each the same both times); %s claims, %s refused: sold out\n",
-		group(s.grabs.Load()), group(users), group(s.repeats.Load()), group(int64(len(claims))), group(s.soldOut.Load()))
+		examplefmt.Int(s.grabs.Load()), examplefmt.Int(users), examplefmt.Int(s.repeats.Load()), examplefmt.Int(int64(len(claims))), examplefmt.Int(s.soldOut.Load()))
 	if len(claims) != bigCount || sum != bigTotal || len(seqs) != bigCount {
 		fail("%d claims (%d distinct seqs) summing to %s; want %d summing to %s", len(claims), len(seqs), yuan(sum), bigCount, yuan(bigTotal))
 	}
@@ -472,7 +473,7 @@ func (s *scenario) check(ctx context.Context, caughtUp bool) error {
 
 	// The database.
 	rows, distinct, rowSum, err := s.db.claimRows(ctx, s.big)
-	fmt.Printf("database: %s claim rows of %s, %s users, summing to %s\n", group(int64(rows)), s.big, group(int64(distinct)), yuan(rowSum))
+	fmt.Printf("database: %s claim rows of %s, %s users, summing to %s\n", examplefmt.Int(int64(rows)), s.big, examplefmt.Int(int64(distinct)), yuan(rowSum))
 	if err != nil || rows != bigCount || distinct != bigCount || rowSum != bigTotal {
 		fail("the database holds %d rows of %s, %d users, summing to %s (%v); want %d summing to %s",
 			rows, s.big, distinct, yuan(rowSum), err, bigCount, yuan(bigTotal))
@@ -520,7 +521,7 @@ func (s *scenario) check(ctx context.Context, caughtUp bool) error {
 		return errors.New(strings.Join(problems, "; "))
 	}
 	fmt.Printf("PASS: %s users, %s claims summing to %s, none twice, 0 left; %s rows match redis; %s's %d unclaimed shares (%s) in its row, for refund; %.1fs\n",
-		group(users), group(bigCount), yuan(bigTotal), group(int64(rows)), s.small, wantShares, yuan(wantAmount),
+		examplefmt.Int(users), examplefmt.Int(bigCount), yuan(bigTotal), examplefmt.Int(int64(rows)), s.small, wantShares, yuan(wantAmount),
 		time.Since(s.start).Seconds())
 	return nil
 }
@@ -546,23 +547,5 @@ func yuan(cents int64) string {
 	if cents < 0 {
 		sign, cents = "-", -cents
 	}
-	return fmt.Sprintf("%s¥%s.%02d", sign, group(cents/100), cents%100)
-}
-
-// group formats n with commas between groups of three digits.
-func group(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	sign := ""
-	if n < 0 {
-		sign, s = "-", s[1:]
-	}
-	var b strings.Builder
-	b.WriteString(sign)
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return fmt.Sprintf("%s¥%s.%02d", sign, examplefmt.Int(cents/100), cents%100)
 }

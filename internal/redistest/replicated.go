@@ -3,11 +3,12 @@ package redistest
 import (
 	"context"
 	"net"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit/internal/loopback"
 )
 
 // replicaSyncTimeout bounds how long StartReplicated waits for the replica
@@ -105,9 +106,9 @@ func (r *Replicated) Follow(tb testing.TB, addr string) {
 // master takes after CutOff returns, and acknowledges none to WAIT.
 func (r *Replicated) CutOff(tb testing.TB) {
 	tb.Helper()
-	port, err := freePort()
+	addr, err := loopback.FreeAddr()
 	if err != nil {
 		tb.Fatalf("redistest: cut off the replica: %v", err)
 	}
-	r.Follow(tb, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	r.Follow(tb, addr)
 }

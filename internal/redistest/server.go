@@ -13,10 +13,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit/internal/loopback"
 )
 
 // Environment variables read by this package and its callers.
@@ -30,8 +31,10 @@ const (
 // ErrNoServer is returned by Start when redis-server is not on PATH.
 var ErrNoServer = errors.New("redistest: redis-server not found on PATH")
 
-// startTimeout bounds how long Start waits for a new server to answer PING.
-const startTimeout = 10 * time.Second
+const (
+	startTimeout = 10 * time.Second // bounds how long Start waits for a new server to answer PING
+	killTimeout  = time.Second      // bounds the wait for a killed server to free its port
+)
 
 // A Server is a redis-server process listening on 127.0.0.1.
 type Server struct {
@@ -58,11 +61,9 @@ func Start(args ...string) (*Server, error) {
 	s := &Server{dir: dir, args: args}
 	// A port found free can be taken before the server binds it; try a few.
 	for range 5 {
-		port, err := freePort()
-		if err != nil {
+		if s.Addr, err = loopback.FreeAddr(); err != nil {
 			break
 		}
-		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		if err = s.run(bin); err == nil {
 			return s, nil
 		}
@@ -141,23 +142,6 @@ func (s *Server) kill() {
 		return
 	}
 	s.cmd.Process.Kill()
-	// Wait for the port to be released, bounded.
-	for i := 0; i < 100; i++ {
-		c, err := net.DialTimeout("tcp", s.Addr, 50*time.Millisecond)
-		if err != nil {
-			break
-		}
-		c.Close()
-		time.Sleep(10 * time.Millisecond)
-	}
+	loopback.AwaitClosed(s.Addr, killTimeout)
 	s.cmd = nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

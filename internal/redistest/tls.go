@@ -15,10 +15,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slotlimit/slotlimit/internal/loopback"
 )
 
 // Certs are a certificate authority made for one test and a certificate
@@ -148,11 +149,9 @@ func StartTLS(c *Certs, args ...string) (*Server, error) {
 	}, args...)}
 	// A port found free can be taken before the server binds it; try a few.
 	for range 5 {
-		var port int
-		if port, err = freePort(); err != nil {
+		if s.Addr, err = loopback.FreeAddr(); err != nil {
 			break
 		}
-		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		if err = s.run(bin); err == nil {
 			return s, nil
 		}

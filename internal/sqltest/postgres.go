@@ -12,12 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+
+	"github.com/slotlimit/slotlimit/internal/loopback"
 )
 
 // RequireEnv, set to 1, turns a missing PostgreSQL into a test failure
@@ -81,11 +82,9 @@ func StartPostgres() (*Postgres, error) {
 	}
 	// A port found free can be taken before the server binds it; try a few.
 	for range 5 {
-		var port int
-		if port, err = freePort(); err != nil {
+		if p.Addr, err = loopback.FreeAddr(); err != nil {
 			break
 		}
-		p.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		p.DSN = p.dsn("postgres")
 		if err = p.run(); err == nil {
 			return p, nil
@@ -207,14 +206,7 @@ func (p *Postgres) kill() {
 	case <-p.exited:
 	case <-time.After(killTimeout):
 	}
-	for deadline := time.Now().Add(killTimeout); time.Now().Before(deadline); {
-		c, err := net.DialTimeout("tcp", p.Addr, 50*time.Millisecond)
-		if err != nil {
-			break
-		}
-		c.Close()
-		time.Sleep(10 * time.Millisecond)
-	}
+	loopback.AwaitClosed(p.Addr, killTimeout)
 	p.cmd = nil
 }
 
@@ -332,13 +324,4 @@ func databaseName(test string) string {
 	rand.Read(random[:])
 	b.WriteString("_" + hex.EncodeToString(random[:]))
 	return b.String()
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -3,25 +3,14 @@ package sqltest
 import (
 	"context"
 	"database/sql"
-	"net/url"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
-)
 
-// sqlitePragmas is the query SQLiteDSN adds to a file's URI:
-//   - busy_timeout(5000): a connection that finds the database locked
-//     waits up to 5s for it, instead of failing with SQLITE_BUSY;
-//   - journal_mode(WAL): statements outside a transaction read while
-//     another connection writes;
-//   - _txlock=immediate: every transaction takes the write lock at BEGIN,
-//     so that one which reads and then writes cannot fail with
-//     SQLITE_BUSY because another wrote in between, a case busy_timeout
-//     does not cover. Transactions on the file run one at a time.
-const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+	"github.com/slotlimit/slotlimit/internal/sqlitedsn"
+)
 
 // openTimeout bounds the first connection of a *sql.DB opened here.
 const openTimeout = 10 * time.Second
@@ -30,17 +19,10 @@ const openTimeout = 10 * time.Second
 // database in the file at path, created if missing: a file: URI, with
 // path made absolute. Every *sql.DB opened with it, in this process or
 // another, waits for the others' writes instead of failing with
-// SQLITE_BUSY: see SQLite.
+// SQLITE_BUSY: see SQLite. It is sqlitedsn.DSN, which code outside tests
+// calls directly.
 func SQLiteDSN(path string) string {
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs
-	}
-	path = filepath.ToSlash(path)
-	if !strings.HasPrefix(path, "/") {
-		path = "/" + path // file:///C:/dir/file on Windows
-	}
-	u := url.URL{Scheme: "file", Path: path, RawQuery: sqlitePragmas}
-	return u.String()
+	return sqlitedsn.DSN(path)
 }
 
 // SQLite returns a *sql.DB, with the embedded "sqlite" driver
