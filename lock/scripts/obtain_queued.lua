@@ -11,7 +11,8 @@
 -- ARGV[2]  lease time, ms
 -- ARGV[3]  queue entry lease, ms: a waiter that stops trying leaves the queue then
 --
--- Returns {fence, 0} when the lock was taken, the fence being the server's
+-- Returns {fence, 0} when the lock was taken, or found handed to the
+-- owner by an unlock whose notice it missed, the fence being the server's
 -- clock in µs as it was taken (see obtain.go). Otherwise it returns
 -- {-(ms until the holder's lease lapses), or 0 when the holder's key has no
 -- expiry, arrival number}, the arrival number naming the waiter's queue
@@ -25,6 +26,12 @@ local token, ttl, qttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
 
 local held = redis.call('SET', lock, token, 'NX', 'GET', 'PX', ttl)
 local t = redis.call('TIME')
+if held == token then
+	-- An unlock handed the lock to this waiter, whose notice went astray:
+	-- it holds the lock for the claim time, and takes it for its lease.
+	redis.call('PEXPIRE', lock, ttl)
+	held = false
+end
 if not held then
 	leave_queue(queue, qdeadlines, qwants, token)
 	return {t[1] * 1000000 + t[2], 0}
