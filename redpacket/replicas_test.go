@@ -19,7 +19,8 @@ func TestReplicasHaveEveryClaim(t *testing.T) {
 	r := redistest.StartReplicated(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s, err := redpacket.NewStore(r.Client, redpacket.Config{Replicas: 1, ReplicaTimeout: 300 * time.Millisecond})
+	// Long enough for a busy machine's replica while it is up.
+	s, err := redpacket.NewStore(r.Client, redpacket.Config{Replicas: 1, ReplicaTimeout: 10 * time.Second})
 	require.NoError(t, err)
 	require.NoError(t, s.Create(ctx, redpacket.Packet{ID: "p", Total: 100, Count: 10}))
 	c, err := s.Grab(ctx, "p", "alice")
@@ -32,6 +33,8 @@ func TestReplicasHaveEveryClaim(t *testing.T) {
 	assert.Equal(t, int64(2), n, "the replica has the log: the packet and the claim")
 
 	r.CutOff(t)
+	s, err = redpacket.NewStore(r.Client, redpacket.Config{Replicas: 1, ReplicaTimeout: 300 * time.Millisecond})
+	require.NoError(t, err)
 	start := time.Now()
 	_, err = s.Grab(ctx, "p", "bob")
 	assert.ErrorIs(t, err, redpacket.ErrNotReplicated)
