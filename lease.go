@@ -39,8 +39,8 @@ func (l *Limiter) Lease(holder string) *Lease {
 		Renew:   func(ctx context.Context) (bool, error) { return l.Renew(ctx, holder) },
 		Release: func(ctx context.Context) (bool, error) { return l.Release(ctx, holder) },
 		ErrLost: ErrLeaseLost,
-		OnLost: func() {
-			observe.Lost(l.Config().Observer, "slotlimit", l.Config().Key, holder, ErrLeaseLost)
+		OnLost: func(ctx context.Context) {
+			observe.Lost(ctx, l.Config().Observer, "slotlimit", l.Config().Key, holder, ErrLeaseLost)
 		},
 	})}
 }

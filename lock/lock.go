@@ -44,7 +44,9 @@ func (m *Mutex) newLock() *Lock {
 		Renew:   l.refresh,
 		Release: l.unlock,
 		ErrLost: ErrNotHeld,
-		OnLost:  func() { observe.Lost(m.cfg.Observer, "lock", m.cfg.Key, l.token, ErrNotHeld) },
+		OnLost: func(ctx context.Context) {
+			observe.Lost(ctx, m.cfg.Observer, "lock", m.cfg.Key, l.token, ErrNotHeld)
+		},
 	})
 	return l
 }

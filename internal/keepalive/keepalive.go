@@ -30,8 +30,9 @@ type Config struct {
 	ErrLost error
 
 	// OnLost, if set, is called once, when the lease is found lost,
-	// before Lost's channel is closed.
-	OnLost func()
+	// before Lost's channel is closed, with the context of the call that
+	// found it: the renewal's, or KeepAlive's.
+	OnLost func(ctx context.Context)
 }
 
 // A Lease is the local side of one lease. Its deadline is a bound on the
@@ -120,7 +121,7 @@ func (x *Lease) Renew(ctx context.Context) (bool, error) {
 		return ok, nil
 	}
 	if !ok {
-		x.markLost()
+		x.markLost(ctx)
 		return false, nil
 	}
 	x.deadline = start.Add(x.cfg.TTL)
@@ -134,15 +135,19 @@ func (x *Lease) Lose() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if !x.released {
-		x.markLost()
+		ctx := x.work
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		x.markLost(ctx)
 	}
 }
 
-func (x *Lease) markLost() {
+func (x *Lease) markLost(ctx context.Context) {
 	x.lostOnce.Do(func() {
 		// Reported first, so that whoever sees Lost closed finds it reported.
 		if x.cfg.OnLost != nil {
-			x.cfg.OnLost()
+			x.cfg.OnLost(ctx)
 		}
 		close(x.lost)
 	})
@@ -228,7 +233,7 @@ func (x *Lease) keepAlive(ctx context.Context, cancel context.CancelCauseFunc) {
 		default:
 			x.mu.Lock()
 			if !x.released && !x.deadline.IsZero() && !time.Now().Before(x.deadline) {
-				x.markLost()
+				x.markLost(ctx)
 			}
 			x.mu.Unlock()
 			timer.Reset(retry)

@@ -236,7 +236,7 @@ func TestNilLeaseIsLost(t *testing.T) {
 func TestOnLostOnceBeforeLostCloses(t *testing.T) {
 	var calls atomic.Int64
 	var x *keepalive.Lease
-	x = keepalive.New(keepalive.Config{TTL: time.Minute, ErrLost: errLost, OnLost: func() {
+	x = keepalive.New(keepalive.Config{TTL: time.Minute, ErrLost: errLost, OnLost: func(context.Context) {
 		select {
 		case <-x.Lost():
 			t.Error("Lost closed before OnLost")

@@ -170,11 +170,11 @@ func (c *Call) final(ctx context.Context, k Kind, inUse int64, held bool, err er
 }
 
 // Lost reports to obs, if not nil, that the lease of holder on key was
-// lost, for cause.
-func Lost(obs Observer, pkg, key, holder string, cause error) {
+// lost, for cause, found by a call with ctx.
+func Lost(ctx context.Context, obs Observer, pkg, key, holder string, cause error) {
 	if obs == nil {
 		return
 	}
-	obs.Observe(context.Background(), Event{Kind: LeaseLost, Package: pkg, Key: key, Holder: holder,
+	obs.Observe(ctx, Event{Kind: LeaseLost, Package: pkg, Key: key, Holder: holder,
 		InUse: -1, Start: time.Now(), Err: cause})
 }
