@@ -62,11 +62,13 @@ func parseEntry(m redis.XMessage) (entry, error) {
 			e.packet.leftAmount = num("left_amount")
 			e.packet.expiredFromLog = true
 		}
-		bad = bad || e.packet.id == ""
+		bad = bad || !validID(e.packet.id) || e.packet.count < 1 || e.packet.count > MaxShares ||
+			e.packet.split != Random && e.packet.split != Equal
 	case "c":
 		e.claim = Claim{PacketID: str(m.Values, "id"), User: str(m.Values, "u"), Amount: num("a"),
 			Seq: int(num("s")), At: time.UnixMilli(num("t"))}
-		bad = bad || e.claim.PacketID == "" || e.claim.User == ""
+		bad = bad || !validID(e.claim.PacketID) || !validID(e.claim.User) ||
+			e.claim.Seq < 1 || e.claim.Seq > MaxShares
 	default:
 		bad = true
 	}

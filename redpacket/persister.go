@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,8 +34,10 @@ type PersisterConfig struct {
 	// Dialect is DB's SQL dialect: SQLite or Postgres. Required.
 	Dialect Dialect
 
-	// Group is the logs' consumer group, shared by every persister that
-	// writes to the same database. Default DefaultGroup.
+	// Group is the logs' consumer group, shared by every persister of the
+	// Store's Config. Default DefaultGroup. There is one database per
+	// Store: an entry written is deleted from the log, so a second group
+	// would miss it.
 	Group string
 
 	// Consumer names this persister in the group. A persister that
@@ -54,9 +57,10 @@ type PersisterConfig struct {
 	ClaimIdle time.Duration
 
 	// OnExpired, if set, is called once an expired packet's unclaimed
-	// shares are committed to the database, so that they can be refunded.
-	// It is called at least once per packet: again if the persister fails
-	// before its ack reaches Redis. Refund idempotently, by packet id.
+	// shares are committed to the database, so that they can be refunded,
+	// and before the entry is acked. It is called at least once per
+	// packet: again if the persister stops before its ack reaches Redis.
+	// Refund idempotently, by packet id.
 	OnExpired func(Expiry)
 
 	// OnError, if set, is called with each error Run meets and retries
@@ -331,9 +335,10 @@ func (p *Persister) sweep(ctx context.Context, sh shard, st *shardState) error {
 		keys := []string{sh.packet(ids[0]), sh.log(), sh.due()}
 		reply, err := p.store.runner.Run(ctx, expireScript, keys, ids[0]).Slice()
 		var refused redis.Error
-		if errors.As(err, &refused) {
-			// The packet's key holds something else: report it, and let it
-			// not stop the sweep.
+		if errors.As(err, &refused) && strings.Contains(refused.Error(), "WRONGTYPE") {
+			// The packet's key holds something else, for good: report it,
+			// and let it not stop the sweep. Any other error (OOM, BUSY,
+			// LOADING) passes, and the sweep is tried again.
 			p.report(p.store.fail(ctx, "expire", ids[0], err))
 			if err := p.store.client.ZRem(ctx, sh.due(), ids[0]).Err(); err != nil {
 				return p.fail(ctx, "sweep", sh, err)
@@ -344,9 +349,12 @@ func (p *Persister) sweep(ctx context.Context, sh shard, st *shardState) error {
 			return p.fail(ctx, "expire", sh, err)
 		}
 		if len(reply) == 2 && reply[0] == int64(1) {
+			// Look again by ClaimIdle at the latest: a packet created
+			// meanwhile may be due sooner, its creation read by a
+			// persister that died.
 			wait, _ := reply[1].(int64)
 			st.swept, st.nextDueKnow = true, true
-			st.nextDue = time.Now().Add(time.Duration(wait) * time.Millisecond)
+			st.nextDue = time.Now().Add(min(time.Duration(wait)*time.Millisecond, p.cfg.ClaimIdle))
 			return nil
 		}
 	}
@@ -378,6 +386,13 @@ func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []
 	if err := p.commit(ctx, entries); err != nil {
 		return 0, fmt.Errorf("redpacket: write %d log entries of %s: %w", len(entries), sh.log(), err)
 	}
+	// Before the ack: a persister that stops in between reports again.
+	for _, e := range entries {
+		if e.kind == "x" && p.cfg.OnExpired != nil {
+			p.cfg.OnExpired(Expiry{PacketID: e.packet.id, Shares: e.packet.leftShares,
+				Amount: e.packet.leftAmount, At: time.UnixMilli(e.packet.expired)})
+		}
+	}
 	_, err := p.store.client.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 		pipe.XAck(ctx, sh.log(), p.cfg.Group, ids...)
 		pipe.XDel(ctx, sh.log(), ids...)
@@ -387,12 +402,8 @@ func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []
 		return 0, p.fail(ctx, "ack", sh, err)
 	}
 	for _, e := range entries {
-		switch {
-		case e.kind == "p":
+		if e.kind == "p" {
 			st.nextDueKnow = false // a new packet: learn when it is due
-		case e.kind == "x" && p.cfg.OnExpired != nil:
-			p.cfg.OnExpired(Expiry{PacketID: e.packet.id, Shares: e.packet.leftShares,
-				Amount: e.packet.leftAmount, At: time.UnixMilli(e.packet.expired)})
 		}
 	}
 	return len(ids), nil

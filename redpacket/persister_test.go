@@ -270,14 +270,22 @@ func TestRunWritesClaimsAsTheyCome(t *testing.T) {
 // something else stops a persister: each is reported and passed over, and
 // the rest is written.
 func TestPersisterPassesOverWhatItCannotWrite(t *testing.T) {
+	sqltest.EachDatabase(t, func(t *testing.T, db sqltest.Database) {
+		passesOver(t, db)
+	})
+}
+
+func passesOver(t *testing.T, db sqltest.Database) {
 	ctx := context.Background()
 	b := redistest.Miniredis(t)
 	s := newStore(t, b, redpacket.Config{})
 	var errs []error
-	db := sqltest.Database{Name: "sqlite", DB: sqltest.SQLite(t)}
 	p := newPersister(t, s, db, redpacket.PersisterConfig{OnError: func(err error) { errs = append(errs, err) }})
 	tag := "{" + s.Config().Prefix + ":0}"
 	require.NoError(t, b.Client.XAdd(ctx, &redis.XAddArgs{Stream: tag + ":log", Values: []string{"k", "?"}}).Err())
+	// A claim no grab could make, which PostgreSQL's integer column refuses.
+	require.NoError(t, b.Client.XAdd(ctx, &redis.XAddArgs{Stream: tag + ":log",
+		Values: []string{"k", "c", "id", "zz", "u", "x", "a", "1", "s", "3000000000", "t", "1"}}).Err())
 	require.NoError(t, b.Client.ZAdd(ctx, tag+":due", redis.Z{Score: 0, Member: "broken"}).Err())
 	require.NoError(t, b.Client.Set(ctx, tag+":p:broken", "not a hash", 0).Err())
 	require.NoError(t, s.Create(ctx, redpacket.Packet{ID: "fine", Total: 10, Count: 2, TTL: time.Second}))
@@ -286,11 +294,57 @@ func TestPersisterPassesOverWhatItCannotWrite(t *testing.T) {
 
 	_, err := p.Drain(ctx)
 	require.NoError(t, err)
-	require.Len(t, errs, 2, "%v", errs)
+	require.Len(t, errs, 3, "%v", errs)
 	assert.ErrorContains(t, errs[0], "WRONGTYPE", "the sweep comes first")
 	assert.ErrorContains(t, errs[1], "not one the scripts write")
+	assert.ErrorContains(t, errs[2], "not one the scripts write")
 	assertPersisted(t, p, db, "fine", claims)
 	var shares int64
 	require.NoError(t, db.DB.QueryRow("SELECT unclaimed_shares FROM redpacket_packets WHERE packet_id = 'fine'").Scan(&shares))
 	assert.Equal(t, int64(1), shares, "the due packet after the broken one expired")
+}
+
+// A persister that stops between reporting an expiry and acking it
+// reports it again when it restarts: OnExpired comes before the ack.
+func TestExpiryReportedAgainAfterAStopBeforeTheAck(t *testing.T) {
+	ctx := context.Background()
+	b := redistest.Miniredis(t)
+	s := newStore(t, b, redpacket.Config{})
+	db := sqltest.Database{Name: "sqlite", DB: sqltest.SQLite(t)}
+	require.NoError(t, s.Create(ctx, redpacket.Packet{ID: "p", Total: 10, Count: 2, TTL: time.Second}))
+	b.Advance(time.Second)
+
+	stopped := newPersister(t, s, db, redpacket.PersisterConfig{Consumer: "a", OnExpired: func(redpacket.Expiry) {
+		panic("stopped") // as a process killed right there
+	}})
+	assert.PanicsWithValue(t, "stopped", func() { stopped.Drain(ctx) }) //nolint:errcheck // it panics
+
+	var reported []redpacket.Expiry
+	again := newPersister(t, s, db, redpacket.PersisterConfig{Consumer: "a", OnExpired: func(e redpacket.Expiry) {
+		reported = append(reported, e)
+	}})
+	_, err := again.Drain(ctx)
+	require.NoError(t, err)
+	require.Len(t, reported, 1)
+	assert.Equal(t, 2, reported[0].Shares)
+}
+
+// Once a packet has been expired, no grab takes a share from it, even on
+// a server whose clock runs behind the one that expired it.
+func TestExpiredPacketStaysExpiredWhenTheClockGoesBack(t *testing.T) {
+	ctx := context.Background()
+	b := redistest.Miniredis(t)
+	s := newStore(t, b, redpacket.Config{})
+	db := sqltest.Database{Name: "sqlite", DB: sqltest.SQLite(t)}
+	p := newPersister(t, s, db, redpacket.PersisterConfig{})
+	require.NoError(t, s.Create(ctx, redpacket.Packet{ID: "p", Total: 10, Count: 2, TTL: time.Second}))
+	b.Advance(time.Second)
+	_, err := p.Drain(ctx) // expires it: its shares go to refund
+	require.NoError(t, err)
+
+	// A clock an hour behind is the same as a deadline an hour later.
+	key := "{" + s.Config().Prefix + ":0}:p:p"
+	require.NoError(t, b.Client.HSet(ctx, key, "expires", b.Now().Add(time.Hour).UnixMilli()).Err())
+	_, err = s.Grab(ctx, "p", "late")
+	assert.ErrorIs(t, err, redpacket.ErrExpired)
 }

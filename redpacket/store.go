@@ -91,7 +91,9 @@ func (s *Store) usable() error {
 // It returns an error matching ErrInvalidPacket, with nothing sent, for a
 // p that breaks Packet's rules, and ErrExists, with nothing written, when
 // a packet with p.ID exists (even one that has expired, until its keys
-// lapse). When the error leaves the outcome unknown (see
+// lapse). Never reuse an id, even after its keys lapse: the database
+// keeps a packet's row and claims by id, and a persister writes a second
+// packet's claims under the first's as duplicates, so drops them. When the error leaves the outcome unknown (see
 // callerr.OutcomeUnknown), or wraps ErrNotReplicated, the packet may have
 // been created; Create again returns ErrExists if it was.
 func (s *Store) Create(ctx context.Context, p Packet) error {
@@ -143,7 +145,11 @@ func (s *Store) Create(ctx context.Context, p Packet) error {
 // or wraps ErrNotReplicated, the user may have taken a share on the
 // master: Grab again returns it, if the master still has it. A claim and
 // its log entry are written by one script, so a failover that loses one
-// loses both, and the database never holds a claim that Redis lost.
+// loses both. A claim reaches the database only through Redis, so a
+// claim Grab returned survives what Redis survives: with Config.Replicas,
+// a failover; with the AOF fsynced always, a restart. (A persister may
+// read an entry before the replicas have it; a failover in that moment
+// leaves the database a claim that Redis lost.)
 func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) {
 	if err := s.usable(); err != nil {
 		return Claim{}, err

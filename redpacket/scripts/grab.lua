@@ -17,7 +17,7 @@ local packet, shares, log = KEYS[1], KEYS[2], KEYS[3]
 local id, user = ARGV[1], ARGV[2]
 local field = 'u:' .. user
 
-local f = redis.call('HMGET', packet, field, 'count', 'left', 'expires')
+local f = redis.call('HMGET', packet, field, 'count', 'left', 'expires', 'expired')
 if f[1] then
 	return f[1]
 end
@@ -28,7 +28,9 @@ if f[3] == '0' then
 	return -1
 end
 local now = now_ms()
-if now >= tonumber(f[4]) then
+-- Once expired, always: a server whose clock runs behind the one that
+-- expired the packet (a promoted replica) must not pay out its refund.
+if f[5] or now >= tonumber(f[4]) then
 	return -2
 end
 local amount = redis.call('LPOP', shares)
