@@ -36,7 +36,8 @@ type Config struct {
 
 	// Replicas, when above 0, makes Create, Grab and the persister's
 	// expiry wait until that many replicas have the write (Redis WAIT),
-	// so that a claim once returned survives a failover to one of them.
+	// so that a claim once returned survives a failover to one of them;
+	// and a persister commits only log entries the replicas have.
 	// A write they do not acknowledge in time fails with an error that
 	// wraps ErrNotReplicated.
 	Replicas int
@@ -102,5 +103,6 @@ func (s shard) packet(id string) string { return string(s) + ":p:" + id }
 func (s shard) shares(id string) string { return string(s) + ":s:" + id }
 func (s shard) log() string             { return string(s) + ":log" }
 func (s shard) due() string             { return string(s) + ":due" }
+func (s shard) sync() string            { return string(s) + ":sync" }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

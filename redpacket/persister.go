@@ -383,6 +383,12 @@ func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []
 		}
 		entries = append(entries, e)
 	}
+	if p.store.cfg.Replicas > 0 {
+		// Commit only what a failover would keep.
+		if err := p.store.runner.Run(ctx, syncScript, []string{sh.sync()}).Err(); err != nil {
+			return 0, p.fail(ctx, "sync", sh, err)
+		}
+	}
 	if err := p.commit(ctx, entries); err != nil {
 		return 0, fmt.Errorf("redpacket: write %d log entries of %s: %w", len(entries), sh.log(), err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotlimit/slotlimit/internal/redistest"
+	"github.com/slotlimit/slotlimit/internal/sqltest"
 	"github.com/slotlimit/slotlimit/redpacket"
 )
 
@@ -45,4 +46,36 @@ func TestReplicasHaveEveryClaim(t *testing.T) {
 	bob, err := master.Grab(ctx, "p", "bob")
 	require.NoError(t, err)
 	assert.Equal(t, c.Seq+1, bob.Seq)
+}
+
+// With Config.Replicas, a persister commits only log entries the replica
+// has: with the replica cut off, it writes nothing and fails with
+// ErrNotReplicated, leaving the entries to be written later.
+func TestPersisterCommitsOnlyWhatReplicasHave(t *testing.T) {
+	r := redistest.StartReplicated(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := redpacket.NewStore(r.Client, redpacket.Config{Replicas: 1, ReplicaTimeout: 10 * time.Second})
+	require.NoError(t, err)
+	db := sqltest.Database{Name: "sqlite", DB: sqltest.SQLite(t)}
+	p := newPersister(t, s, db, redpacket.PersisterConfig{})
+	require.NoError(t, s.Create(ctx, redpacket.Packet{ID: "p", Total: 100, Count: 10}))
+	_, err = s.Grab(ctx, "p", "alice")
+	require.NoError(t, err)
+	n, err := p.Drain(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "the packet and alice's claim, which the replica has")
+
+	r.CutOff(t)
+	short, err := redpacket.NewStore(r.Client, redpacket.Config{Replicas: 1, ReplicaTimeout: 300 * time.Millisecond})
+	require.NoError(t, err)
+	_, err = short.Grab(ctx, "p", "bob") // taken on the master only
+	require.ErrorIs(t, err, redpacket.ErrNotReplicated)
+	p = newPersister(t, short, db, redpacket.PersisterConfig{})
+	_, err = p.Drain(ctx)
+	assert.ErrorIs(t, err, redpacket.ErrNotReplicated)
+	assert.Len(t, rows(t, db, "p"), 1, "bob's claim, which a failover would lose, is not committed")
+	pending, err := p.Pending(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), pending, "it waits in the log")
 }

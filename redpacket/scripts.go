@@ -25,4 +25,8 @@ var (
 	//go:embed scripts/expire.lua
 	expireLua    string
 	expireScript = script.New(expireLua, lib)
+
+	//go:embed scripts/sync.lua
+	syncLua    string
+	syncScript = script.New(syncLua)
 )

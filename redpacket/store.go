@@ -147,9 +147,8 @@ func (s *Store) Create(ctx context.Context, p Packet) error {
 // its log entry are written by one script, so a failover that loses one
 // loses both. A claim reaches the database only through Redis, so a
 // claim Grab returned survives what Redis survives: with Config.Replicas,
-// a failover; with the AOF fsynced always, a restart. (A persister may
-// read an entry before the replicas have it; a failover in that moment
-// leaves the database a claim that Redis lost.)
+// a failover (a persister then commits only entries the replicas have);
+// with the AOF fsynced always, a restart.
 func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) {
 	if err := s.usable(); err != nil {
 		return Claim{}, err

@@ -10,6 +10,8 @@
 --   log     the shard's stream: one entry per packet created, claim taken
 --           and packet expired, for the persister
 --   due     the shard's sorted set: packet id -> expires, until swept
+--   sync    the shard's marker that a persister writes, with WAIT behind
+--           it, before it commits entries (see sync.lua)
 --
 -- Invariant, kept by every script in one step: left = LLEN shares, and
 -- left_amount is their sum; count - left claims exist, with seq 1 to
