@@ -141,11 +141,12 @@ func TestObserverReportsWaitAndHandOver(t *testing.T) {
 			// server's too.
 			handed := waiter[1]
 			assert.GreaterOrEqual(t, handed.Duration, time.Duration(0))
-			assert.Less(t, handed.Duration, 100*time.Millisecond, "from the release to the return")
+			assert.Less(t, handed.Duration, time.Second, "from the release to the return, not from some other time")
 		}
 		acquired := waiter[2]
 		assert.Equal(t, int64(2), acquired.InUse)
-		assert.InDelta(t, float64(returned.Sub(start)), float64(acquired.Duration), float64(50*time.Millisecond))
+		assert.LessOrEqual(t, acquired.Duration, returned.Sub(start), "the call's own duration")
+		assert.GreaterOrEqual(t, acquired.Duration, waited.Duration, "which includes its wait")
 	})
 }
 

@@ -73,7 +73,7 @@ func TestObserverReportsEachCallOnce(t *testing.T) {
 		require.Equal(t, []observe.Kind{observe.Waited, observe.HandedOver, observe.Acquired}, observetest.Kinds(mine), "%v", mine)
 		assert.GreaterOrEqual(t, mine[0].Duration, hold-50*time.Millisecond)
 		if b.Real {
-			assert.Less(t, mine[1].Duration, 100*time.Millisecond, "from the unlock to the return")
+			assert.Less(t, mine[1].Duration, time.Second, "from the unlock to the return, not from some other time")
 		}
 		assert.True(t, final(t, others, observe.Released, "Unlock", owner.Token()).Held)
 
