@@ -361,10 +361,10 @@ func (p *Persister) sweep(ctx context.Context, sh shard, st *shardState) error {
 	return nil
 }
 
-// write commits msgs to the database in one transaction, then acks and
-// deletes them in the log, and reports the expiries among them. A packet
-// created among them makes the next step sweep. An entry
-// no script wrote is acked and reported, never written.
+// write commits msgs to the database in one transaction, reports the
+// expiries among them, then acks and deletes them in the log. A packet
+// created among them makes the next step sweep. An entry no script wrote
+// is acked and reported, never written.
 func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []redis.XMessage) (int, error) {
 	if len(msgs) == 0 {
 		return 0, nil
@@ -392,9 +392,13 @@ func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []
 	if err := p.commit(ctx, entries); err != nil {
 		return 0, fmt.Errorf("redpacket: write %d log entries of %s: %w", len(entries), sh.log(), err)
 	}
-	// Before the ack: a persister that stops in between reports again.
+	// Expiries are reported before the ack: a persister that stops in
+	// between reports again.
 	for _, e := range entries {
-		if e.kind == "x" && p.cfg.OnExpired != nil {
+		switch {
+		case e.kind == "p":
+			st.nextDueKnow = false // a new packet: learn when it is due
+		case e.kind == "x" && p.cfg.OnExpired != nil:
 			p.cfg.OnExpired(Expiry{PacketID: e.packet.id, Shares: e.packet.leftShares,
 				Amount: e.packet.leftAmount, At: time.UnixMilli(e.packet.expired)})
 		}
@@ -406,11 +410,6 @@ func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []
 	})
 	if err != nil {
 		return 0, p.fail(ctx, "ack", sh, err)
-	}
-	for _, e := range entries {
-		if e.kind == "p" {
-			st.nextDueKnow = false // a new packet: learn when it is due
-		}
 	}
 	return len(ids), nil
 }

@@ -141,22 +141,23 @@ func (c *Call) Failed(ctx context.Context, err error) {
 // Waited reports that the call waited in the queue since its first
 // refused try at since.
 func (c *Call) Waited(ctx context.Context, since time.Time) {
-	if c.obs == nil {
-		return
-	}
-	e := c.e
-	e.Kind, e.Duration = Waited, time.Since(since)
-	c.obs.Observe(ctx, e)
+	c.interim(ctx, Waited, since)
 }
 
 // HandedOver reports that the call was handed units released at
 // released, on the server's clock.
 func (c *Call) HandedOver(ctx context.Context, released time.Time) {
+	c.interim(ctx, HandedOver, released)
+}
+
+// interim reports an event of kind, before the call's final one, that
+// lasted from since until now.
+func (c *Call) interim(ctx context.Context, k Kind, since time.Time) {
 	if c.obs == nil {
 		return
 	}
 	e := c.e
-	e.Kind, e.Duration = HandedOver, time.Since(released)
+	e.Kind, e.Duration = k, time.Since(since)
 	c.obs.Observe(ctx, e)
 }
 
