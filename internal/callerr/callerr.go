@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -46,10 +47,12 @@ func ContextDone(ctx context.Context) error {
 
 // Op returns err prefixed with the package pkg, the operation op and the
 // key, as `slotlimit: acquire "ar:1": ...`, so that a WRONGTYPE reply or a
-// connection error says where it came from. The error wraps err, for
+// connection error says where it came from. The package is named once:
+// an err of pkg's own, such as "lock: not held", loses its prefix in the
+// text, as `lock: refresh "k": not held`. The error wraps err, for
 // errors.Is and errors.As.
 func Op(pkg, op, key string, err error) error {
-	return fmt.Errorf("%s: %s %q: %w", pkg, op, key, err)
+	return &opError{pkg: pkg, op: op, key: key, errs: []error{err}}
 }
 
 // Call is Op for the error of a call made with ctx: when ctx is done and
@@ -58,10 +61,28 @@ func Op(pkg, op, key string, err error) error {
 // ctx.Err() as well as err.
 func Call(ctx context.Context, pkg, op, key string, err error) error {
 	if ctxErr := ContextDone(ctx); ctxErr != nil && OutcomeUnknown(err) && !errors.Is(err, ctxErr) {
-		return fmt.Errorf("%s: %s %q: %w: %w", pkg, op, key, ctxErr, err)
+		return &opError{pkg: pkg, op: op, key: key, errs: []error{ctxErr, err}}
 	}
 	return Op(pkg, op, key, err)
 }
+
+// An opError is an error of operation op of package pkg on key.
+type opError struct {
+	pkg, op, key string
+	errs         []error
+}
+
+func (e *opError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s %q", e.pkg, e.op, e.key)
+	for _, err := range e.errs {
+		b.WriteString(": ")
+		b.WriteString(strings.TrimPrefix(err.Error(), e.pkg+": "))
+	}
+	return b.String()
+}
+
+func (e *opError) Unwrap() []error { return e.errs }
 
 // UnexpectedReply returns the error for a script's reply that does not
 // have the form the script promises.

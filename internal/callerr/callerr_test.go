@@ -59,3 +59,22 @@ func TestCallMatchesContextWhenItCutTheCallShort(t *testing.T) {
 	assert.NotErrorIs(t, callerr.Call(ctx, "pkg", "acquire", "k", redis.ErrNoScript), context.Canceled, "a reply is a known outcome")
 	assert.EqualError(t, callerr.Call(ctx, "pkg", "acquire", "k", context.Canceled), `pkg: acquire "k": context canceled`)
 }
+
+// An error names its package once, though the error it wraps is one of
+// the package's own, and still matches it.
+func TestOpNamesThePackageOnce(t *testing.T) {
+	errNotHeld := errors.New("lock: not held")
+	err := callerr.Op("lock", "refresh", "k", errNotHeld)
+	assert.Equal(t, `lock: refresh "k": not held`, err.Error())
+	assert.ErrorIs(t, err, errNotHeld)
+
+	other := errors.New("redis: nil")
+	assert.Equal(t, `lock: refresh "k": redis: nil`, callerr.Op("lock", "refresh", "k", other).Error())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = callerr.Call(ctx, "lock", "refresh", "k", os.ErrDeadlineExceeded)
+	assert.Equal(t, `lock: refresh "k": context canceled: i/o timeout`, err.Error())
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
+}
