@@ -5,6 +5,21 @@ import (
 	"time"
 )
 
+// Bounds of a Config, which New enforces so that every number a script
+// takes is exact in Lua's numbers and in Redis, and no call can fail on
+// one half-way.
+const (
+	// MaxItems is the largest Config.Max, 2^53-1: the largest count that
+	// Lua's numbers hold exactly.
+	MaxItems = 1<<53 - 1
+
+	// MaxDuration is the longest Config.TTL and Config.MaxAge, 2^32
+	// seconds (about 136 years). A score is a time below 2^32 seconds in
+	// units of 2^-21 s, exact in Lua's numbers; so is a time MaxDuration
+	// before it, which is how far back MaxAge reaches.
+	MaxDuration = 1 << 32 * time.Second
+)
+
 // Config describes one list.
 type Config struct {
 	// Key is the list's Redis key, a sorted set, e.g. "recent:" + userID.
@@ -12,12 +27,14 @@ type Config struct {
 	Key string
 
 	// Max is the most items the list keeps: an Add that would make more
-	// drops the oldest, in the same step. At least 1.
+	// drops the oldest, in the same step. At least 1 and at most
+	// MaxItems.
 	Max int64
 
 	// TTL is how long the whole list lives after its last Add, on the
 	// server's clock, to the millisecond. 0 means it never lapses: Add
-	// then sets no expiry (see MaxAge, which sets one of its own).
+	// then sets no expiry (see MaxAge, which sets one of its own). At
+	// most MaxDuration.
 	TTL time.Duration
 
 	// MaxAge is how old an item may grow, from its last Add, on the
@@ -25,7 +42,7 @@ type Config struct {
 	// the next Add or Remove deletes them. 0 means items never age out.
 	// With MaxAge, a list also lapses MaxAge after its last Add (or after
 	// its TTL, when that is shorter), since all its items are too old by
-	// then.
+	// then. At most MaxDuration.
 	MaxAge time.Duration
 }
 
@@ -34,12 +51,12 @@ func (c Config) check() error {
 	switch {
 	case c.Key == "":
 		return invalidConfig("Key is empty")
-	case c.Max < 1:
-		return invalidConfig("Max is %d, must be at least 1", c.Max)
-	case c.TTL < 0 || c.TTL > 0 && c.TTL < time.Millisecond:
-		return invalidConfig("TTL is %v, must be 0 or at least 1ms", c.TTL)
-	case c.MaxAge < 0 || c.MaxAge > 0 && c.MaxAge < time.Millisecond:
-		return invalidConfig("MaxAge is %v, must be 0 or at least 1ms", c.MaxAge)
+	case c.Max < 1 || c.Max > MaxItems:
+		return invalidConfig("Max is %d, must be 1 to %d", c.Max, int64(MaxItems))
+	case c.TTL < 0 || c.TTL > 0 && c.TTL < time.Millisecond || c.TTL > MaxDuration:
+		return invalidConfig("TTL is %v, must be 0 or 1ms to %v", c.TTL, MaxDuration)
+	case c.MaxAge < 0 || c.MaxAge > 0 && c.MaxAge < time.Millisecond || c.MaxAge > MaxDuration:
+		return invalidConfig("MaxAge is %v, must be 0 or 1ms to %v", c.MaxAge, MaxDuration)
 	}
 	return nil
 }

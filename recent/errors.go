@@ -8,12 +8,14 @@ import (
 var (
 	// ErrInvalidConfig is returned by New when the client or the Config
 	// cannot work, and by every method of a zero or nil List. New refuses
-	// a nil client, an empty Key, a Max below 1, and a TTL or MaxAge that
-	// is negative, or above 0 but under a millisecond.
+	// a nil client, an empty Key, a Max below 1 or above MaxItems, and a
+	// TTL or MaxAge that is negative, above 0 but under a millisecond, or
+	// above MaxDuration.
 	ErrInvalidConfig = errors.New("recent: invalid config")
 
 	// ErrInvalidArgument is returned, with nothing sent, for a negative
-	// offset or count, and for more than MaxBatch values in one call.
+	// offset or count, for more than MaxBatch values in one call, and for
+	// a nil ctx.
 	ErrInvalidArgument = errors.New("recent: invalid argument")
 )
 
@@ -25,5 +27,15 @@ func invalidArgument(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
 }
 
-// errUnusable is the error of every method of a zero or nil List.
-var errUnusable = fmt.Errorf("%w: not made by New", ErrInvalidConfig)
+// unusable returns the error of method op of a zero or nil List, as
+// `recent: add: invalid config: List not made by New`.
+func unusable(op string) error {
+	return fmt.Errorf("recent: %s: invalid config: List not made by New%w", op, silent{ErrInvalidConfig})
+}
+
+// silent wraps an error and prints nothing, so that a message can match
+// an error without printing its text.
+type silent struct{ err error }
+
+func (s silent) Error() string { return "" }
+func (s silent) Unwrap() error { return s.err }

@@ -2,7 +2,6 @@ package recent
 
 import (
 	"context"
-	"math"
 	"strconv"
 	"time"
 
@@ -40,6 +39,10 @@ type Item struct {
 // takes values out; Len counts. Every call is one script: all of it
 // happens, or, when Redis replies with an error, none of it.
 //
+// Add and Remove may be called again with the same values, which is what
+// go-redis does when a reply is lost (see each for what that changes), so
+// a call whose outcome is unknown is safe to repeat.
+//
 // A List is safe for concurrent use. A nil or zero List returns
 // ErrInvalidConfig from every method.
 type List struct {
@@ -48,8 +51,9 @@ type List struct {
 	cfg    Config
 	keys   []string
 
-	// Script arguments, boxed once: Max, MaxAge in ms and the expiry in ms.
-	max, maxAge, expiry any
+	// Script arguments, boxed once, as decimal text: -Max-1 (the trim's
+	// last rank), MaxAge in ms and the expiry in ms.
+	trim, maxAge, expiry any
 }
 
 // New returns a List for cfg. It returns an error matching
@@ -67,7 +71,7 @@ func New(client redis.UniversalClient, cfg Config) (*List, error) {
 		runner: script.Runner{Client: client},
 		cfg:    cfg,
 		keys:   []string{cfg.Key},
-		max:    strconv.FormatInt(cfg.Max, 10),
+		trim:   strconv.FormatInt(-cfg.Max-1, 10),
 		maxAge: ms(cfg.MaxAge),
 		expiry: ms(cfg.expiry()),
 	}, nil
@@ -82,13 +86,6 @@ func (l *List) Config() Config {
 	return l.cfg
 }
 
-func (l *List) usable() error {
-	if l == nil || l.client == nil {
-		return errUnusable
-	}
-	return nil
-}
-
 // Add puts values at the front of the list, the last of them newest, with
 // the server's time as their At, and drops, in the same step, the items
 // beyond Max and those older than MaxAge. A value already in the list
@@ -96,33 +93,31 @@ func (l *List) usable() error {
 // the list's TTL.
 //
 // No values send nothing and return nil. It returns an error matching
-// ErrInvalidArgument, with nothing sent, for more than MaxBatch values.
-// When the error leaves the outcome unknown (see callerr.OutcomeUnknown: a
-// timeout, a broken connection), the values may have been added; adding
-// them again is safe, and only moves them to the front.
+// ErrInvalidArgument, with nothing sent, for more than MaxBatch values or
+// a nil ctx. On any other error, all of the Add happened or none of it.
+//
+// Adding values again is safe: it moves them to the front once more, with
+// the time of the second Add, and restarts the TTL. That is also what a
+// re-sent Add does. go-redis sends a command again when its reply was
+// lost (Options.MaxRetries), and the server then runs the Add twice: the
+// values end with the time of the second run, in front of any item added
+// between the two runs, and the list holds the values it would after one
+// Add, unless items added between the runs had dropped some of them
+// beyond Max (the second run brings those back, as a second Add would).
+// When the error leaves the outcome unknown (a timeout, a broken
+// connection), the values may have been added; call Add again with the
+// same values.
 func (l *List) Add(ctx context.Context, values ...string) error {
-	if err := l.usable(); err != nil {
+	if err := l.check(ctx, "add"); err != nil {
 		return err
 	}
 	if len(values) == 0 {
 		return nil
 	}
 	if len(values) > MaxBatch {
-		return invalidArgument("%d values, above MaxBatch %d", len(values), MaxBatch)
+		return l.invalid("add", "%d values, above MaxBatch %d", len(values), MaxBatch)
 	}
-	args := make([]any, 0, 3+len(values))
-	args = append(args, l.max, l.maxAge, l.expiry)
-	for _, v := range values {
-		args = append(args, v)
-	}
-	reply, err := l.run(ctx, "add", addScript, args...)
-	if err != nil {
-		return err
-	}
-	if reply != int64(1) {
-		return l.fail(ctx, "add", callerr.UnexpectedReply(reply))
-	}
-	return nil
+	return l.add(ctx, values)
 }
 
 // Items returns up to count items, newest first, skipping the offset
@@ -134,86 +129,77 @@ func (l *List) Add(ctx context.Context, values ...string) error {
 // An offset at or past the end returns no items and no error; so does a
 // count of 0, and an offset at or past Max, with nothing sent. It returns
 // an error matching ErrInvalidArgument, with nothing sent, for a negative
-// offset or count.
+// offset or count, or a nil ctx.
 func (l *List) Items(ctx context.Context, offset, count int64) ([]Item, error) {
-	if err := l.usable(); err != nil {
+	if err := l.check(ctx, "items"); err != nil {
 		return nil, err
 	}
 	if offset < 0 || count < 0 {
-		return nil, invalidArgument("offset %d and count %d must not be negative", offset, count)
+		return nil, l.invalid("items", "offset %d and count %d must not be negative", offset, count)
 	}
 	count = min(count, max(l.cfg.Max-offset, 0))
 	if count == 0 {
 		return nil, nil
 	}
-	reply, err := l.run(ctx, "items", itemsScript, l.maxAge, offset, count)
-	if err != nil {
-		return nil, err
-	}
-	flat, ok := reply.([]any)
-	if !ok || len(flat)%2 != 0 || int64(len(flat)) > 2*count {
-		return nil, l.fail(ctx, "items", callerr.UnexpectedReply(reply))
-	}
-	items := make([]Item, 0, len(flat)/2)
-	for i := 0; i < len(flat); i += 2 {
-		value, ok1 := flat[i].(string)
-		s, ok2 := flat[i+1].(string)
-		f, err := strconv.ParseFloat(s, 64)
-		if !ok1 || !ok2 || err != nil {
-			return nil, l.fail(ctx, "items", callerr.UnexpectedReply(reply))
-		}
-		items = append(items, Item{Value: value, At: scoreTime(f)})
-	}
-	return items, nil
+	return l.items(ctx, offset, count)
 }
 
 // Remove takes values out of the list and returns how many of them were
 // in it (items beyond Max or older than MaxAge, which Items no longer
 // reads, are dropped first and do not count). A list emptied leaves no
-// key. No values send nothing and return 0; more than MaxBatch return an
-// error matching ErrInvalidArgument, with nothing sent. Removing a value
-// again is safe.
+// key. No values send nothing and return 0; more than MaxBatch values or
+// a nil ctx return an error matching ErrInvalidArgument, with nothing
+// sent. On any other error, all of the Remove happened or none of it.
+//
+// Removing values again is safe: the list ends the same, and the count is
+// of the values still there. That is also what a re-sent Remove does.
+// go-redis sends a command again when its reply was lost
+// (Options.MaxRetries), and the server then runs the Remove twice: the
+// list is as after one Remove, but the count returned is the second
+// run's, which leaves out the values the first run removed. So the count
+// can be lower than the number removed, down to 0, and never higher.
+// When the error leaves the outcome unknown (a timeout, a broken
+// connection), the values may have been removed; call Remove again with
+// the same values.
 func (l *List) Remove(ctx context.Context, values ...string) (int64, error) {
-	if err := l.usable(); err != nil {
+	if err := l.check(ctx, "remove"); err != nil {
 		return 0, err
 	}
 	if len(values) == 0 {
 		return 0, nil
 	}
 	if len(values) > MaxBatch {
-		return 0, invalidArgument("%d values, above MaxBatch %d", len(values), MaxBatch)
+		return 0, l.invalid("remove", "%d values, above MaxBatch %d", len(values), MaxBatch)
 	}
-	args := make([]any, 0, 2+len(values))
-	args = append(args, l.max, l.maxAge)
-	for _, v := range values {
-		args = append(args, v)
-	}
-	reply, err := l.run(ctx, "remove", removeScript, args...)
-	if err != nil {
-		return 0, err
-	}
-	n, ok := reply.(int64)
-	if !ok {
-		return 0, l.fail(ctx, "remove", callerr.UnexpectedReply(reply))
-	}
-	return n, nil
+	return l.remove(ctx, values)
 }
 
 // Len counts the items Items would read: those within Max and not older
-// than MaxAge, by the server's clock. It writes nothing.
+// than MaxAge, by the server's clock. It writes nothing. It returns an
+// error matching ErrInvalidArgument, with nothing sent, for a nil ctx.
 func (l *List) Len(ctx context.Context) (int64, error) {
-	if err := l.usable(); err != nil {
+	if err := l.check(ctx, "len"); err != nil {
 		return 0, err
 	}
-	reply, err := l.run(ctx, "len", lenScript, l.max, l.maxAge)
-	if err != nil {
-		return 0, err
+	n, err := l.len(ctx)
+	return min(n, l.cfg.Max), err
+}
+
+// check returns the error of method op, before anything is sent, of a
+// zero or nil List or a nil ctx.
+func (l *List) check(ctx context.Context, op string) error {
+	if l == nil || l.client == nil {
+		return unusable(op)
 	}
-	n, ok := reply.(int64)
-	if !ok {
-		return 0, l.fail(ctx, "len", callerr.UnexpectedReply(reply))
+	if ctx == nil {
+		return l.invalid(op, "ctx is nil")
 	}
-	return n, nil
+	return nil
+}
+
+// invalid returns the error of method op for an invalid argument.
+func (l *List) invalid(op, format string, args ...any) error {
+	return callerr.Op("recent", op, l.cfg.Key, invalidArgument(format, args...))
 }
 
 // run runs s on the list's key, and names the operation op in an error.
@@ -228,25 +214,6 @@ func (l *List) run(ctx context.Context, op string, s *script.Script, args ...any
 // fail returns the error of operation op, naming the list.
 func (l *List) fail(ctx context.Context, op string, err error) error {
 	return callerr.Call(ctx, "recent", op, l.cfg.Key, err)
-}
-
-// Scores are seconds with a binary fraction of 2^21 ticks, 2048 ticks a
-// millisecond (see scripts/lib.lua).
-const (
-	ticksPerSecond = 1 << 21
-	ticksPerMs     = 2048
-)
-
-// scoreTime is the time a score stands for, to the millisecond: a whole
-// second, as the seed's script writes, is that second. A score that is no
-// time since 1970 (negative, or beyond the year 2106) is the zero time.
-func scoreTime(score float64) time.Time {
-	if !(score >= 0 && score < 1<<32) {
-		return time.Time{}
-	}
-	sec := math.Floor(score)
-	msInSec := math.Floor((score - sec) * ticksPerSecond / ticksPerMs)
-	return time.UnixMilli(int64(sec)*1000 + int64(msInSec))
 }
 
 // ms is d in whole milliseconds, as the scripts take it.

@@ -1,12 +1,11 @@
 -- len: count the list's items. It writes nothing.
 --
 -- KEYS[1]  the list (see lib.lua)
--- ARGV[1]  max: the most items kept
--- ARGV[2]  max age in ms; 0: items never age out
+-- ARGV[1]  max age in ms; 0: items never age out
 --
--- Returns the number of items not older than the max age, at most max.
+-- Returns the number of items not older than the max age; the caller
+-- counts at most the max of them, since those beyond it are never read.
 
 -- #include lib.lua
 
-local n = redis.call('ZCOUNT', list, oldest_kept(now_ms(), tonumber(ARGV[2])), '+inf')
-return math.min(n, tonumber(ARGV[1]))
+return redis.call('ZCOUNT', list, oldest_kept(now_ms(), tonumber(ARGV[1])), '+inf')

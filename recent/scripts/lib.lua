@@ -13,7 +13,8 @@
 -- included, and do not depend on the values' text. A score written by the
 -- seed's script, whole seconds, is the first tick of its second, so its
 -- items read as added at that second, before ours of the same second.
--- Every tick count below 2^53 (seconds below 2^32) is exact in a double.
+-- Every tick count below 2^53 (seconds below 2^32) is exact in a double;
+-- New bounds the max age at 2^32 s, so a time that far back is exact too.
 
 local list = KEYS[1]
 local UNIT = 2097152 -- ticks per second, 2^21
@@ -44,10 +45,11 @@ local function oldest_kept(now, max_age)
 	return score(ticks_at(now - max_age))
 end
 
--- prune drops the items older than max_age and those below the max newest.
-local function prune(now, max, max_age)
+-- prune drops the items older than max_age and all but the max newest,
+-- given trim, the text of -max-1.
+local function prune(now, trim, max_age)
 	if max_age > 0 then
 		redis.call('ZREMRANGEBYSCORE', list, '-inf', '(' .. oldest_kept(now, max_age))
 	end
-	redis.call('ZREMRANGEBYRANK', list, 0, -max - 1)
+	redis.call('ZREMRANGEBYRANK', list, 0, trim)
 end

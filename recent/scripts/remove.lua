@@ -1,17 +1,22 @@
 -- remove: take values out of the list.
 --
 -- KEYS[1]  the list (see lib.lua)
--- ARGV[1]  max: the most items kept
+-- ARGV[1]  -max-1, in decimal: ZREMRANGEBYRANK from 0 to it drops all
+--          but the max newest items
 -- ARGV[2]  max age in ms; 0: items never age out
 -- ARGV[3..] the values
 --
 -- Returns how many of the values were in the list. It first drops the
 -- items too old or beyond the max, which a reader no longer sees, so they
 -- do not count. A list emptied this way is deleted, as Redis deletes an
--- empty sorted set. A key of another type fails at the first command,
--- with WRONGTYPE, before anything is written.
+-- empty sorted set. Run twice, as a re-sent call is, the second run finds
+-- the values gone and counts 0 for them.
+--
+-- All of it happens or none of it: the first command fails with WRONGTYPE
+-- on a key of another type, before anything is written, and no later one
+-- can fail (see add.lua).
 
 -- #include lib.lua
 
-prune(now_ms(), tonumber(ARGV[1]), tonumber(ARGV[2]))
+prune(now_ms(), ARGV[1], tonumber(ARGV[2]))
 return redis.call('ZREM', list, unpack(ARGV, 3))
