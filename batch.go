@@ -26,7 +26,7 @@ const batchSize = 1000
 // outcome unknown; as with TryAcquire, trying again or releasing the
 // holders is safe.
 func (l *Limiter) TryAcquireBatch(ctx context.Context, holders []string) ([]Result, error) {
-	if err := l.usable(); err != nil {
+	if err := l.usable(ctx); err != nil {
 		return nil, err
 	}
 	call := l.acquireCall(1, false)
@@ -55,7 +55,7 @@ func (l *Limiter) TryAcquireBatch(ctx context.Context, holders []string) ([]Resu
 // it sends the holders in script calls of up to 1,000, and checks every
 // holder first and sends nothing if one is invalid.
 func (l *Limiter) ReleaseBatch(ctx context.Context, holders []string) ([]bool, error) {
-	if err := l.usable(); err != nil {
+	if err := l.usable(ctx); err != nil {
 		return nil, err
 	}
 	cmds, err := l.batch(ctx, "release", releaseScript, l.keys, holders, l.releaseArgs)

@@ -6,8 +6,17 @@ import (
 )
 
 // MaxLimit is the highest Config.Limit: the scripts count units in Lua
-// numbers, which are exact up to 2^53.
-const MaxLimit = 1 << 53
+// numbers, which are exact up to 2^53, and report a refusal as -1 - units,
+// which stays exact while units stay below 2^53.
+const MaxLimit = 1<<53 - 1
+
+// MaxTTL is the longest Config.TTL. A lease is meant to be renewed or
+// released; one that outlives a year is a mistake, such as a TTL of
+// math.MaxInt64 meant as "for ever", and New refuses it rather than hold
+// a slot for centuries. Every deadline, the server's clock in ms plus a
+// lease time, then stays far below 2^53, where Lua numbers stop being
+// exact.
+const MaxTTL = 365 * 24 * time.Hour
 
 // Default lease times, used when Config.TTL is 0.
 const (
@@ -26,8 +35,9 @@ type Config struct {
 	Limit int64
 
 	// TTL is the lease time: a slot that is neither renewed nor released
-	// is freed this long after it was taken. It is kept to the millisecond.
-	// 0 means DefaultTTL for a Limiter and DefaultCounterTTL for a Counter.
+	// is freed this long after it was taken. It is kept to the millisecond,
+	// and must be at least a millisecond and at most MaxTTL. 0 means
+	// DefaultTTL for a Limiter and DefaultCounterTTL for a Counter.
 	TTL time.Duration
 
 	// Fair makes waiters take slots in the order they began to wait, across
@@ -74,6 +84,8 @@ func (c Config) check(defaultTTL time.Duration) (Config, error) {
 		return c, invalidConfig("TTL is %v, must not be negative", c.TTL)
 	case c.TTL > 0 && c.TTL < time.Millisecond:
 		return c, invalidConfig("TTL is %v, must be at least 1ms", c.TTL)
+	case c.TTL > MaxTTL:
+		return c, invalidConfig("TTL is %v, must be at most MaxTTL, %v", c.TTL, MaxTTL)
 	case c.Replicas < 0:
 		return c, invalidConfig("Replicas is %d, must not be negative", c.Replicas)
 	case c.ReplicaTimeout < 0:

@@ -48,10 +48,14 @@ func (c *Counter) Config() Config {
 	return c.cfg
 }
 
-// usable returns errUnusable for a zero or nil Counter.
-func (c *Counter) usable() error {
+// usable returns errUnusable for a zero or nil Counter, and an error
+// matching ErrInvalidArgument for a nil ctx.
+func (c *Counter) usable(ctx context.Context) error {
 	if c == nil || c.client == nil {
 		return errUnusable
+	}
+	if ctx == nil {
+		return errNilContext
 	}
 	return nil
 }
@@ -63,7 +67,7 @@ func (c *Counter) usable() error {
 // with no holder identity it cannot be undone: at worst one slot stays
 // taken until the key expires.
 func (c *Counter) TryAcquire(ctx context.Context) (Result, error) {
-	if err := c.usable(); err != nil {
+	if err := c.usable(ctx); err != nil {
 		return Result{}, err
 	}
 	reply, err := c.runner.Run(ctx, counterAcquireScript, c.keys, c.limit, c.ttl).Int64Slice()
@@ -88,7 +92,7 @@ func (c *Counter) TryAcquire(ctx context.Context) (Result, error) {
 // ctx.Err(). Unlike Limiter.Acquire, it cannot release a slot whose acquire
 // had an unknown outcome, since a Counter cannot tell its slots apart.
 func (c *Counter) Acquire(ctx context.Context) (Result, error) {
-	if err := c.usable(); err != nil {
+	if err := c.usable(ctx); err != nil {
 		return Result{}, err
 	}
 	res, err := poll(ctx, func() (Result, error) { return c.TryAcquire(ctx) })
@@ -98,7 +102,7 @@ func (c *Counter) Acquire(ctx context.Context) (Result, error) {
 // Release gives back one slot. It returns false when the count was
 // already 0 or the key was gone, and never takes the count below 0.
 func (c *Counter) Release(ctx context.Context) (bool, error) {
-	if err := c.usable(); err != nil {
+	if err := c.usable(ctx); err != nil {
 		return false, err
 	}
 	n, err := c.runner.Run(ctx, counterReleaseScript, c.keys).Int64()
@@ -110,7 +114,7 @@ func (c *Counter) Release(ctx context.Context) (bool, error) {
 
 // Count returns the current count; 0 when the key is gone.
 func (c *Counter) Count(ctx context.Context) (int64, error) {
-	if err := c.usable(); err != nil {
+	if err := c.usable(ctx); err != nil {
 		return 0, err
 	}
 	n, err := c.client.Get(ctx, c.cfg.Key).Int64()

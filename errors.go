@@ -16,7 +16,8 @@ var (
 	//   - a nil client;
 	//   - an empty Key;
 	//   - a Limit below 1 or above MaxLimit;
-	//   - a negative TTL, or one above 0 but under a millisecond;
+	//   - a negative TTL, one above 0 but under a millisecond, or one
+	//     above MaxTTL;
 	//   - a negative Replicas or ReplicaTimeout.
 	// New also refuses a Key that has a '}' but no hash tag, since no tag
 	// can keep its side keys in its cluster slot, and a Key with a hash
@@ -24,14 +25,21 @@ var (
 	// that names a key beside another Limiter's lease set.
 	ErrInvalidConfig = errors.New("slotlimit: invalid config")
 
+	// ErrInvalidArgument is returned, with nothing sent to Redis, for an
+	// argument no call could work with: a nil context, a nil function
+	// given to Do, and every ErrInvalidHolder and ErrInvalidWeight, which
+	// match it too.
+	ErrInvalidArgument = errors.New("slotlimit: invalid argument")
+
 	// ErrInvalidHolder is returned when a holder ID is empty or longer than
-	// MaxHolderLen bytes. Nothing is sent to Redis.
-	ErrInvalidHolder = errors.New("slotlimit: invalid holder")
+	// MaxHolderLen bytes. Nothing is sent to Redis. It matches
+	// ErrInvalidArgument.
+	ErrInvalidHolder error = &argumentError{"slotlimit: invalid holder"}
 
 	// ErrInvalidWeight is returned by TryAcquireN and AcquireN when n is
 	// below 1 or above the Limit, which no wait could ever satisfy.
-	// Nothing is sent to Redis.
-	ErrInvalidWeight = errors.New("slotlimit: invalid weight")
+	// Nothing is sent to Redis. It matches ErrInvalidArgument.
+	ErrInvalidWeight error = &argumentError{"slotlimit: invalid weight"}
 
 	// ErrNotAcquired is returned by TryAcquireLease when the units it asks
 	// for are not free, so that a refusal takes the error path:
@@ -56,6 +64,17 @@ var (
 	ErrLeaseLost = errors.New("slotlimit: lease lost")
 )
 
+// An argumentError is a kind of invalid argument, with a name of its own:
+// it matches ErrInvalidArgument.
+type argumentError struct{ text string }
+
+func (e *argumentError) Error() string { return e.text }
+
+func (e *argumentError) Is(target error) bool { return target == ErrInvalidArgument }
+
+// errNilContext is the error of every call given a nil context.
+var errNilContext = fmt.Errorf("%w: nil context", ErrInvalidArgument)
+
 // errUnusable is the error of every method of a zero or nil Limiter,
 // Counter or Lease.
 var errUnusable = fmt.Errorf("%w: not made by New or NewCounter", ErrInvalidConfig)
@@ -67,7 +86,7 @@ func invalidConfig(format string, args ...any) error {
 // sentNothing reports whether err is one that this package returns
 // before anything is sent to Redis.
 func sentNothing(err error) bool {
-	return errors.Is(err, ErrInvalidConfig) || errors.Is(err, ErrInvalidHolder) || errors.Is(err, ErrInvalidWeight)
+	return errors.Is(err, ErrInvalidConfig) || errors.Is(err, ErrInvalidArgument)
 }
 
 // outcomeUnknown reports whether err leaves it open whether a script ran

@@ -320,7 +320,8 @@ func FuzzConfig(f *testing.F) {
 		{"k", math.MaxInt64, time.Minute, false, math.MaxInt64},
 		{"k", 1<<53 + 1, time.Minute, false, 1<<53 + 1},
 		{"k", 1 << 53, time.Minute, false, 1 << 53},
-		{"k", 1 << 53, time.Minute, false, 123456789012345},
+		{"k", 1<<53 - 1, time.Minute, false, 1<<53 - 1},
+		{"k", 1<<53 - 1, time.Minute, false, 123456789012345},
 		{"k", 5, time.Minute, false, 0},
 		{"k", 5, time.Minute, false, -1},
 		{"k", 5, time.Minute, false, 6},
@@ -332,6 +333,8 @@ func FuzzConfig(f *testing.F) {
 		{"k", 5, math.MinInt64, false, 1},
 		{"k", 5, math.MaxInt64, false, 1},
 		{"k", 5, math.MaxInt64, true, 5},
+		{"k", 5, slotlimit.MaxTTL, false, 1},
+		{"k", 5, slotlimit.MaxTTL + 1, true, 5},
 	} {
 		f.Add(seed.key, seed.limit, int64(seed.ttl), seed.fair, seed.n)
 	}
@@ -347,7 +350,7 @@ func FuzzConfig(f *testing.F) {
 		cfg := slotlimit.Config{Key: key, Limit: limit, TTL: ttl, Fair: fair}
 		_ = cfg.String()
 
-		invalid := key == "" || limit < 1 || limit > slotlimit.MaxLimit || ttl < 0 || (ttl > 0 && ttl < time.Millisecond)
+		invalid := key == "" || limit < 1 || limit > slotlimit.MaxLimit || ttl < 0 || (ttl > 0 && ttl < time.Millisecond) || ttl > slotlimit.MaxTTL
 		noTag := strings.Contains(key, "}") && !fuzzHasHashTag(key)
 
 		_, err := slotlimit.New(nil, cfg)

@@ -61,7 +61,7 @@ type Waiter struct {
 // tools; a caller that takes slots has no need of it. It does not depend
 // on the Limiter's Limit, which is stored nowhere (see Limits).
 func (l *Limiter) Inspect(ctx context.Context) (Snapshot, error) {
-	if err := l.usable(); err != nil {
+	if err := l.usable(ctx); err != nil {
 		return Snapshot{}, err
 	}
 	keys := []string{l.keys[keyLeases], l.keys[keyWeights], l.keys[keyQueue], l.keys[keyQueueDeadlines], l.keys[keyQueueWants]}
@@ -142,7 +142,8 @@ func parseInts(v []int64, s []string) bool {
 // Cluster, the master of key's slot; on a Ring, every shard), which walks
 // every key on that node, so it is for operators and tools, not for a
 // busy path. It writes nothing. It returns an error matching
-// ErrInvalidConfig for a nil client, or a key that New refuses.
+// ErrInvalidConfig for a nil client, or a key that New refuses, and one
+// matching ErrInvalidArgument for a nil ctx.
 func Limits(ctx context.Context, client redis.UniversalClient, key string) ([]int64, error) {
 	if script.IsNil(client) {
 		return nil, invalidConfig("client is nil")
@@ -155,6 +156,8 @@ func Limits(ctx context.Context, client redis.UniversalClient, key string) ([]in
 		return nil, invalidConfig("Key %q has a '}' but no hash tag", key)
 	case isSideKey(key):
 		return nil, invalidConfig("Key %q is the name of a key beside another Limiter's", key)
+	case ctx == nil:
+		return nil, errNilContext
 	}
 	prefix, _ := hashtag.SidePrefix(key)
 	marker := prefix + fullSuffix

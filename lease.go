@@ -105,8 +105,15 @@ func (l *Limiter) TryAcquireLease(ctx context.Context, n int64) (*Lease, error) 
 // not run; the error matches ctx.Err() if ctx ended first. Otherwise Do
 // returns fn's error, joined with an error matching ErrLeaseLost if the
 // lease was lost while fn ran, and with the release's error if the
-// release failed, in which case the lease lapses by itself after TTL.
+// release failed, in which case the lease lapses by itself after TTL. A
+// nil fn returns an error matching ErrInvalidArgument, with nothing sent.
 func (l *Limiter) Do(ctx context.Context, n int64, fn func(ctx context.Context) error) (err error) {
+	if fn == nil {
+		if err := l.usable(ctx); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: Do with a nil function", ErrInvalidArgument)
+	}
 	lease, err := l.AcquireLease(ctx, n)
 	if err != nil {
 		return err
@@ -163,7 +170,7 @@ func (x *Lease) Release(ctx context.Context) (bool, error) {
 	if x == nil {
 		return false, nil
 	}
-	if err := x.limiter.usable(); err != nil {
+	if err := x.limiter.usable(ctx); err != nil {
 		return false, err
 	}
 	return x.keep.Release(ctx)
@@ -175,7 +182,7 @@ func (x *Lease) Renew(ctx context.Context) (bool, error) {
 	if x == nil {
 		return false, nil
 	}
-	if err := x.limiter.usable(); err != nil {
+	if err := x.limiter.usable(ctx); err != nil {
 		return false, err
 	}
 	return x.keep.Renew(ctx)
@@ -188,13 +195,18 @@ func (x *Lease) Renew(ctx context.Context) (bool, error) {
 // retried sooner; if renewals keep failing past the point where the lease
 // must have lapsed, the lease is lost. Calling KeepAlive again returns the
 // same context. On a nil or released Lease it returns a context cancelled
-// with cause ErrLeaseLost, and on a zero Lease, or one of a zero or nil
-// Limiter, one cancelled with an error matching ErrInvalidConfig.
+// with cause ErrLeaseLost, on a zero Lease, or one of a zero or nil
+// Limiter, one cancelled with an error matching ErrInvalidConfig, and for
+// a nil ctx, a context of its own cancelled with an error matching
+// ErrInvalidArgument.
 func (x *Lease) KeepAlive(ctx context.Context) context.Context {
+	if ctx == nil {
+		return keepalive.Cancelled(context.Background(), errNilContext)
+	}
 	if x == nil {
 		return keepalive.Cancelled(ctx, ErrLeaseLost)
 	}
-	if err := x.limiter.usable(); err != nil {
+	if err := x.limiter.usable(ctx); err != nil {
 		return keepalive.Cancelled(ctx, err)
 	}
 	return x.keep.KeepAlive(ctx)

@@ -114,10 +114,13 @@ func (l *Limiter) Config() Config {
 }
 
 // usable returns errUnusable for a zero or nil Limiter, which has no
-// client to call.
-func (l *Limiter) usable() error {
+// client to call, and an error matching ErrInvalidArgument for a nil ctx.
+func (l *Limiter) usable(ctx context.Context) error {
 	if l == nil || l.client == nil {
 		return errUnusable
+	}
+	if ctx == nil {
+		return errNilContext
 	}
 	return nil
 }
@@ -146,7 +149,7 @@ func (l *Limiter) TryAcquire(ctx context.Context, holder string) (Result, error)
 // they were, which Result.Weight reports. n must be between 1 and Limit,
 // or TryAcquireN returns an error matching ErrInvalidWeight.
 func (l *Limiter) TryAcquireN(ctx context.Context, holder string, n int64) (Result, error) {
-	if err := l.check(holder, n); err != nil {
+	if err := l.check(ctx, holder, n); err != nil {
 		return Result{Limit: l.Config().Limit}, err
 	}
 	c := l.begin("TryAcquire", holder, n)
@@ -155,8 +158,8 @@ func (l *Limiter) TryAcquireN(ctx context.Context, holder string, n int64) (Resu
 	return res, err
 }
 
-func (l *Limiter) check(holder string, n int64) error {
-	if err := l.usable(); err != nil {
+func (l *Limiter) check(ctx context.Context, holder string, n int64) error {
+	if err := l.usable(ctx); err != nil {
 		return err
 	}
 	if err := checkHolder(holder); err != nil {
@@ -215,7 +218,7 @@ func (l *Limiter) AcquireN(ctx context.Context, holder string, n int64) (Result,
 
 // acquireN is AcquireN; claimed is as for wait.
 func (l *Limiter) acquireN(ctx context.Context, holder string, n int64, claimed func(ok bool)) (Result, error) {
-	if err := l.check(holder, n); err != nil {
+	if err := l.check(ctx, holder, n); err != nil {
 		return Result{Limit: l.Config().Limit}, err
 	}
 	c := l.begin("Acquire", holder, n)
@@ -249,7 +252,7 @@ func (l *Limiter) releaseDetached(ctx context.Context, holder string) {
 // releasing a lease that was never taken, already released or already
 // lapsed returns false and a nil error.
 func (l *Limiter) Release(ctx context.Context, holder string) (bool, error) {
-	if err := l.usable(); err != nil {
+	if err := l.usable(ctx); err != nil {
 		return false, err
 	}
 	if err := checkHolder(holder); err != nil {
@@ -282,7 +285,7 @@ func (l *Limiter) Renew(ctx context.Context, holder string) (bool, error) {
 
 // renew is Renew that also returns the new deadline.
 func (l *Limiter) renew(ctx context.Context, holder string) (time.Time, bool, error) {
-	if err := l.usable(); err != nil {
+	if err := l.usable(ctx); err != nil {
 		return time.Time{}, false, err
 	}
 	if err := checkHolder(holder); err != nil {
@@ -305,7 +308,7 @@ func (l *Limiter) renew(ctx context.Context, holder string) (time.Time, bool, er
 // Count returns the units held by live leases: the number of holders, when
 // every lease weighs one unit.
 func (l *Limiter) Count(ctx context.Context) (int64, error) {
-	if err := l.usable(); err != nil {
+	if err := l.usable(ctx); err != nil {
 		return 0, err
 	}
 	n, err := countScript.Run(ctx, l.client, l.keys[:keyFull]).Int64()
@@ -320,7 +323,7 @@ func (l *Limiter) Count(ctx context.Context) (int64, error) {
 // since the count began (it starts again a day after it began); 0 when
 // none counts. It reads only, whatever this Limiter's own setting.
 func (l *Limiter) Refusals(ctx context.Context) (int64, error) {
-	if err := l.usable(); err != nil {
+	if err := l.usable(ctx); err != nil {
 		return 0, err
 	}
 	n, err := l.client.Get(ctx, l.refused).Int64()
@@ -335,7 +338,7 @@ func (l *Limiter) Refusals(ctx context.Context) (int64, error) {
 
 // Holders returns the live leases, earliest deadline first.
 func (l *Limiter) Holders(ctx context.Context) ([]Holder, error) {
-	if err := l.usable(); err != nil {
+	if err := l.usable(ctx); err != nil {
 		return nil, err
 	}
 	reply, err := holdersScript.Run(ctx, l.client, l.keys[:keyFull]).StringSlice()
