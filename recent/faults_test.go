@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,6 +31,8 @@ func TestBadInputSendsNothing(t *testing.T) {
 			{Key: "k", Max: 1, TTL: time.Microsecond},
 			{Key: "k", Max: 1, MaxAge: -time.Second},
 			{Key: "k", Max: 1, MaxAge: time.Microsecond},
+			{Key: "k", Max: math.MinInt64},
+			{Key: "k", Max: 1, TTL: math.MinInt64},
 		} {
 			_, err := recent.New(b.Client, cfg)
 			assert.ErrorIs(t, err, recent.ErrInvalidConfig, "%+v", cfg)
@@ -45,13 +49,24 @@ func TestBadInputSendsNothing(t *testing.T) {
 		client.AddHook(count)
 		l := newListOn(t, client, recent.Config{Key: b.Key(t, "recent-test:"), Max: 3})
 		tooMany := make([]string, recent.MaxBatch+1)
-		for name, call := range map[string]func() error{
-			"add too many":    func() error { return l.Add(ctx, tooMany...) },
-			"remove too many": func() error { _, err := l.Remove(ctx, tooMany...); return err },
-			"negative offset": func() error { _, err := l.Items(ctx, -1, 1); return err },
-			"negative count":  func() error { _, err := l.Items(ctx, 0, -1); return err },
+		var nilCtx context.Context
+		for _, c := range []struct {
+			name, method string
+			call         func() error
+		}{
+			{"add too many", "add", func() error { return l.Add(ctx, tooMany...) }},
+			{"remove too many", "remove", func() error { _, err := l.Remove(ctx, tooMany...); return err }},
+			{"negative offset", "items", func() error { _, err := l.Items(ctx, -1, 1); return err }},
+			{"negative count", "items", func() error { _, err := l.Items(ctx, 0, -1); return err }},
+			{"most negative offset", "items", func() error { _, err := l.Items(ctx, math.MinInt64, math.MaxInt64); return err }},
+			{"add, nil ctx", "add", func() error { return l.Add(nilCtx, "a") }},
+			{"remove, nil ctx", "remove", func() error { _, err := l.Remove(nilCtx, "a"); return err }},
+			{"items, nil ctx", "items", func() error { _, err := l.Items(nilCtx, 0, 1); return err }},
+			{"len, nil ctx", "len", func() error { _, err := l.Len(nilCtx); return err }},
 		} {
-			assert.ErrorIs(t, call(), recent.ErrInvalidArgument, name)
+			err := c.call()
+			assert.ErrorIs(t, err, recent.ErrInvalidArgument, c.name)
+			assertNamesMethodOnce(t, err, c.method, c.name)
 		}
 		assert.NoError(t, l.Add(ctx))
 		n, err := l.Remove(ctx)
@@ -63,13 +78,20 @@ func TestBadInputSendsNothing(t *testing.T) {
 		assert.Zero(t, count.n.Load(), "nothing was sent")
 
 		for _, z := range []*recent.List{nil, new(recent.List)} {
-			assert.ErrorIs(t, z.Add(ctx, "a"), recent.ErrInvalidConfig)
-			_, err := z.Items(ctx, 0, 1)
-			assert.ErrorIs(t, err, recent.ErrInvalidConfig)
-			_, err = z.Remove(ctx, "a")
-			assert.ErrorIs(t, err, recent.ErrInvalidConfig)
-			_, err = z.Len(ctx)
-			assert.ErrorIs(t, err, recent.ErrInvalidConfig)
+			for _, c := range []struct {
+				method string
+				call   func() error
+			}{
+				{"add", func() error { return z.Add(ctx, "a") }},
+				{"items", func() error { _, err := z.Items(ctx, 0, 1); return err }},
+				{"remove", func() error { _, err := z.Remove(ctx, "a"); return err }},
+				{"len", func() error { _, err := z.Len(ctx); return err }},
+				{"add", func() error { return z.Add(nilCtx) }},
+			} {
+				err := c.call()
+				assert.ErrorIs(t, err, recent.ErrInvalidConfig, c.method)
+				assertNamesMethodOnce(t, err, c.method, "a zero or nil List")
+			}
 			assert.Equal(t, recent.Config{}, z.Config())
 		}
 	})
@@ -94,6 +116,7 @@ func TestWrongTypeLeavesKeyUntouched(t *testing.T) {
 				require.Error(t, err, "call %d", i)
 				assert.Contains(t, err.Error(), "WRONGTYPE", "call %d", i)
 				assert.Contains(t, err.Error(), key, "call %d names the key", i)
+				assertNamesMethodOnce(t, err, []string{"add", "items", "remove", "len"}[i], "WRONGTYPE")
 			}
 			assert.Equal(t, []string{"x"}, b.Client.LRange(ctx, key, 0, -1).Val())
 			assert.Equal(t, time.Duration(-1), b.Client.TTL(ctx, key).Val(), "no expiry was set")
@@ -179,4 +202,17 @@ func TestRedisDownAndContext(t *testing.T) {
 	_, err = l.Items(cancelled, 0, 3)
 	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
 	assert.Zero(t, b.Client.Exists(ctx, l.Config().Key).Val(), "nothing was added")
+}
+
+// assertNamesMethodOnce checks that err's text names the package once and
+// the method that failed, as `recent: add "k": ...`.
+func assertNamesMethodOnce(t *testing.T, err error, method, msg string) {
+	t.Helper()
+	if !assert.Error(t, err, msg) {
+		return
+	}
+	text := err.Error()
+	assert.Equal(t, 1, strings.Count(text, "recent:"), "%s: %q names the package once", msg, text)
+	assert.True(t, strings.HasPrefix(text, "recent: "+method+" ") || strings.HasPrefix(text, "recent: "+method+":"),
+		"%s: %q names the method %s", msg, text, method)
 }
