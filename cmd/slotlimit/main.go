@@ -291,22 +291,31 @@ func (c *cli) fail(err error, cmd *command) int {
 	case errors.Is(err, errNo):
 		return exitNo
 	case errors.As(err, &usage), errors.Is(err, slotlimit.ErrInvalidConfig),
-		errors.Is(err, slotlimit.ErrInvalidHolder), errors.Is(err, lock.ErrInvalidConfig):
-		fmt.Fprintf(c.stderr, "slotlimit: %v\n", err)
+		errors.Is(err, slotlimit.ErrInvalidArgument), errors.Is(err, lock.ErrInvalidConfig):
+		fmt.Fprintln(c.stderr, failure(err, cmd))
 		if cmd != nil {
 			fmt.Fprintf(c.stderr, "usage: %s\n", cmd.usage())
 		}
 		fmt.Fprintln(c.stderr, "Run 'slotlimit -h' for the commands and flags.")
 		return exitUsage
 	}
-	// The library's errors name their package already ("slotlimit:
-	// count ...", "lock: inspect ...").
-	msg := err.Error()
-	if !strings.HasPrefix(msg, "slotlimit: ") {
-		msg = "slotlimit: " + msg
-	}
-	fmt.Fprintln(c.stderr, msg)
+	fmt.Fprintln(c.stderr, failure(err, cmd))
 	return exitRedis
+}
+
+// failure is the line that reports err: the command that failed, then
+// err, whose text names the library's package once, as `slotlimit
+// release: invalid config: ...`, `slotlimit count: count "k": WRONGTYPE
+// ...` or `slotlimit lock info: lock: inspect "k": ...`. cmd is nil when
+// no command was found.
+func failure(err error, cmd *command) string {
+	name := "slotlimit"
+	if cmd != nil {
+		name += " " + cmd.name
+	}
+	// Package slotlimit's errors begin with its name, which is the
+	// command's too.
+	return name + ": " + strings.TrimPrefix(err.Error(), "slotlimit: ")
 }
 
 // usage returns the command's usage line.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -165,7 +166,8 @@ func TestRedisErrorsExit3(t *testing.T) {
 			start := time.Now()
 			r := cli(t, "", nil, args...)
 			assert.Equal(t, 3, r.code, "%q", args)
-			assert.Contains(t, r.stderr, "slotlimit: ")
+			assert.Contains(t, r.stderr, "slotlimit ")
+			assert.Equal(t, 1, strings.Count(r.stderr, "slotlimit"), "the command is named once: %q", r.stderr)
 			assert.Less(t, time.Since(start), 15*time.Second)
 		})
 	}
@@ -188,4 +190,34 @@ func TestRedisErrorsExit3(t *testing.T) {
 		assert.Contains(t, r.stderr, "WRONGTYPE", "step %d", i)
 	}
 	client.Del(ctx, key, key+":nolock")
+}
+
+// An error names the command that failed and each package once: a key the
+// library refuses, a Redis error, and a lock's error.
+func TestErrorsNameTheCommandOnce(t *testing.T) {
+	url, client := server(t)
+	ctx := context.Background()
+	key := testKey(t, "cli-test:")
+	require.NoError(t, client.Set(ctx, key, "a string", time.Minute).Err())
+	require.NoError(t, client.HSet(ctx, key+":nolock", "f", "v").Err())
+	defer client.Del(ctx, key, key+":nolock")
+	for i, step := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-u", url, "release", "a}b", "h"}, 2, "slotlimit release: invalid config: "},
+		{[]string{"-u", url, "holders", "a}b"}, 2, "slotlimit holders: invalid config: "},
+		{[]string{"-u", url, "count", key}, 3, "slotlimit count: count " + strconv.Quote(key) + ": WRONGTYPE"},
+		{[]string{"-u", url, "release", key, "h"}, 3, "slotlimit release: "},
+		{[]string{"-u", url, "lock", "info", key + ":nolock"}, 3, "slotlimit lock info: lock: "},
+		{[]string{"-u", url, "nosuch"}, 2, "slotlimit: unknown command"},
+	} {
+		r := cli(t, "", nil, step.args...)
+		assert.Equal(t, step.code, r.code, "step %d", i)
+		first, _, _ := strings.Cut(r.stderr, "\n")
+		assert.True(t, strings.HasPrefix(first, step.want), "step %d: %q, want it to begin %q", i, first, step.want)
+		assert.Equal(t, 1, strings.Count(first, "slotlimit"), "step %d: %q names slotlimit once", i, first)
+		assert.LessOrEqual(t, strings.Count(first, "lock:"), 1, "step %d: %q", i, first)
+	}
 }
