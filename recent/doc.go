@@ -9,10 +9,10 @@
 //	page, err := l.Items(ctx, 0, 10)      // the ten newest, newest first
 //	n, err := l.Remove(ctx, "/products/42")
 //
-// It grew from a design note (seed 003) that keeps a user's most recent N
-// records in a sorted set, with one script that runs ZADD (the score: the
-// client's clock in whole seconds), ZCARD, and ZREMRANGEBYRANK when the
-// set is too long. It fixes that note's flaws:
+// A common way to keep such a list is a sorted set and one script that
+// runs ZADD (the score: the client's clock in whole seconds), ZCARD, and
+// ZREMRANGEBYRANK when the set is too long. A List keeps the sorted set
+// and mends that script's flaws:
 //
 //   - Ties order by name. Items added in the same second have equal scores
 //     and sort by their text, not by arrival, and a client whose clock is
@@ -21,24 +21,39 @@
 //     the next score after the newest item, so items keep the order in
 //     which the server ran the Adds, those of one millisecond or of one
 //     Add included.
-//   - A wasted read. The note counts the set before trimming it. Here one
-//     ZREMRANGEBYRANK of the ranks below the newest Max trims it, in the
-//     same script as the add, so no reader sees more than Max items.
-//   - No expiry. The note's key lives for ever. Here Config.TTL makes a
-//     list lapse after its last Add, and Config.MaxAge ages items out, on
-//     the server's clock, in the scripts, with no background job; a list
-//     with MaxAge lapses when all its items have aged out.
+//   - A wasted read. The script counts the set before trimming it. Here
+//     one ZREMRANGEBYRANK of the ranks below the newest Max trims it, in
+//     the same script as the add, so no reader sees more than Max items.
+//   - No expiry. The key lives for ever. Here Config.TTL makes a list
+//     lapse after its last Add, and Config.MaxAge ages items out, on the
+//     server's clock, in the scripts, with no background job; a list with
+//     MaxAge lapses when all its items have aged out.
 //   - No way to read it. Here Items reads pages, newest first; Remove takes
 //     items out; Len counts.
 //
-// A score is a time in seconds, as the note's are, with a binary fraction
-// that holds the millisecond and a sequence (see scripts/lib.lua). So a
-// list written by the note's script can be read by Items, each item at the
-// second it was scored with (the note stored items of one second in the
-// order of their text, and that order stays), and a List can take it
-// over: its Adds go after every item there, and its first Add trims it to
-// Max. While the note's writers still run beside a List, their items sort
-// by the second only, before the List's items of the same second.
+// A score is a time in seconds, as that script's are, with a binary
+// fraction that holds the millisecond and a sequence (see scripts/lib.lua).
+// So a list written by that script can be read by Items, each item at the
+// second it was scored with (items of one second in the order of their
+// text, as that script left them), and a List can take it over: its Adds
+// go after every item there, and its first Add trims it to Max. While the
+// old script's writers still run beside a List, their items sort by the
+// second only, before the List's items of the same second.
+//
+// # All or nothing, and calls sent again
+//
+// Every call is one script, and all of it happens or none of it: a call
+// that fails has written nothing. New refuses, with ErrInvalidConfig, a
+// Max, TTL or MaxAge that a script could not use exactly (see MaxItems
+// and MaxDuration), so no call fails half-way on one.
+//
+// go-redis sends a command again when its reply was lost (Options.MaxRetries,
+// 3 by default), so the server may run one call twice. Add and Remove are
+// safe to run twice, and to call again when an error leaves their outcome
+// unknown: the list ends as after one call. What a second run changes is
+// said exactly in their docs: a re-sent Add gives its values the time of
+// the second run, and a re-sent Remove counts only what the second run
+// found, never more than was removed. Items and Len write nothing.
 //
 // A list is one key, which an emptied list deletes. A key of another type
 // fails every call with WRONGTYPE and is left as it was.

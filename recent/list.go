@@ -21,8 +21,8 @@ type Item struct {
 	Value string
 
 	// At is the server's time of the item's last Add, to the millisecond.
-	// An item written by the seed's script has the whole second it was
-	// scored with. When more than 2048 items are added in one millisecond,
+	// An item written by a script that scores whole seconds (see the
+	// package doc) has the second it was scored with. When more than 2048 items are added in one millisecond,
 	// or the server's clock steps back, At runs ahead of the clock, by as
 	// much, so that the order of arrival is kept.
 	At time.Time

@@ -11,11 +11,10 @@ import (
 	"github.com/slotlimit/slotlimit/internal/script"
 )
 
-// Each operation is one Lua script, run by internal/script: EVALSHA, and
-// EVAL when the server answers NOSCRIPT. Every script takes the list's
-// one key and includes lib.lua, which defines the scores. The Go side of
-// each script, its arguments and the decoding of its reply, is the method
-// beside it below.
+// Each operation is one Lua script, run with EVALSHA, and EVAL when the
+// server answers NOSCRIPT. Every script takes the list's one key and
+// includes lib.lua, which defines the scores. The Go side of each script,
+// its arguments and the decoding of its reply, is the method below it.
 var (
 	//go:embed scripts/lib.lua
 	libLua string
@@ -121,7 +120,7 @@ const (
 )
 
 // scoreTime is the time a score stands for, to the millisecond: a whole
-// second, as the seed's script writes, is that second. A score that is no
+// second, as a script that scores whole seconds writes, is that second. A score that is no
 // time since 1970 (negative, or beyond the year 2106) is the zero time.
 func scoreTime(score float64) time.Time {
 	if !(score >= 0 && score < 1<<32) {

@@ -10,9 +10,9 @@
 -- the tick after the newest score, or the first tick of its millisecond
 -- on the server's clock if that is later, so scores grow in the order the
 -- server runs the adds, items added at one millisecond or in one call
--- included, and do not depend on the values' text. A score written by the
--- seed's script, whole seconds, is the first tick of its second, so its
--- items read as added at that second, before ours of the same second.
+-- included, and do not depend on the values' text. A score of whole
+-- seconds, as a plain ZADD script writes, is the first tick of its second,
+-- so its items read as added at that second, before ours of that second.
 -- Every tick count below 2^53 (seconds below 2^32) is exact in a double;
 -- New bounds the max age at 2^32 s, so a time that far back is exact too.
 

@@ -13,9 +13,9 @@ import (
 	"github.com/slotlimit/slotlimit/recent"
 )
 
-// seedAdd is the seed's script, verbatim: the score is the client's clock
-// in whole seconds.
-var seedAdd = redis.NewScript("local key = KEYS[1] " +
+// classicAdd is the classic recent-list script, ZADD, ZCARD and
+// ZREMRANGEBYRANK, scored with the client's clock in whole seconds.
+var classicAdd = redis.NewScript("local key = KEYS[1] " +
 	"local member = ARGV[1] " +
 	"local score = ARGV[2] " +
 	"local maxSize = tonumber(ARGV[3]) " +
@@ -26,12 +26,12 @@ var seedAdd = redis.NewScript("local key = KEYS[1] " +
 	"end " +
 	"return 1")
 
-// A list written by the seed's script is read by Items, each item at the
-// second it was scored with, in the seed's order (items of one second by
-// their text); a List then takes it over: its Adds go in front, re-adding
-// a seed item moves it there, its first Add trims the list to Max, and
-// MaxAge ages the seed's items out by their second.
-func TestSeedListReadAndTakenOver(t *testing.T) {
+// A list written by the classic script is read by Items, each item at the
+// second it was scored with, in that script's order (items of one second
+// by their text); a List then takes it over: its Adds go in front,
+// re-adding a classic item moves it there, its first Add trims the list
+// to Max, and MaxAge ages that script's items out by their second.
+func TestClassicListReadAndTakenOver(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
 		key := b.Key(t, "recent-test:")
@@ -41,7 +41,7 @@ func TestSeedListReadAndTakenOver(t *testing.T) {
 			member string
 			at     int64
 		}{{"p1", sec - 3}, {"p2", sec - 2}, {"zz", sec - 1}, {"aa", sec - 1}, {"p5", sec}} {
-			require.NoError(t, seedAdd.Run(ctx, b.Client, []string{key}, add.member, add.at, 5).Err())
+			require.NoError(t, classicAdd.Run(ctx, b.Client, []string{key}, add.member, add.at, 5).Err())
 		}
 
 		l := newListOn(t, b.Client, recent.Config{Key: key, Max: 4, MaxAge: time.Hour})
@@ -53,7 +53,7 @@ func TestSeedListReadAndTakenOver(t *testing.T) {
 			assert.Equal(t, sec-map[string]int64{"p5": 0, "zz": 1, "aa": 1, "p2": 2}[it.Value], it.At.Unix(), "item %d", i)
 			assert.Zero(t, it.At.Nanosecond(), "item %d: a whole second", i)
 		}
-		assert.Equal(t, []string{"p5", "zz", "aa", "p2"}, got, "the seed's order, at most Max")
+		assert.Equal(t, []string{"p5", "zz", "aa", "p2"}, got, "the classic script's order, at most Max")
 		n, err := l.Len(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, int64(4), n, "Len counts at most Max")
@@ -62,28 +62,28 @@ func TestSeedListReadAndTakenOver(t *testing.T) {
 		assert.Equal(t, []string{"new", "p5", "zz", "aa"}, values(t, l))
 		assert.Equal(t, int64(4), b.Client.ZCard(ctx, key).Val(), "trimmed to Max")
 		require.NoError(t, l.Add(ctx, "aa"))
-		assert.Equal(t, []string{"aa", "new", "p5", "zz"}, values(t, l), "a seed item re-added moves to the front")
+		assert.Equal(t, []string{"aa", "new", "p5", "zz"}, values(t, l), "a classic item re-added moves to the front")
 
-		// The seed's writer, a second later, still fits in by its second.
+		// The classic writer, a second later, still fits in by its second.
 		b.Advance(time.Second)
 		later := b.Now().Unix()
-		require.NoError(t, seedAdd.Run(ctx, b.Client, []string{key}, "seed-late", later+1, 5).Err())
+		require.NoError(t, classicAdd.Run(ctx, b.Client, []string{key}, "classic-late", later+1, 5).Err())
 		require.NoError(t, l.Add(ctx, "ours"))
 		got = values(t, l)
 		assert.Equal(t, "ours", got[0], "our Add goes after every item there")
-		assert.Contains(t, got, "seed-late")
+		assert.Contains(t, got, "classic-late")
 	})
 }
 
-// A List with MaxAge drops the seed's items by the second they were
-// scored with.
-func TestSeedItemsAgeOut(t *testing.T) {
+// A List with MaxAge drops the classic script's items by the second they
+// were scored with.
+func TestClassicItemsAgeOut(t *testing.T) {
 	b := redistest.Miniredis(t)
 	ctx := context.Background()
 	key := b.Key(t, "recent-test:")
 	sec := redistest.MiniredisStart.Unix()
-	require.NoError(t, seedAdd.Run(ctx, b.Client, []string{key}, "old", sec-10, 5).Err())
-	require.NoError(t, seedAdd.Run(ctx, b.Client, []string{key}, "young", sec-1, 5).Err())
+	require.NoError(t, classicAdd.Run(ctx, b.Client, []string{key}, "old", sec-10, 5).Err())
+	require.NoError(t, classicAdd.Run(ctx, b.Client, []string{key}, "young", sec-1, 5).Err())
 	l := newListOn(t, b.Client, recent.Config{Key: key, Max: 5, MaxAge: 5 * time.Second})
 	assert.Equal(t, []string{"young"}, values(t, l))
 	n, err := l.Remove(ctx, "old", "young")
