@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -67,4 +68,29 @@ func TestExtremeConfigsWorkWhole(t *testing.T) {
 			assert.Equal(t, "a", items[0].Value, "step %d", i)
 		}
 	})
+}
+
+// An Add that Redis refuses for lack of memory writes nothing, neither
+// its values nor an expiry: the script's first write is the ZADD, which
+// Redis refuses, and none can fail after it.
+func TestAddRefusedForMemoryWritesNothing(t *testing.T) {
+	s := redistest.StartServer(t, "--maxmemory-policy", "noeviction")
+	client := redis.NewClient(&redis.Options{Addr: s.Addr})
+	t.Cleanup(func() { client.Close() })
+	ctx := context.Background()
+	l := newListOn(t, client, recent.Config{Key: "recent-test:oom", Max: 3, TTL: time.Hour, MaxAge: time.Hour})
+	fresh := newListOn(t, client, recent.Config{Key: "recent-test:oom-fresh", Max: 3, TTL: time.Hour})
+	require.NoError(t, l.Add(ctx, "a"))
+	require.NoError(t, client.Persist(ctx, "recent-test:oom").Err(), "so that an expiry set by Add would show")
+
+	require.NoError(t, client.ConfigSet(ctx, "maxmemory", "1").Err())
+	err := l.Add(ctx, "b", "c")
+	require.ErrorContains(t, err, "OOM")
+	assertNamesMethodOnce(t, err, "add", "OOM")
+	require.ErrorContains(t, fresh.Add(ctx, "x"), "OOM")
+	require.NoError(t, client.ConfigSet(ctx, "maxmemory", "0").Err())
+
+	assert.Equal(t, []string{"a"}, values(t, l))
+	assert.Equal(t, time.Duration(-1), client.TTL(ctx, "recent-test:oom").Val(), "no expiry was set")
+	assert.Zero(t, client.Exists(ctx, "recent-test:oom-fresh").Val(), "no key was made")
 }

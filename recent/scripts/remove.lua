@@ -14,7 +14,8 @@
 --
 -- All of it happens or none of it: the first command fails with WRONGTYPE
 -- on a key of another type, before anything is written, and no later one
--- can fail (see add.lua).
+-- can fail: the trim's rank is as in add.lua, and the values, at most
+-- MaxBatch (1000), are well within what unpack takes.
 
 -- #include lib.lua
 
