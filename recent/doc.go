@@ -47,13 +47,15 @@
 // Max, TTL or MaxAge that a script could not use exactly (see MaxItems
 // and MaxDuration), so no call fails half-way on one.
 //
-// go-redis sends a command again when its reply was lost (Options.MaxRetries,
-// 3 by default), so the server may run one call twice. Add and Remove are
-// safe to run twice, and to call again when an error leaves their outcome
-// unknown: the list ends as after one call. What a second run changes is
-// said exactly in their docs: a re-sent Add gives its values the time of
-// the second run, and a re-sent Remove counts only what the second run
-// found, never more than was removed. Items and Len write nothing.
+// go-redis sends a command again when its reply was lost
+// (Options.MaxRetries, 3 by default), so the server may run one call
+// twice. Add and Remove are safe to run twice, and to call again when an
+// error leaves their outcome unknown: the list holds the values one call
+// would leave. What a second run changes is said exactly in their docs: a
+// re-sent Add gives its values the time of the second run, which puts
+// them in front of items added between the runs, and a re-sent Remove
+// counts only what the second run found, never more than was removed.
+// Items and Len write nothing.
 //
 // A list is one key, which an emptied list deletes. A key of another type
 // fails every call with WRONGTYPE and is left as it was.
