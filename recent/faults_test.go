@@ -216,3 +216,22 @@ func assertNamesMethodOnce(t *testing.T, err error, method, msg string) {
 	assert.True(t, strings.HasPrefix(text, "recent: "+method+" ") || strings.HasPrefix(text, "recent: "+method+":"),
 		"%s: %q names the method %s", msg, text, method)
 }
+
+// Any value, empty, binary or large, is kept byte for byte, and removed.
+func TestAnyValueRoundTrips(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		l := newList(t, b, recent.Config{Max: 10, TTL: time.Minute, MaxAge: time.Minute})
+		vals := []string{"", "\x00", "\xff\xfe", "é ✓", strings.Repeat("x", 1<<19), "-inf", "(1", "1e400"}
+		require.NoError(t, l.Add(ctx, vals...))
+		want := make([]string, len(vals))
+		for i, v := range vals {
+			want[len(vals)-1-i] = v
+		}
+		assert.Equal(t, want, values(t, l))
+		n, err := l.Remove(ctx, append(vals, vals...)...)
+		require.NoError(t, err)
+		assert.Equal(t, int64(len(vals)), n)
+		assert.Zero(t, b.Client.Exists(ctx, l.Config().Key).Val())
+	})
+}
