@@ -88,14 +88,21 @@ func (s *Store) usable() error {
 // until p.TTL has passed on the server's clock, Grab hands out its
 // shares.
 //
+// Create is idempotent: a packet is named by its ID, and a Create that
+// finds the same Packet stored (the same ID, Total, Count, Split and TTL)
+// writes nothing and returns nil, as the call that stored it did. So a
+// Create whose reply was lost, and which go-redis sent again, returns nil;
+// and when a Create fails with an error that leaves its outcome unknown
+// (a timeout, a broken connection), or one that wraps ErrNotReplicated,
+// call Create again with the same Packet: nil says the packet is stored,
+// once, with the shares of the run that stored it.
+//
 // It returns an error matching ErrInvalidPacket, with nothing sent, for a
 // p that breaks Packet's rules, and ErrExists, with nothing written, when
-// a packet with p.ID exists (even one that has expired, until its keys
+// another packet has p.ID (even one that has expired, until its keys
 // lapse). Never reuse an id, even after its keys lapse: the database
 // keeps a packet's row and claims by id, and a persister writes a second
-// packet's claims under the first's as duplicates, so drops them. When the error leaves the outcome unknown (see
-// callerr.OutcomeUnknown), or wraps ErrNotReplicated, the packet may have
-// been created; Create again returns ErrExists if it was.
+// packet's claims under the first's as duplicates, so drops them.
 func (s *Store) Create(ctx context.Context, p Packet) error {
 	if err := s.usable(); err != nil {
 		return err
@@ -141,9 +148,12 @@ func (s *Store) Create(ctx context.Context, p Packet) error {
 // ErrInvalidArgument, with nothing sent, for an id or user that is empty,
 // longer than MaxIDLen bytes, not UTF-8, or holds a NUL.
 //
-// When the error leaves the outcome unknown (see callerr.OutcomeUnknown),
-// or wraps ErrNotReplicated, the user may have taken a share on the
-// master: Grab again returns it, if the master still has it. A claim and
+// Grab is idempotent: a grab whose reply was lost, and which go-redis
+// sent again, returns the claim its first run took, and the claim is
+// logged once. When the error leaves the outcome unknown (a timeout, a
+// broken connection), or wraps ErrNotReplicated, the user may have taken
+// a share on the master: Grab again returns it, if the master still has
+// it. A claim and
 // its log entry are written by one script, so a failover that loses one
 // loses both. A claim reaches the database only through Redis, so a
 // claim Grab returned survives what Redis survives: with Config.Replicas,

@@ -107,14 +107,23 @@ func TestExpiryOnServerClock(t *testing.T) {
 	})
 }
 
-// Create refuses an existing id, and every invalid Packet before sending
-// anything.
+// Create refuses another packet under an existing id, and every invalid
+// Packet before sending anything; the same Packet again is nil.
 func TestCreateRefuses(t *testing.T) {
 	ctx := context.Background()
 	b := redistest.Miniredis(t)
 	s := newStore(t, b, redpacket.Config{})
-	require.NoError(t, s.Create(ctx, redpacket.Packet{ID: "one", Total: 5, Count: 5}))
-	assert.ErrorIs(t, s.Create(ctx, redpacket.Packet{ID: "one", Total: 5, Count: 5}), redpacket.ErrExists)
+	one := redpacket.Packet{ID: "one", Total: 5, Count: 5}
+	require.NoError(t, s.Create(ctx, one))
+	assert.NoError(t, s.Create(ctx, one), "the same packet: stored already")
+	for name, p := range map[string]redpacket.Packet{
+		"total": {ID: "one", Total: 6, Count: 5},
+		"count": {ID: "one", Total: 5, Count: 4},
+		"split": {ID: "one", Total: 5, Count: 5, Split: redpacket.Equal},
+		"ttl":   {ID: "one", Total: 5, Count: 5, TTL: time.Hour},
+	} {
+		assert.ErrorIs(t, s.Create(ctx, p), redpacket.ErrExists, "another %s", name)
+	}
 
 	down := redpacket.New(downClient(t))
 	for name, p := range map[string]redpacket.Packet{
