@@ -26,10 +26,9 @@ import (
 func TestResentAddAddsOnce(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		client, cutter := b.CutClient(t)
-		l := newListOn(t, client, recent.Config{Key: b.Key(t, "recent-test:"), Max: 3, TTL: time.Minute})
+		l, cutter := cutList(t, b, recent.Config{Max: 3, TTL: time.Minute})
 		key := l.Config().Key
-		require.NoError(t, l.Add(ctx, "z", "a"), "loads the script, so the cut call runs")
+		require.NoError(t, l.Add(ctx, "z", "a"))
 		b.Advance(time.Millisecond)
 
 		cutter.Arm(1, "evalsha", key)
@@ -56,10 +55,10 @@ func TestResentAddIsASecondAdd(t *testing.T) {
 		var between atomic.Bool
 		var betweenErr error
 		var secondRunAfter time.Time
-		client, cutter := b.CutClient(t, func(o *redis.UniversalOptions) {
+		l, cutter := cutList(t, b, recent.Config{Key: key, Max: 3}, func(o *redis.UniversalOptions) {
 			dial := o.Dialer
 			o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
-				if cutter.Cuts() == 1 && between.CompareAndSwap(false, true) {
+				if cutter != nil && cutter.Cuts() == 1 && between.CompareAndSwap(false, true) {
 					b.Advance(time.Millisecond)
 					betweenErr = other.Add(ctx, "x")
 					b.Advance(time.Millisecond)
@@ -68,8 +67,7 @@ func TestResentAddIsASecondAdd(t *testing.T) {
 				return dial(ctx, network, addr)
 			}
 		})
-		l := newListOn(t, client, recent.Config{Key: key, Max: 3})
-		require.NoError(t, l.Add(ctx, "a"), "loads the script, so the cut call runs")
+		require.NoError(t, l.Add(ctx, "a"))
 		cutter.Arm(1, "evalsha", key)
 		require.NoError(t, l.Add(ctx, "b", "c"))
 		require.True(t, between.Load(), "x was added between the two runs")
@@ -93,16 +91,12 @@ func TestResentAddIsASecondAdd(t *testing.T) {
 func TestResentRemoveRemovesOnceAndCountsLow(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		client, cutter := b.CutClient(t)
-		l := newListOn(t, client, recent.Config{Key: b.Key(t, "recent-test:"), Max: 5, TTL: time.Minute})
+		l, cutter := cutList(t, b, recent.Config{Max: 5, TTL: time.Minute})
 		key := l.Config().Key
 		require.NoError(t, l.Add(ctx, "a", "b", "c"))
-		n, err := l.Remove(ctx, "nope")
-		require.NoError(t, err, "loads the script, so the cut call runs")
-		require.Zero(t, n)
 
 		cutter.Arm(1, "evalsha", key)
-		n, err = l.Remove(ctx, "a", "b", "absent")
+		n, err := l.Remove(ctx, "a", "b", "absent")
 		require.NoError(t, err)
 		assert.Equal(t, 1, cutter.Cuts(), "a reply was lost and the Remove sent again")
 		assert.Equal(t, int64(0), n, "the second run's count: the first run removed a and b")
@@ -121,12 +115,9 @@ func TestResentRemoveRemovesOnceAndCountsLow(t *testing.T) {
 func TestLostReplyThenCallAgain(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		client, cutter := b.CutClient(t)
-		l := newListOn(t, client, recent.Config{Key: b.Key(t, "recent-test:"), Max: 3, TTL: time.Minute})
+		l, cutter := cutList(t, b, recent.Config{Max: 3, TTL: time.Minute})
 		key := l.Config().Key
 		require.NoError(t, l.Add(ctx, "a"))
-		_, err := l.Remove(ctx, "nope")
-		require.NoError(t, err)
 
 		cutter.Arm(10, "evalsha", key)
 		require.Error(t, l.Add(ctx, "b", "c"))
@@ -135,7 +126,7 @@ func TestLostReplyThenCallAgain(t *testing.T) {
 		assert.Equal(t, []string{"c", "b", "a"}, values(t, l))
 
 		cutter.Arm(10, "evalsha", key)
-		_, err = l.Remove(ctx, "a", "c")
+		_, err := l.Remove(ctx, "a", "c")
 		require.Error(t, err)
 		cutter.Arm(0)
 		n, err := l.Remove(ctx, "a", "c")
@@ -144,4 +135,21 @@ func TestLostReplyThenCallAgain(t *testing.T) {
 		assert.Equal(t, []string{"b"}, values(t, l))
 		assert.Positive(t, b.Client.PTTL(ctx, key).Val())
 	})
+}
+
+// cutList returns a List of cfg, on a key of the test's own unless cfg
+// names one, through a client of b whose replies cutter can lose, tweaked
+// by tweaks. The server has the List's remove script; a test's first Add,
+// with no reply lost, gives it the add script, so that a lost reply is
+// that of a script that ran, not of a NOSCRIPT answer.
+func cutList(t *testing.T, b *redistest.Backend, cfg recent.Config, tweaks ...func(*redis.UniversalOptions)) (*recent.List, *redistest.ReplyCutter) {
+	t.Helper()
+	if cfg.Key == "" {
+		cfg.Key = b.Key(t, "recent-test:")
+	}
+	client, cutter := b.CutClient(t, tweaks...)
+	l := newListOn(t, client, cfg)
+	_, err := l.Remove(context.Background(), "never added")
+	require.NoError(t, err)
+	return l, cutter
 }
