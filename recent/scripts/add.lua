@@ -14,12 +14,12 @@
 --
 -- All of it happens or none of it: no command can fail once one has
 -- written. The first, ZRANGE, fails with WRONGTYPE on a key of another
--- type, before anything is written; every score is a finite number
--- printed so that it reads back as itself; ARGV[1] and ARGV[3] are
--- integers that New bounded (the expiry at 2^32 s, so the server's time
--- plus it cannot overflow), passed to Redis as the text they came as; and
--- Redis refuses a script's write for lack of memory only before its first
--- write.
+-- type, before anything is written. After it, every score is a number
+-- printed with %.17g, which Redis reads back as that number; ARGV[1] and
+-- ARGV[3] are integers that New bounded (the expiry at 2^32 s, so the
+-- server's time plus it cannot overflow), passed on as the text they came
+-- as; and Redis refuses a script's write for lack of memory only before
+-- its first write.
 
 -- #include lib.lua
 
