@@ -84,6 +84,13 @@ type PersisterConfig struct {
 // new packet from the log entry of its creation, and, when that entry went
 // to another persister, looks again at least every ClaimIdle.
 //
+// Every command it sends may be sent again by go-redis, when its reply is
+// lost, and takes effect once: the expiry and the ack are scripts that do
+// nothing more when run again; a group created again is found; and the
+// entries taken by a read or a reclaim whose reply was lost wait, unacked,
+// with this persister, which looks there whenever it finds nothing new,
+// and writes them, each once.
+//
 // Several persisters, in one process or many, may share the work. A
 // Persister is safe for concurrent use.
 type Persister struct {
@@ -266,6 +273,15 @@ func (p *Persister) step(ctx context.Context, sh shard, st *shardState, wait boo
 	if err != nil {
 		return 0, err
 	}
+	if len(msgs) == 0 {
+		// Nothing new: look at this consumer's own unacked entries before
+		// waiting again. A read or a reclaim whose reply was lost, and
+		// which go-redis sent again, left the entries its first run took
+		// there; this finds them once the log is quiet, at the cost of a
+		// read that finds nothing when none was lost.
+		st.pending = true
+		return 0, nil
+	}
 	return p.write(ctx, sh, st, msgs)
 }
 
@@ -403,12 +419,13 @@ func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []
 				Amount: e.packet.leftAmount, At: time.UnixMilli(e.packet.expired)})
 		}
 	}
-	_, err := p.store.client.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
-		pipe.XAck(ctx, sh.log(), p.cfg.Group, ids...)
-		pipe.XDel(ctx, sh.log(), ids...)
-		return nil
-	})
-	if err != nil {
+	args := make([]any, 0, 1+len(ids))
+	args = append(args, p.cfg.Group)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	// No WAIT: an ack a failover loses only has the entries written again.
+	if err := ackScript.Run(ctx, p.store.client, []string{sh.log()}, args...).Err(); err != nil {
 		return 0, p.fail(ctx, "ack", sh, err)
 	}
 	return len(ids), nil

@@ -207,14 +207,14 @@ func TestPersisterCommandsSentTwice(t *testing.T) {
 		b := redistest.Redis(t)
 		for _, step := range []struct {
 			name  string
-			words []string // what the lost command holds; "packet" stands for the packet's key
+			words []string // what the lost command holds; "packet" and "log" stand for the keys
 			dead  bool     // another consumer read the entries and died: they are reclaimed
 		}{
 			{name: "group", words: []string{"xgroup", "create"}},
 			{name: "read new", words: []string{"xreadgroup", ">"}},
 			{name: "reclaim", words: []string{"xautoclaim"}, dead: true},
 			{name: "expire", words: []string{"evalsha", "packet"}},
-			{name: "ack", words: []string{"xack"}},
+			{name: "ack", words: []string{"evalsha", "log", redpacket.DefaultGroup}},
 		} {
 			t.Run(step.name, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -248,8 +248,11 @@ func TestPersisterCommandsSentTwice(t *testing.T) {
 				}
 				words := step.words
 				for i, w := range words {
-					if w == "packet" {
+					switch w {
+					case "packet":
 						words[i] = keyOf(s, "p", id)
+					case "log":
+						words[i] = keyOf(s, "log", "")
 					}
 				}
 				cutter.Arm(1, words...)

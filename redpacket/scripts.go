@@ -26,6 +26,10 @@ var (
 	expireLua    string
 	expireScript = script.New(expireLua, lib)
 
+	//go:embed scripts/ack.lua
+	ackLua    string
+	ackScript = script.New(ackLua)
+
 	//go:embed scripts/sync.lua
 	syncLua    string
 	syncScript = script.New(syncLua)

@@ -6,13 +6,17 @@
 -- KEYS[3]  due
 -- ARGV[1]  packet id
 --
--- Returns {0, shares, amount, at} when it expired the packet now, with
--- the unclaimed shares and their sum, and at the time (ms, server clock);
--- {1, ms} when the packet expires in ms; {2} when the packet is gone or
--- was expired before. Only the first case writes to the packet, and every
--- case but the second takes the id off due.
+-- Returns {0, shares, amount, at} once the packet is expired, with the
+-- unclaimed shares, their sum, and at the time it was expired (ms, server
+-- clock); {1, ms} when the packet expires in ms; {2} when the packet is
+-- gone. Every case but the second takes the id off due.
 --
--- The packet's fields stay: Remaining still reports the unclaimed shares.
+-- Once only: the run that expires the packet marks it expired and logs
+-- it; a later run, such as this one sent again after its reply was lost,
+-- finds the mark, writes nothing to the packet or the log, and answers as
+-- that run did, from the packet's fields, which no grab changes once it
+-- has expired. The packet's fields stay: Remaining still reports the
+-- unclaimed shares.
 
 -- #include lib.lua
 
@@ -21,9 +25,13 @@ local id = ARGV[1]
 
 local f = redis.call('HMGET', packet, 'expires', 'expired', 'left', 'left_amount',
 	'total', 'count', 'split', 'created')
-if not f[1] or f[2] then
+if not f[1] then
 	redis.call('ZREM', due, id)
 	return {2}
+end
+if f[2] then
+	redis.call('ZREM', due, id)
+	return {0, tonumber(f[3]), tonumber(f[4]), tonumber(f[2])}
 end
 local now = now_ms()
 if now < tonumber(f[1]) then
