@@ -1,6 +1,7 @@
 package delayqueue
 
 import (
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -22,19 +23,27 @@ type Config struct {
 	Key string
 
 	// Visibility is the lease on a polled message: unacked by then, by
-	// the server's clock, it is delivered again. Kept to the millisecond.
-	// 0 means DefaultVisibility.
+	// the server's clock, it is delivered again. Kept to the millisecond,
+	// from 1ms to MaxDelay. 0 means DefaultVisibility.
 	Visibility time.Duration
 
 	// MaxAttempts is how many deliveries a message gets: one whose lease
 	// lapses, or that is given back by Nack, on its MaxAttempts-th
-	// delivery goes to the dead letters instead. 0 means
-	// DefaultMaxAttempts.
+	// delivery goes to the dead letters instead. At most math.MaxInt32. 0
+	// means DefaultMaxAttempts.
 	MaxAttempts int
 
 	// Backoff is how long Run waits before delivering again a message
 	// whose handler failed on delivery attempt. nil means DefaultBackoff.
+	// Its result is held within [0, MaxDelay].
 	Backoff func(attempt int) time.Duration
+
+	// OnError, if set, is called with each error Run meets and goes on
+	// from: a Poll that failed (Redis down) and is tried again, an Extend
+	// that failed and is retried, an Ack or Nack that failed, whose
+	// message is then delivered again once its lease lapses. It is
+	// called from Run's workers, possibly at once from several.
+	OnError func(error)
 }
 
 // DefaultBackoff is Run's delay before delivering again a message whose
@@ -58,8 +67,12 @@ func (c Config) check() (Config, error) {
 		return c, invalidConfig("Visibility is %v, must not be negative", c.Visibility)
 	case c.Visibility > 0 && c.Visibility < time.Millisecond:
 		return c, invalidConfig("Visibility is %v, must be at least 1ms", c.Visibility)
+	case c.Visibility > MaxDelay:
+		return c, invalidConfig("Visibility is %v, above MaxDelay %v", c.Visibility, MaxDelay)
 	case c.MaxAttempts < 0:
 		return c, invalidConfig("MaxAttempts is %d, must not be negative", c.MaxAttempts)
+	case c.MaxAttempts > math.MaxInt32:
+		return c, invalidConfig("MaxAttempts is %d, above %d", c.MaxAttempts, math.MaxInt32)
 	}
 	if c.Visibility == 0 {
 		c.Visibility = DefaultVisibility

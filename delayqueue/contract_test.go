@@ -51,7 +51,10 @@ func TestPushPollAck(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, [4]int64{0, 0, 1, 0}, [4]int64{ready, delayed, inflight, dead})
 		require.NoError(t, q.Ack(ctx, m))
-		assert.ErrorIs(t, q.Ack(ctx, m), delayqueue.ErrNotHeld, "acked already")
+		assert.NoError(t, q.Ack(ctx, m), "a repeat before the deadline answers as the Ack did")
+		late := m // as a repeat after the deadline would be
+		late.Deadline = delivered.Add(-time.Second)
+		assert.ErrorIs(t, q.Ack(ctx, late), delayqueue.ErrNotHeld, "a repeat after the deadline: the safe direction")
 		assert.Empty(t, existing(t, b, key), "an empty queue leaves no keys")
 	})
 }

@@ -17,7 +17,7 @@ func (q *Queue) DeadLetters(ctx context.Context, n int) ([]Message, error) {
 		return nil, err
 	}
 	if n < 1 || n > MaxBatch {
-		return nil, invalidArgument("n is %d, must be from 1 to %d", n, MaxBatch)
+		return nil, q.refuse("dead letters", invalidArgument("n is %d, must be from 1 to %d", n, MaxBatch))
 	}
 	reply, err := q.run(ctx, "dead letters", deadScript, n)
 	if err != nil {
@@ -40,15 +40,21 @@ func (q *Queue) DeadLetters(ctx context.Context, n int) ([]Message, error) {
 
 // Requeue moves the dead letters among ids back to the queue, due now,
 // their attempts counted from 0 again, and wakes one waiting consumer. It
-// returns how many of ids were dead letters; the others are left alone.
-// It refuses more than MaxBatch ids with ErrInvalidArgument.
+// returns how many of ids are requeued: those it moved, and those a
+// Requeue moved before that are not delivered yet, so that a call that
+// go-redis sends again after its reply was lost, or a repeat, counts what
+// the first moved, and moves nothing twice. The others are left alone. It
+// refuses more than MaxBatch ids with ErrInvalidArgument.
 func (q *Queue) Requeue(ctx context.Context, ids ...string) (int, error) {
 	return q.deadOp(ctx, "requeue", requeueScript, []any{q.notify}, ids)
 }
 
 // Drop deletes the dead letters among ids for good, and returns how many
 // of ids were dead letters. It refuses more than MaxBatch ids with
-// ErrInvalidArgument.
+// ErrInvalidArgument. A call that go-redis sends again after its reply was
+// lost, or a repeat, deletes nothing more, and counts only the ids that
+// are still dead letters when it runs: it may report fewer than were
+// deleted, never more, and deletes nothing but dead letters.
 func (q *Queue) Drop(ctx context.Context, ids ...string) (int, error) {
 	return q.deadOp(ctx, "drop", dropScript, nil, ids)
 }
@@ -59,7 +65,7 @@ func (q *Queue) deadOp(ctx context.Context, op string, s *script.Script, args []
 		return 0, err
 	}
 	if len(ids) > MaxBatch {
-		return 0, invalidArgument("%d ids, above MaxBatch %d", len(ids), MaxBatch)
+		return 0, q.refuse(op, invalidArgument("%d ids, above MaxBatch %d", len(ids), MaxBatch))
 	}
 	if len(ids) == 0 {
 		return 0, nil

@@ -37,8 +37,9 @@
 //   - Client clocks. The note scores in whole seconds of the client's
 //     clock, so skewed clients fire early or late, and messages due in the
 //     same second come out by their names. Here scores are ms on the
-//     server's clock (TIME, read in the scripts), and IDs grow in push
-//     order, so messages due at the same ms come out in push order.
+//     server's clock (TIME, read in the scripts), and each message is
+//     queued under an order key that grows in push order, so messages due
+//     at the same ms come out in push order.
 //   - At-most-once delivery. The note removes a message before it is
 //     processed, so a consumer that crashes loses it. Here Poll moves it
 //     to in flight with a lease (Config.Visibility); Ack removes it; a
@@ -47,6 +48,14 @@
 //     Run keeps the lease alive while a handler works.
 //   - Spin loops. The note's consumer spins on an empty queue. Here it
 //     sleeps, as above.
+//
+// Every call that writes takes effect once, however often it is sent:
+// go-redis sends a call again when its reply is lost (MaxRetries), so
+// Push mints each message's ID, and Poll each delivery's Token, before the
+// first send, and a call sent again finds what its first run wrote and
+// answers as it did. Ack, Nack and Extend act on one delivery, named by
+// its Token, which no later delivery of the message repeats. Each
+// method's doc says what a repeat does.
 //
 // Payloads are binary-safe, up to MaxPayload bytes. All of a queue's keys
 // share its Key's Redis Cluster hash slot; a queue without messages

@@ -9,20 +9,22 @@ var (
 	// ErrInvalidConfig is returned by New when the client or the Config
 	// cannot work, and by every method of a zero or nil Queue. New refuses
 	// a nil client, an empty Key, a Key with a '}' but no hash tag, a Key
-	// that names a key beside another queue's, a negative Visibility or
-	// one above 0 but under a millisecond, and a negative MaxAttempts.
+	// that names a key beside another queue's, a negative Visibility, one
+	// above 0 but under a millisecond or one above MaxDelay, and a
+	// MaxAttempts that is negative or above math.MaxInt32.
 	ErrInvalidConfig = errors.New("delayqueue: invalid config")
 
 	// ErrNotHeld is returned by Ack, Nack and Extend when the delivery's
 	// lease has lapsed: the message is due again (it may have been
-	// delivered again already, with a higher Attempt), or it was acked or
-	// given back already. It is also the cause of the cancellation of the
-	// handler's context in Run when the lease is lost. A zero Message
-	// holds nothing either.
+	// delivered again already), or the delivery was given back or acked
+	// (see Ack for a repeat of the same call). It is also the cause of
+	// the cancellation of the handler's context in Run when the lease is
+	// lost. A Message without an ID or a Token holds nothing either.
 	ErrNotHeld = errors.New("delayqueue: lease not held")
 
 	// ErrInvalidArgument is returned, with nothing sent, for a negative
-	// or too long delay, a zero time, a payload above MaxPayload, a batch
+	// or too long delay, a zero time or one before 1970 or after 2^53 ms
+	// from it, a payload above MaxPayload, a batch
 	// above MaxBatch messages or MaxBatchBytes, and a bad count of
 	// workers or a nil handler for Run.
 	ErrInvalidArgument = errors.New("delayqueue: invalid argument")

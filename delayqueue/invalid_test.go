@@ -3,6 +3,8 @@ package delayqueue_test
 import (
 	"context"
 	"errors"
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,4 +139,52 @@ func TestRedisDownAndContext(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 	_, err = pollWithin(t, q, 50*time.Millisecond)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+// Config values the scripts cannot hold exactly are refused by New, and
+// times they cannot hold by PushAt, with nothing sent.
+func TestUnrepresentableValuesRefused(t *testing.T) {
+	b := redistest.Miniredis(t)
+	for _, cfg := range []delayqueue.Config{
+		{Key: "k", Visibility: delayqueue.MaxDelay + time.Millisecond},
+		{Key: "k", Visibility: math.MaxInt64},
+		{Key: "k", MaxAttempts: math.MaxInt32 + 1},
+		{Key: "k", MaxAttempts: math.MaxInt},
+	} {
+		_, err := delayqueue.New(b.Client, cfg)
+		assert.ErrorIs(t, err, delayqueue.ErrInvalidConfig, "%+v", cfg)
+	}
+	q, err := delayqueue.New(b.Client, delayqueue.Config{Key: "k", Visibility: delayqueue.MaxDelay, MaxAttempts: math.MaxInt32})
+	require.NoError(t, err, "the largest values are taken")
+	ctx := context.Background()
+	client, count := countedClient(t, b)
+	q = newQueueOn(t, client, q.Config())
+	for _, at := range []time.Time{time.UnixMilli(1 << 53).Add(time.Millisecond), time.Unix(math.MaxInt64, 0), time.Unix(1<<62, 0)} {
+		_, err := q.PushAt(ctx, nil, at)
+		assert.ErrorIs(t, err, delayqueue.ErrInvalidArgument, "%v", at)
+	}
+	assert.Zero(t, count.n.Load(), "nothing was sent")
+}
+
+// An error names the method that failed and the package, once.
+func TestErrorsNameTheMethodOnce(t *testing.T) {
+	b := redistest.Miniredis(t)
+	ctx := context.Background()
+	q := newQueueOn(t, b.Client, delayqueue.Config{Key: "k"})
+	assert.EqualError(t, q.Ack(ctx, delayqueue.Message{}), `delayqueue: ack "k": lease not held`)
+	assert.EqualError(t, q.Extend(ctx, delayqueue.Message{}), `delayqueue: extend "k": lease not held`)
+	_, err := q.Push(ctx, nil, -time.Second)
+	assert.ErrorIs(t, err, delayqueue.ErrInvalidArgument)
+	assert.EqualError(t, err, `delayqueue: push "k": invalid argument: delay -1s is not within [0, 87600h0m0s]`)
+	err = q.Nack(ctx, delayqueue.Message{}, -time.Second)
+	assert.ErrorIs(t, err, delayqueue.ErrInvalidArgument)
+	assert.True(t, strings.HasPrefix(err.Error(), `delayqueue: nack "k": invalid argument`), err.Error())
+	_, err = q.DeadLetters(ctx, 0)
+	assert.True(t, strings.HasPrefix(err.Error(), `delayqueue: dead letters "k": invalid argument`), err.Error())
+	_, err = q.Requeue(ctx, make([]string, delayqueue.MaxBatch+1)...)
+	assert.True(t, strings.HasPrefix(err.Error(), `delayqueue: requeue "k": invalid argument`), err.Error())
+	err = q.Run(ctx, 0, nil)
+	assert.True(t, strings.HasPrefix(err.Error(), `delayqueue: run "k": invalid argument`), err.Error())
+	_, err = q.PushAt(ctx, nil, time.Time{})
+	assert.True(t, strings.HasPrefix(err.Error(), `delayqueue: push "k": invalid argument`), err.Error())
 }

@@ -119,3 +119,51 @@ func TestPoisonGoesToDeadLetters(t *testing.T) {
 		assert.Empty(t, existing(t, b, q.Config().Key), "an empty queue leaves no keys")
 	})
 }
+
+// A delivery is named by a token no requeue repeats: once a message is
+// dead-lettered and requeued, its attempts counted from 1 again, the
+// lapsed or settled holder of its earlier delivery cannot Ack, Extend or
+// Nack the new one, whose holder keeps it.
+func TestStaleDeliveryCannotActOnRequeuedOne(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		const vis = 200 * time.Millisecond
+		for _, how := range []string{"lapsed", "nacked"} {
+			q := newQueue(t, b, vis, 1)
+			id, err := q.Push(ctx, []byte("job"), 0)
+			require.NoError(t, err)
+			stale, err := pollWithin(t, q, time.Second)
+			require.NoError(t, err)
+			if how == "lapsed" {
+				b.Advance(vis + 10*time.Millisecond)
+				_, err = pollWithin(t, q, 50*time.Millisecond) // gives it to the dead letters
+				require.ErrorIs(t, err, context.DeadlineExceeded, how)
+			} else {
+				require.NoError(t, q.Nack(ctx, stale, 0), how)
+			}
+			n, err := q.Requeue(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, 1, n, how)
+			live, err := pollWithin(t, q, time.Second)
+			require.NoError(t, err)
+			require.Equal(t, id, live.ID, how)
+			require.Equal(t, stale.Attempt, live.Attempt, "%s: the attempt number repeats", how)
+
+			assert.ErrorIs(t, q.Ack(ctx, stale), delayqueue.ErrNotHeld, how)
+			assert.ErrorIs(t, q.Extend(ctx, stale), delayqueue.ErrNotHeld, how)
+			err = q.Nack(ctx, stale, 0)
+			if how == "lapsed" {
+				assert.ErrorIs(t, err, delayqueue.ErrNotHeld, how)
+			} else {
+				// A repeat of its own Nack, before its deadline: it
+				// answers as the Nack did, and does nothing.
+				assert.NoError(t, err, how)
+			}
+			ready, delayed, inflight, dead, err := q.Len(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, [4]int64{0, 0, 1, 0}, [4]int64{ready, delayed, inflight, dead}, "%s: the live delivery is still in flight", how)
+			require.NoError(t, q.Extend(ctx, live), how)
+			require.NoError(t, q.Ack(ctx, live), how)
+		}
+	})
+}

@@ -7,13 +7,20 @@ import (
 )
 
 // A Message is one delivery of a message, as Poll returns it. Ack, Nack
-// and Extend act on that delivery only: once its lease lapses and the
-// message is delivered again, they return ErrNotHeld for it.
+// and Extend act on that delivery only, named by its Token: once its
+// lease lapses, or it is acked or given back, they return ErrNotHeld for
+// it, even when the message is delivered again with the same Attempt
+// (after Requeue).
 type Message struct {
-	// ID names the message for as long as it is queued: the push's time
-	// on the server's clock, in ms, and a sequence number, as
-	// "1700000000123-000001". IDs grow in push order.
+	// ID names the message for as long as it is queued: 26 random
+	// letters and digits, minted by Push before it sends the message.
 	ID string
+
+	// Token names this delivery: minted by Poll before it sends its
+	// call, it is never used for another, so Ack, Nack and Extend of a
+	// delivery that has ended cannot act on a later one. Empty for a dead
+	// letter.
+	Token string
 
 	// Payload is the payload pushed, byte for byte.
 	Payload []byte
@@ -30,7 +37,8 @@ type Message struct {
 
 	// Deadline is when this delivery's lease lapses, on the server's
 	// clock, unless Extend renews it: the delivery's time plus
-	// Config.Visibility. Zero for a dead letter.
+	// Config.Visibility. Zero for a dead letter. Ack and Nack read it to
+	// answer a call sent again (see Ack).
 	Deadline time.Time
 }
 

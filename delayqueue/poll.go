@@ -30,6 +30,12 @@ const leaveTimeout = time.Second
 // lost while a subscription is restored delays a message a second at
 // most, and an idle consumer costs Redis one command a second.
 //
+// Poll mints the delivery's Token before it sends its first call, so a
+// call that go-redis sends again after its reply was lost finds the
+// delivery its first run made and returns it: the same message, the same
+// Attempt, the same Deadline; no attempt is spent on a delivery nobody
+// got.
+//
 // If ctx ends first, Poll returns an error that matches ctx.Err() and
 // leaves the waiters. An error from Redis is returned at once. When a
 // call's outcome is unknown as ctx ends, a message it took is in flight
@@ -86,7 +92,8 @@ func (q *Queue) poll(ctx context.Context) (Message, time.Time, error) {
 	}
 }
 
-// pollOnce runs poll.lua: a message, or how long to wait.
+// pollOnce runs poll.lua with name as the delivery's token: a message, or
+// how long to wait.
 func (q *Queue) pollOnce(ctx context.Context, name string) (Message, time.Duration, error) {
 	reply, err := q.runner.Run(ctx, pollScript, q.keys, name, q.vis, q.max, ms(registration), ms(refresh), q.notify).Slice()
 	if err != nil {
@@ -101,6 +108,7 @@ func (q *Queue) pollOnce(ctx context.Context, name string) (Message, time.Durati
 		return Message{}, time.Duration(wait) * time.Millisecond, nil
 	case 5:
 		m, err := decodeMessage(reply)
+		m.Token = name
 		return m, 0, err
 	}
 	return Message{}, 0, callerr.UnexpectedReply(reply)

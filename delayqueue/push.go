@@ -2,6 +2,7 @@ package delayqueue
 
 import (
 	"context"
+	crand "crypto/rand"
 	"strconv"
 	"time"
 
@@ -34,6 +35,13 @@ type Job struct {
 // out in push order. A push that makes a message due before every other
 // wakes one waiting consumer, not all.
 //
+// Push mints the message's ID before it sends the call, so a call that
+// go-redis sends again after its reply was lost finds the message its
+// first run queued, and queues nothing twice. The one exception is a call
+// sent again after the message was delivered and acked in between, within
+// go-redis's retries: it queues the message again, under the same ID, and
+// it is delivered twice, never lost.
+//
 // It returns an error matching ErrInvalidArgument, with nothing sent, for
 // a delay that is negative or above MaxDelay, or a payload above
 // MaxPayload. When the error leaves the outcome unknown (see
@@ -50,10 +58,15 @@ func (q *Queue) Push(ctx context.Context, payload []byte, delay time.Duration) (
 // PushAt is Push of a message due at at. at is read on the server's
 // clock, to the millisecond: a caller whose clock is off from the
 // server's sees it due that much off. A time in the past is due at once,
-// with DueAt at. A zero at is refused with ErrInvalidArgument.
+// with DueAt at. A zero at, one before 1970, or one more than 2^53 ms
+// after it (some 285,000 years), which the scripts cannot hold exactly,
+// is refused with ErrInvalidArgument.
 func (q *Queue) PushAt(ctx context.Context, payload []byte, at time.Time) (id string, err error) {
+	if err := q.usable(); err != nil {
+		return "", err
+	}
 	if at.IsZero() {
-		return "", invalidArgument("the time is zero")
+		return "", q.refuse("push", invalidArgument("the time is zero"))
 	}
 	ids, err := q.PushBatch(ctx, []Job{{Payload: payload, At: at}})
 	if err != nil {
@@ -66,7 +79,9 @@ func (q *Queue) PushAt(ctx context.Context, payload []byte, at time.Time) (id st
 // their IDs, in order. Jobs due at the same millisecond come out in the
 // order given. It refuses, with ErrInvalidArgument and nothing sent, more
 // than MaxBatch jobs, payloads above MaxBatchBytes together, and any job
-// Push or PushAt would refuse. No jobs send nothing and return no IDs.
+// Push or PushAt would refuse. No jobs send nothing and return no IDs. A
+// call sent again after its reply was lost queues each job once, as Push
+// does.
 func (q *Queue) PushBatch(ctx context.Context, jobs []Job) (ids []string, err error) {
 	if err := q.usable(); err != nil {
 		return nil, err
@@ -74,59 +89,61 @@ func (q *Queue) PushBatch(ctx context.Context, jobs []Job) (ids []string, err er
 	if len(jobs) == 0 {
 		return nil, nil
 	}
-	args, err := pushArgs(q.notify, jobs)
+	ids, args, err := pushArgs(q.notify, jobs)
 	if err != nil {
-		return nil, err
+		return nil, q.refuse("push", err)
 	}
 	reply, err := q.run(ctx, "push", pushScript, args...)
 	if err != nil {
 		return nil, err
 	}
-	got, ok := reply.([]any)
-	if !ok || len(got) != len(jobs) {
+	if n, ok := reply.(int64); !ok || n < 0 || n > int64(len(jobs)) {
 		return nil, q.fail(ctx, "push", callerr.UnexpectedReply(reply))
-	}
-	ids = make([]string, len(got))
-	for i, id := range got {
-		if ids[i], ok = id.(string); !ok {
-			return nil, q.fail(ctx, "push", callerr.UnexpectedReply(reply))
-		}
 	}
 	return ids, nil
 }
 
-// pushArgs checks jobs and returns push.lua's ARGV.
-func pushArgs(notify any, jobs []Job) ([]any, error) {
+// maxAt is the latest due time the scripts hold exactly: 2^53 ms.
+var maxAt = time.UnixMilli(1 << 53)
+
+// pushArgs checks jobs, mints their IDs and returns them with push.lua's
+// ARGV.
+func pushArgs(notify any, jobs []Job) (ids []string, args []any, err error) {
 	if len(jobs) > MaxBatch {
-		return nil, invalidArgument("%d jobs, above MaxBatch %d", len(jobs), MaxBatch)
+		return nil, nil, invalidArgument("%d jobs, above MaxBatch %d", len(jobs), MaxBatch)
 	}
-	args := make([]any, 0, 1+3*len(jobs))
+	ids = make([]string, len(jobs))
+	args = make([]any, 0, 1+4*len(jobs))
 	args = append(args, notify)
 	total := 0
 	for i, job := range jobs {
 		if err := checkDelay(job.Delay); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(job.Payload) > MaxPayload {
-			return nil, invalidArgument("job %d: payload of %d bytes, above MaxPayload %d", i, len(job.Payload), MaxPayload)
+			return nil, nil, invalidArgument("job %d: payload of %d bytes, above MaxPayload %d", i, len(job.Payload), MaxPayload)
 		}
 		total += len(job.Payload)
 		at := int64(0)
 		if !job.At.IsZero() {
+			if job.At.After(maxAt) {
+				return nil, nil, invalidArgument("job %d: time %v is more than 2^53 ms after 1970", i, job.At)
+			}
 			if at = job.At.UnixMilli(); at <= 0 {
-				return nil, invalidArgument("job %d: time %v is before 1970", i, job.At)
+				return nil, nil, invalidArgument("job %d: time %v is before 1970", i, job.At)
 			}
 		}
 		payload := job.Payload
 		if payload == nil {
 			payload = []byte{}
 		}
-		args = append(args, payload, ms(job.Delay), strconv.FormatInt(at, 10))
+		ids[i] = crand.Text()
+		args = append(args, ids[i], payload, ms(job.Delay), strconv.FormatInt(at, 10))
 	}
 	if total > MaxBatchBytes {
-		return nil, invalidArgument("payloads of %d bytes together, above MaxBatchBytes %d", total, MaxBatchBytes)
+		return nil, nil, invalidArgument("payloads of %d bytes together, above MaxBatchBytes %d", total, MaxBatchBytes)
 	}
-	return args, nil
+	return ids, args, nil
 }
 
 func checkDelay(delay time.Duration) error {

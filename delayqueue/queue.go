@@ -105,6 +105,12 @@ func (q *Queue) fail(ctx context.Context, op string, err error) error {
 	return callerr.Call(ctx, "delayqueue", op, q.cfg.Key, err)
 }
 
+// refuse returns the error of operation op for input it refused, with
+// nothing sent, naming the queue.
+func (q *Queue) refuse(op string, err error) error {
+	return callerr.Op("delayqueue", op, q.cfg.Key, err)
+}
+
 // Len counts the queue's messages: ready (due by the server's clock and
 // not delivered), delayed (not due yet), in flight (delivered and not
 // acked; a lapsed lease counts here until a Poll gives its message back)

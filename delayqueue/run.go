@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/slotlimit/slotlimit/internal/keepalive"
@@ -36,16 +37,18 @@ type Handler func(ctx context.Context, m Message) error
 // handler then failed is given back due at once. Run returns ctx's error.
 // It returns an error matching ErrInvalidArgument, with nothing sent,
 // when workers is below 1 or handler is nil. An Ack or Nack that fails
-// leaves the message to be delivered again when its lease lapses.
+// leaves the message to be delivered again when its lease lapses. Every
+// error Run goes on from (a Poll, an Extend, an Ack or a Nack that
+// failed) is passed to Config.OnError, so that an outage shows.
 func (q *Queue) Run(ctx context.Context, workers int, handler Handler) error {
 	if err := q.usable(); err != nil {
 		return err
 	}
 	if workers < 1 {
-		return invalidArgument("workers is %d, must be at least 1", workers)
+		return q.refuse("run", invalidArgument("workers is %d, must be at least 1", workers))
 	}
 	if handler == nil {
-		return invalidArgument("handler is nil")
+		return q.refuse("run", invalidArgument("handler is nil"))
 	}
 	var wg sync.WaitGroup
 	for range workers {
@@ -65,6 +68,9 @@ func (q *Queue) work(ctx context.Context, handler Handler) {
 	for ctx.Err() == nil {
 		m, sent, err := q.poll(ctx)
 		if err != nil {
+			if ctx.Err() == nil {
+				q.report(err)
+			}
 			select {
 			case <-ctx.Done():
 			case <-time.After(pause):
@@ -82,16 +88,29 @@ func (q *Queue) work(ctx context.Context, handler Handler) {
 func (q *Queue) handle(ctx context.Context, m Message, sent time.Time, handler Handler) {
 	var failed error
 	var delay time.Duration
+	var deadline atomic.Int64 // m's lease deadline as last renewed, ms
+	deadline.Store(m.Deadline.UnixMilli())
+	// settled is m with the deadline its last renewal gave, so that an Ack
+	// or Nack sent again answers as its first run did.
+	settled := func() Message {
+		s := m
+		s.Deadline = time.UnixMilli(deadline.Load())
+		return s
+	}
 	lease := keepalive.New(keepalive.Config{
 		TTL: q.cfg.Visibility,
 		Renew: func(ctx context.Context) (bool, error) {
-			return held(q.Extend(ctx, m))
+			d, err := q.extend(ctx, m)
+			if err == nil {
+				deadline.Store(d.UnixMilli())
+			}
+			return q.held(err)
 		},
 		Release: func(ctx context.Context) (bool, error) {
 			if failed == nil {
-				return held(q.Ack(ctx, m))
+				return q.held(q.Ack(ctx, settled()))
 			}
-			return held(q.Nack(ctx, m, delay))
+			return q.held(q.Nack(ctx, settled(), delay))
 		},
 		ErrLost: ErrNotHeld,
 	})
@@ -103,15 +122,26 @@ func (q *Queue) handle(ctx context.Context, m Message, sent time.Time, handler H
 	}
 	settle, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
-	lease.Release(settle) //nolint:errcheck // a message not settled is delivered again when its lease lapses
+	lease.Release(settle) //nolint:errcheck // reported; a message not settled is delivered again when its lease lapses
 }
 
-// held maps an error of Ack, Nack or Extend to keepalive's (held, error).
-func held(err error) (bool, error) {
+// held maps an error of Ack, Nack or Extend to keepalive's (held, error),
+// and passes any but ErrNotHeld to Config.OnError.
+func (q *Queue) held(err error) (bool, error) {
 	if errors.Is(err, ErrNotHeld) {
 		return false, nil
 	}
+	if err != nil {
+		q.report(err)
+	}
 	return err == nil, err
+}
+
+// report passes err to Config.OnError, if set.
+func (q *Queue) report(err error) {
+	if q.cfg.OnError != nil {
+		q.cfg.OnError(err)
+	}
 }
 
 // call runs handler, turning a panic into an error.

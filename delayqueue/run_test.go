@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -104,4 +105,41 @@ func TestRunRetriesKeepsAliveAndDeadLetters(t *testing.T) {
 	require.Len(t, letters, 1)
 	assert.Equal(t, "poison", string(letters[0].Payload))
 	assert.Equal(t, 3, letters[0].Attempt)
+}
+
+// Run against a Redis that is down tells Config.OnError of each failed
+// Poll, and keeps trying, until its ctx ends.
+func TestRunReportsErrors(t *testing.T) {
+	s := redistest.StartServer(t)
+	client := redis.NewClient(&redis.Options{Addr: s.Addr, DialTimeout: 100 * time.Millisecond})
+	t.Cleanup(func() { client.Close() })
+	errs := make(chan error, 100)
+	q := newQueueOn(t, client, delayqueue.Config{Key: "dq-test:down", OnError: func(err error) {
+		select {
+		case errs <- err:
+		default:
+		}
+	}})
+	s.Kill()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() {
+		ran <- q.Run(ctx, 2, func(context.Context, delayqueue.Message) error { return nil })
+	}()
+	for i := range 2 {
+		select {
+		case err := <-errs:
+			assert.Contains(t, err.Error(), `delayqueue: poll "dq-test:down"`)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("OnError was not called %d times", i+1)
+		}
+	}
+	cancel()
+	select {
+	case err := <-ran:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return when its ctx ended")
+	}
 }

@@ -3,8 +3,10 @@
 -- KEYS     the queue's seven keys (see lib.lua)
 -- ARGV     the ids
 --
--- Returns how many of the ids were dead letters, and were deleted. A
--- queue left without messages leaves no keys.
+-- Returns how many of the ids were dead letters, and were deleted. A drop
+-- sent again after its reply was lost deletes nothing more, and does not
+-- count what its first run deleted: nothing is left to tell. A queue left
+-- without messages leaves no keys.
 
 -- #include lib.lua
 

@@ -2,18 +2,27 @@
 -- its "-- #include lib.lua" line.
 --
 -- Every script takes the queue's seven keys, in one Redis Cluster hash slot:
---   KEYS[1]  queue     sorted set, id -> due time (ms, server clock); equal
---                      times come out by id, which grows in push order
---   KEYS[2]  leases    sorted set, id -> lease deadline (ms), messages in flight
+--   KEYS[1]  queue     sorted set, entry -> due time (ms, server clock); an
+--                      entry is an order key and the message's id (see
+--                      entry), so equal times come out in push order
+--   KEYS[2]  leases    sorted set, delivery token -> lease deadline (ms),
+--                      one per message in flight
 --   KEYS[3]  bodies    hash, id -> payload
---   KEYS[4]  attempts  hash, id -> deliveries so far
+--   KEYS[4]  attempts  hash, id -> deliveries so far (absent until the
+--                      first; 0 once requeued), and delivery token ->
+--                      'due id' for each message in flight
 --   KEYS[5]  dead      sorted set, id -> when it was dead-lettered (ms)
 --   KEYS[6]  waiters   sorted set, consumer -> when its registration lapses
 --                      (ms); the key lapses with its last registration
---   KEYS[7]  info      hash: 'ms' and 'seq' (the last id), 'armed' and
---                      'keeper' (the next event, and the waiter timed to it)
--- info is deleted when queue, leases and dead are all empty, and the
--- hashes empty themselves, so an empty queue leaves no key but waiters.
+--   KEYS[7]  info      hash: 'ms' and 'seq' (the last push's order key),
+--                      'armed' and 'keeper' (the next event, and the
+--                      waiter timed to it)
+-- A message's id is minted by its pusher, and a delivery's token by its
+-- poller, each before the first send, so a call sent again finds what its
+-- first run wrote. A token is in leases exactly when it is in attempts:
+-- every script that removes the one removes the other. info is deleted
+-- when queue, leases and dead are all empty, and the hashes empty
+-- themselves, so an empty queue leaves no key but waiters.
 
 local queue, leases, bodies, attempts, dead, waiters, info = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local kinds = {'zset', 'zset', 'hash', 'hash', 'zset', 'zset', 'hash'}
@@ -36,10 +45,38 @@ local function now_ms()
 	return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- held reports whether delivery attempt of id still holds its lease.
-local function held(id, attempt, now)
-	local deadline = tonumber(redis.call('ZSCORE', leases, id))
-	return deadline ~= nil and deadline > now and tonumber(redis.call('HGET', attempts, id)) == tonumber(attempt)
+-- entry is the queue's member for id: an order key, the 13-digit ms and
+-- 6-digit sequence number of its push (0 for a message given back or
+-- requeued), then a space and id.
+local function entry(ms, seq, id)
+	return string.format('%013d-%06d %s', ms, seq, id)
+end
+
+-- entry_id is the id in a queue entry.
+local function entry_id(e)
+	return string.sub(e, 22)
+end
+
+-- delivery returns the due time and id of the delivery token names, or
+-- nil when it names no message in flight.
+local function delivery(token)
+	local v = redis.call('HGET', attempts, token)
+	if not v then
+		return nil
+	end
+	local due, id = string.match(v, '^(%d+) (.*)$')
+	return tonumber(due), id
+end
+
+-- held reports whether the delivery token names is of id and still holds
+-- its lease.
+local function held(id, token, now)
+	local deadline = tonumber(redis.call('ZSCORE', leases, token))
+	if deadline == nil or deadline <= now then
+		return false
+	end
+	local _, mine = delivery(token)
+	return mine == id
 end
 
 -- next_event is the earliest due time or lease deadline, nil when none.

@@ -5,7 +5,10 @@
 -- ARGV[1]  'command channel' for notices (see push.lua)
 -- ARGV[2..] the ids
 --
--- Returns how many of the ids were dead letters, and were moved.
+-- Returns how many of the ids are requeued: moved now, or moved by a
+-- requeue before and not delivered since (their attempts are 0, which
+-- only a requeue writes), so that a requeue sent again after its reply
+-- was lost counts what its first run moved.
 
 -- #include lib.lua
 
@@ -13,16 +16,18 @@ local err = check_types()
 if err then
 	return err
 end
-local now, moved = now_ms(), 0
+local now, moved, requeued = now_ms(), 0, 0
 for i = 2, #ARGV do
 	local id = ARGV[i]
 	if redis.call('ZREM', dead, id) == 1 then
 		redis.call('HSET', attempts, id, 0)
-		redis.call('ZADD', queue, now, id)
+		redis.call('ZADD', queue, now, entry(now, 0, id))
 		moved = moved + 1
+	elseif redis.call('HGET', attempts, id) == '0' then
+		requeued = requeued + 1
 	end
 end
 if moved > 0 then
 	schedule(now, now, ARGV[1])
 end
-return moved
+return moved + requeued
