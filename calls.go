@@ -53,14 +53,26 @@ func (l *Limiter) acquireQueuedArgs(n int64, join bool, holders ...string) []any
 	return args
 }
 
-// releaseArgs returns the arguments of a release.lua call for holders.
+// releaseArgs returns the arguments of a release.lua call for holders
+// whose deadlines the caller does not know.
 func (l *Limiter) releaseArgs(holders ...string) []any {
-	args := make([]any, 0, 5+len(holders))
-	args = append(args, l.limit, l.fair, l.channelArg, l.notify, waitqueue.EntryTTLArg)
+	args := make([]any, 0, 6+len(holders))
+	args = append(args, l.limit, l.fair, l.channelArg, l.notify, waitqueue.EntryTTLArg, "0")
 	for _, holder := range holders {
 		args = append(args, holder)
 	}
 	return args
+}
+
+// releaseHeldArgs returns the arguments of a release.lua call for one
+// holder whose lease the server gave deadline (ms on its clock; 0 when
+// unknown).
+func (l *Limiter) releaseHeldArgs(holder string, deadline int64) []any {
+	var known any = "0"
+	if deadline > 0 {
+		known = strconv.FormatInt(deadline, 10)
+	}
+	return []any{l.limit, l.fair, l.channelArg, l.notify, waitqueue.EntryTTLArg, known, holder}
 }
 
 func weightArg(n int64) any {

@@ -2,13 +2,18 @@ package slotlimit
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/hashtag"
 )
+
+// releaseRecordMillis is releaseRecordTTL as a script argument.
+var releaseRecordMillis any = formatMillis(releaseRecordTTL)
 
 // A Counter limits concurrency with a plain integer counter, the same data
 // as the scripts this library grew from: Config.Key holds an integer, a
@@ -25,18 +30,31 @@ import (
 // A Counter is safe for concurrent use.
 type Counter struct {
 	slots
-	keys []string
+	keys    []string
+	records string // the prefix of the names of Release's records
 }
 
+// releaseRecordTTL is how long a Release's record of its call lives: far
+// longer than a client's retries of one call take.
+const releaseRecordTTL = time.Minute
+
+// releaseRecordSuffix begins the names of Release's records beside the key.
+const releaseRecordSuffix = "released:"
+
 // NewCounter returns a Counter for cfg. It returns an error matching
-// ErrInvalidConfig when client is nil or cfg is invalid. NewCounter does
-// not contact Redis.
+// ErrInvalidConfig when client is nil or cfg is invalid; a Key with a '}'
+// must hold a hash tag, since Release keeps a record beside the key, in
+// its cluster slot. NewCounter does not contact Redis.
 func NewCounter(client redis.UniversalClient, cfg Config) (*Counter, error) {
 	s, err := newSlots(client, cfg, DefaultCounterTTL)
 	if err != nil {
 		return nil, err
 	}
-	return &Counter{slots: s, keys: []string{s.cfg.Key}}, nil
+	prefix, ok := hashtag.SidePrefix(s.cfg.Key)
+	if !ok {
+		return nil, invalidConfig("Key %q has a '}' but no hash tag", s.cfg.Key)
+	}
+	return &Counter{slots: s, keys: []string{s.cfg.Key}, records: prefix + releaseRecordSuffix}, nil
 }
 
 // Config returns the Counter's configuration, with the default TTL filled
@@ -66,6 +84,15 @@ func (c *Counter) usable(ctx context.Context) error {
 // expires. An error from the connection leaves the outcome unknown, and
 // with no holder identity it cannot be undone: at worst one slot stays
 // taken until the key expires.
+//
+// A call whose reply was lost after it ran, and which the go-redis client
+// therefore sent again (as it does by default), counts again: the first
+// run took a slot that no one will release, and the second takes another,
+// or is refused if the first took the last. So a re-sent TryAcquire can
+// make the Counter refuse early, until the key expires, but never admit
+// beyond the limit. The count has no room for a call's identity that
+// would make it exact; a Limiter's leases are named by their holders, and
+// its acquires are exact.
 func (c *Counter) TryAcquire(ctx context.Context) (Result, error) {
 	if err := c.usable(ctx); err != nil {
 		return Result{}, err
@@ -90,7 +117,8 @@ func (c *Counter) TryAcquire(ctx context.Context) (Result, error) {
 // Acquire takes one slot, waiting until the count is below the limit or
 // ctx is done. If ctx is done first, Acquire returns an error that matches
 // ctx.Err(). Unlike Limiter.Acquire, it cannot release a slot whose acquire
-// had an unknown outcome, since a Counter cannot tell its slots apart.
+// had an unknown outcome, since a Counter cannot tell its slots apart. Each
+// of its tries is a TryAcquire, and counts again when it is sent again.
 func (c *Counter) Acquire(ctx context.Context) (Result, error) {
 	if err := c.usable(ctx); err != nil {
 		return Result{}, err
@@ -101,11 +129,20 @@ func (c *Counter) Acquire(ctx context.Context) (Result, error) {
 
 // Release gives back one slot. It returns false when the count was
 // already 0 or the key was gone, and never takes the count below 0.
+//
+// Release gives back one slot however often its call is sent: it draws a
+// random ID for the call and leaves, beside the key, a record of its
+// answer, which lives for a minute. A call that the go-redis client sends
+// again after its reply was lost finds the record, answers as the first
+// run did, and gives nothing back, so it never frees a slot someone else
+// holds. Each Release thus costs the server one more key write, whose key
+// lapses by itself.
 func (c *Counter) Release(ctx context.Context) (bool, error) {
 	if err := c.usable(ctx); err != nil {
 		return false, err
 	}
-	n, err := c.runner.Run(ctx, counterReleaseScript, c.keys).Int64()
+	keys := []string{c.cfg.Key, c.records + rand.Text()}
+	n, err := c.runner.Run(ctx, counterReleaseScript, keys, releaseRecordMillis).Int64()
 	if err != nil {
 		return false, callError(ctx, "release", c.cfg.Key, err)
 	}

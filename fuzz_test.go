@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/internal/hashtag"
 )
 
 // The fuzz targets below feed the public API bad and odd input and hold it
@@ -389,7 +390,7 @@ func FuzzConfig(f *testing.F) {
 			ccfg.Key = prefix + "counter:" + key
 		}
 		c, err := slotlimit.NewCounter(r.client, ccfg)
-		if invalid {
+		if invalid || noTag {
 			assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig, "NewCounter(%#v)", ccfg)
 			assert.Nil(t, c)
 		} else {
@@ -468,4 +469,19 @@ func fuzzCounter(ctx context.Context, t *testing.T, r *fuzzRedis, c *slotlimit.C
 	assert.False(t, ok, "Counter.Release again")
 	// A Counter keeps its key, at 0, until it expires.
 	require.NoError(t, r.client.Del(ctx, c.Config().Key).Err())
+	// Each Release leaves a record of its call beside the key, in its
+	// cluster slot, which lapses by itself within a minute.
+	prefix, ok := hashtag.SidePrefix(c.Config().Key)
+	require.True(t, ok)
+	records := 0
+	for _, k := range r.storedKeys() {
+		if strings.HasPrefix(k, prefix+"released:") {
+			records++
+			assert.Equal(t, hashSlot(c.Config().Key), hashSlot(k), "a record in the key's slot")
+			ttl := r.mr.TTL(k)
+			assert.True(t, ttl > 0 && ttl <= time.Minute, "a record lapses within a minute, not %v", ttl)
+			r.mr.Del(k)
+		}
+	}
+	assert.Equal(t, 2, records, "one record per Release")
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/slotlimit/slotlimit/internal/keepalive"
@@ -29,20 +30,61 @@ type Lease struct {
 	holder  string
 	res     Result
 	keep    *keepalive.Lease // renewals, release and the lost signal
+
+	mu    sync.Mutex
+	until int64 // the lease's deadline on the server's clock (ms), as the server gave it; 0: unknown
+	gone  bool  // a renewal or the claim of a handed lease found it gone
 }
 
 // Lease returns a handle on holder's lease, whether or not holder holds
 // one; it sends nothing to Redis.
 func (l *Limiter) Lease(holder string) *Lease {
-	return &Lease{limiter: l, holder: holder, keep: keepalive.New(keepalive.Config{
-		TTL:     l.Config().TTL,
-		Renew:   func(ctx context.Context) (bool, error) { return l.Renew(ctx, holder) },
-		Release: func(ctx context.Context) (bool, error) { return l.Release(ctx, holder) },
+	x := &Lease{limiter: l, holder: holder}
+	x.keep = keepalive.New(keepalive.Config{
+		TTL: l.Config().TTL,
+		Renew: func(ctx context.Context) (bool, error) {
+			at, ok, err := l.renew(ctx, holder)
+			switch {
+			case ok:
+				x.heldUntil(at)
+			case err == nil:
+				x.lose()
+			}
+			return ok, err
+		},
+		Release: func(ctx context.Context) (bool, error) { return l.release(ctx, holder, x.deadline()) },
 		ErrLost: ErrLeaseLost,
 		OnLost: func(ctx context.Context) {
 			observe.Lost(ctx, l.Config().Observer, "slotlimit", l.Config().Key, holder, ErrLeaseLost)
 		},
-	})}
+	})
+	return x
+}
+
+// heldUntil records that the server gave the lease the deadline at.
+// Deadlines only grow: no script shortens a live lease.
+func (x *Lease) heldUntil(at time.Time) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.gone {
+		x.until = max(x.until, at.UnixMilli())
+	}
+}
+
+// lose records that the lease was found gone, so that its deadline no
+// longer speaks for it.
+func (x *Lease) lose() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.gone, x.until = true, 0
+}
+
+// deadline returns the lease's deadline on the server's clock in ms, as
+// the server gave it; 0 when unknown.
+func (x *Lease) deadline() int64 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.until
 }
 
 // NewHolderID returns a random 128-bit holder ID, for callers that have no
@@ -59,6 +101,7 @@ func (l *Limiter) AcquireLease(ctx context.Context, n int64) (*Lease, error) {
 	start := time.Now()
 	res, err := l.acquireN(ctx, x.holder, n, func(ok bool) {
 		if !ok {
+			x.lose()
 			x.keep.Lose() // the handed lease lapses with its claim time
 		}
 	})
@@ -66,6 +109,7 @@ func (l *Limiter) AcquireLease(ctx context.Context, n int64) (*Lease, error) {
 		return nil, err
 	}
 	x.res = res
+	x.heldUntil(res.ExpiresAt)
 	x.keep.Taken(start)
 	return x, nil
 }
@@ -91,6 +135,7 @@ func (l *Limiter) TryAcquireLease(ctx context.Context, n int64) (*Lease, error) 
 		return nil, fmt.Errorf("%w: %d units wanted, %d of %d in use", ErrNotAcquired, n, res.Count, res.Limit)
 	}
 	x.res = res
+	x.heldUntil(res.ExpiresAt)
 	x.keep.Taken(start)
 	return x, nil
 }
@@ -166,6 +211,16 @@ func (x *Lease) Lost() <-chan struct{} {
 // nothing and returns false and a nil error; after a Release that failed,
 // Release tries again. A zero Lease, or one of a zero or nil Limiter,
 // returns an error matching ErrInvalidConfig.
+//
+// Release frees the lease once however often its call is sent, and
+// answers as its first run did: a Lease knows its deadline on the
+// server's clock from the replies that took or renewed it, so a release
+// that finds the lease gone before that deadline (the go-redis client
+// sent it again after its first run freed the lease, and the reply was
+// lost) reports true. Two edges follow. A lease freed before its deadline
+// by other means, such as the slotlimit command's release, also reports
+// true; and a first run just before the deadline whose call is sent again
+// after it reports false, as if the lease had lapsed first.
 func (x *Lease) Release(ctx context.Context) (bool, error) {
 	if x == nil {
 		return false, nil

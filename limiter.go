@@ -251,7 +251,21 @@ func (l *Limiter) releaseDetached(ctx context.Context, holder string) {
 // the fair-mode queue. It reports whether holder held a live lease;
 // releasing a lease that was never taken, already released or already
 // lapsed returns false and a nil error.
+//
+// A release frees a lease once however often it is sent, and hands its
+// units on once. But a Release whose reply was lost after it ran, and
+// which the go-redis client therefore sent again (as it does by default),
+// reports false: its second run finds nothing to free. A caller that
+// needs the exact answer holds a Lease, whose Release knows the lease's
+// deadline and answers as the first run did.
 func (l *Limiter) Release(ctx context.Context, holder string) (bool, error) {
+	return l.release(ctx, holder, 0)
+}
+
+// release is Release for a caller that knows, from the server's replies,
+// the lease's deadline on the server's clock (ms; 0 when it does not): a
+// lease gone before then was freed by this call's first run.
+func (l *Limiter) release(ctx context.Context, holder string, deadline int64) (bool, error) {
 	if err := l.usable(ctx); err != nil {
 		return false, err
 	}
@@ -259,7 +273,7 @@ func (l *Limiter) Release(ctx context.Context, holder string) (bool, error) {
 		return false, err
 	}
 	c := l.begin("Release", holder, 0)
-	reply, err := l.runner.Run(ctx, releaseScript, l.keys, l.releaseArgs(holder)...).Result()
+	reply, err := l.runner.Run(ctx, releaseScript, l.keys, l.releaseHeldArgs(holder, deadline)...).Result()
 	if err != nil {
 		err = callError(ctx, "release", l.cfg.Key, err)
 		c.Failed(ctx, err)

@@ -12,12 +12,25 @@
 -- ARGV[3]  notice channel
 -- ARGV[4]  notice command: 'publish', 'spublish' or ''
 -- ARGV[5]  claim time, ms: how long a handed lease waits for its waiter's claim
--- ARGV[6…] holder IDs, one or more
+-- ARGV[6]  the deadline (ms, server time) the server gave the one holder's
+--          lease, as its Lease knows it from the replies that took or
+--          renewed it; '0' when the caller does not know it (always for
+--          more than one holder)
+-- ARGV[7…] holder IDs, one or more
 --
 -- Returns a string of one character per holder in turn, '1' when it held
 -- a live lease, else '0': exactly what a release of that holder alone,
 -- made in turn, returns. (A string costs the server far less than a list.)
--- Releasing twice is harmless.
+-- Releasing twice frees and hands on nothing the second time.
+--
+-- A call sent again after its reply was lost answers as its first run
+-- did, when ARGV[6] is given: a lease lives until its deadline unless it
+-- is released, and its deadline only grows, so a holder found gone while
+-- the server's clock is still below the deadline its Lease was given was
+-- freed by a release, which for a Lease that keeps its holder ID to itself
+-- is this call's first run: '1'. At or past the deadline the lease may
+-- have lapsed: '0'. The clock is read on the paths that read it anyway,
+-- so this costs no command.
 --
 -- Units freed go at once to the waiters queued first whose wants fit (in
 -- fair mode, only while the first in line fits), within both this limit
@@ -33,16 +46,24 @@
 
 local leases, weights, full = KEYS[1], KEYS[2], KEYS[3]
 local queue, qdeadlines, qwants = KEYS[4], KEYS[5], KEYS[6]
+local known = tonumber(ARGV[6])
 local reply = {}
+
+-- freed answers for a holder with no live lease at now: '1' only while
+-- the deadline its Lease was given has not come.
+local function freed(now)
+	return now < known and '1' or '0'
+end
 
 -- The commonest calls, with no weighted holder, no full marker and nobody
 -- waiting, free the leases and touch nothing else. Lapsed leases go first,
 -- so that a holder's lease, if it is still there, is live.
 if redis.call('EXISTS', weights, full, queue) == 0 then
 	local t = redis.call('TIME')
-	redis.call('ZREMRANGEBYSCORE', leases, '-inf', t[1] * 1000 + math.floor(t[2] / 1000))
-	for i = 6, #ARGV do
-		reply[#reply + 1] = redis.call('ZREM', leases, ARGV[i]) == 1 and '1' or '0'
+	local now = t[1] * 1000 + math.floor(t[2] / 1000)
+	redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
+	for i = 7, #ARGV do
+		reply[#reply + 1] = redis.call('ZREM', leases, ARGV[i]) == 1 and '1' or freed(now)
 	end
 	return table.concat(reply)
 end
@@ -113,7 +134,7 @@ local function hand_out()
 	return handed
 end
 
-for i = 6, #ARGV do
+for i = 7, #ARGV do
 	local holder = ARGV[i]
 	extra = prune(leases, weights, extra, now)
 	local live = redis.call('ZSCORE', leases, holder) ~= false
@@ -133,6 +154,6 @@ for i = 6, #ARGV do
 	if waiting and (live or left == 1) and hand_out() then
 		expire_with_last_lease(leases, weights, extra)
 	end
-	reply[#reply + 1] = live and '1' or '0'
+	reply[#reply + 1] = live and '1' or freed(now)
 end
 return table.concat(reply)
