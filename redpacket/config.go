@@ -42,7 +42,8 @@ type Config struct {
 	// wraps ErrNotReplicated.
 	Replicas int
 
-	// ReplicaTimeout bounds the wait for Replicas; 0 means one second.
+	// ReplicaTimeout bounds the wait for Replicas, in whole milliseconds:
+	// 0 means one second; between 0 and 1ms it is refused.
 	ReplicaTimeout time.Duration
 }
 
@@ -74,8 +75,9 @@ func (c Config) check() error {
 		return invalidConfig("Linger is %v, must be at least 1s", c.Linger)
 	case c.Replicas < 0:
 		return invalidConfig("Replicas is %d, must not be negative", c.Replicas)
-	case c.ReplicaTimeout < 0:
-		return invalidConfig("ReplicaTimeout is %v, must not be negative", c.ReplicaTimeout)
+	case c.ReplicaTimeout < 0 || c.ReplicaTimeout > 0 && c.ReplicaTimeout < time.Millisecond:
+		// WAIT takes whole ms, and waits for ever on 0.
+		return invalidConfig("ReplicaTimeout is %v, must be 0 or at least 1ms", c.ReplicaTimeout)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package redpacket
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 var (
@@ -29,7 +30,7 @@ var (
 
 	// ErrInvalidArgument is returned, with nothing sent, for a packet id
 	// or user that is empty, longer than MaxIDLen bytes, not UTF-8, or
-	// holds a NUL.
+	// holds a NUL; and by CreateSchema for a nil database.
 	ErrInvalidArgument = errors.New("redpacket: invalid argument")
 
 	// ErrNotReplicated is wrapped by the error of a write that fewer than
@@ -64,3 +65,16 @@ var errUnusable = fmt.Errorf("%w: no client (not made by New with a client)", Er
 func errBadClaim(field, value string) error {
 	return fmt.Errorf("field %q holds %q, not a claim", field, value)
 }
+
+// A methodError is an error of this package's, err, returned by a method
+// op that names no packet: `redpacket: drain: invalid config: ...`.
+type methodError struct {
+	op  string
+	err error
+}
+
+func (e *methodError) Error() string {
+	return "redpacket: " + e.op + ": " + strings.TrimPrefix(e.err.Error(), "redpacket: ")
+}
+
+func (e *methodError) Unwrap() error { return e.err }

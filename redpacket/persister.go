@@ -103,7 +103,7 @@ type Persister struct {
 // contact Redis or the database.
 func (s *Store) NewPersister(cfg PersisterConfig) (*Persister, error) {
 	if err := s.usable(); err != nil {
-		return nil, err
+		return nil, &methodError{"new persister", err}
 	}
 	if cfg.Group == "" {
 		cfg.Group = DefaultGroup
@@ -147,7 +147,7 @@ func (p *Persister) usable() error {
 // left unacked.
 func (p *Persister) Run(ctx context.Context) error {
 	if err := p.usable(); err != nil {
-		return err
+		return &methodError{"run", err}
 	}
 	var wg sync.WaitGroup
 	for n := range p.store.cfg.Shards {
@@ -192,7 +192,7 @@ func (p *Persister) runShard(ctx context.Context, sh shard) {
 // and a shutdown use it; a service runs Run.
 func (p *Persister) Drain(ctx context.Context) (int, error) {
 	if err := p.usable(); err != nil {
-		return 0, err
+		return 0, &methodError{"drain", err}
 	}
 	total := 0
 	for n := range p.store.cfg.Shards {
@@ -453,7 +453,7 @@ func isBusyGroup(err error) bool {
 // the database has every claim taken so far. It reads only.
 func (p *Persister) Pending(ctx context.Context) (int64, error) {
 	if err := p.usable(); err != nil {
-		return 0, err
+		return 0, &methodError{"pending", err}
 	}
 	var total int64
 	for n := range p.store.cfg.Shards {

@@ -30,10 +30,10 @@ func (r Reconciliation) OK() bool {
 // runs may show as Missing.
 func (p *Persister) Reconcile(ctx context.Context, packetID string) (Reconciliation, error) {
 	if err := p.usable(); err != nil {
-		return Reconciliation{}, err
+		return Reconciliation{}, refused("reconcile", packetID, err)
 	}
 	if err := checkID("packet id", packetID); err != nil {
-		return Reconciliation{}, err
+		return Reconciliation{}, refused("reconcile", packetID, err)
 	}
 	key := p.store.cfg.shard(packetID).packet(packetID)
 	fields, err := p.store.client.HGetAll(ctx, key).Result()
@@ -41,7 +41,7 @@ func (p *Persister) Reconcile(ctx context.Context, packetID string) (Reconciliat
 		return Reconciliation{}, p.store.fail(ctx, "reconcile", packetID, err)
 	}
 	if len(fields) == 0 {
-		return Reconciliation{}, ErrNotFound
+		return Reconciliation{}, refused("reconcile", packetID, ErrNotFound)
 	}
 	inRedis := make(map[string]Claim)
 	for f, v := range fields {

@@ -105,10 +105,10 @@ func (s *Store) usable() error {
 // packet's claims under the first's as duplicates, so drops them.
 func (s *Store) Create(ctx context.Context, p Packet) error {
 	if err := s.usable(); err != nil {
-		return err
+		return refused("create", p.ID, err)
 	}
 	if err := p.check(); err != nil {
-		return err
+		return refused("create", p.ID, err)
 	}
 	sh := s.cfg.shard(p.ID)
 	args := make([]any, 0, 6+p.Count)
@@ -125,7 +125,7 @@ func (s *Store) Create(ctx context.Context, p Packet) error {
 	switch r := reply.(type) {
 	case int64:
 		if r == 0 {
-			return ErrExists
+			return refused("create", p.ID, ErrExists)
 		}
 	case []any:
 		if len(r) == 2 {
@@ -161,13 +161,13 @@ func (s *Store) Create(ctx context.Context, p Packet) error {
 // with the AOF fsynced always, a restart.
 func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) {
 	if err := s.usable(); err != nil {
-		return Claim{}, err
+		return Claim{}, refused("grab", packetID, err)
 	}
 	if err := checkID("packet id", packetID); err != nil {
-		return Claim{}, err
+		return Claim{}, refused("grab", packetID, err)
 	}
 	if err := checkID("user", user); err != nil {
-		return Claim{}, err
+		return Claim{}, refused("grab", packetID, err)
 	}
 	sh := s.cfg.shard(packetID)
 	keys := []string{sh.packet(packetID), sh.shares(packetID), sh.log()}
@@ -183,11 +183,11 @@ func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) 
 	case int64:
 		switch r {
 		case 0:
-			return Claim{}, ErrNotFound
+			return Claim{}, refused("grab", packetID, ErrNotFound)
 		case -1:
-			return Claim{}, ErrSoldOut
+			return Claim{}, refused("grab", packetID, ErrSoldOut)
 		case -2:
-			return Claim{}, ErrExpired
+			return Claim{}, refused("grab", packetID, ErrExpired)
 		}
 	}
 	return Claim{}, s.fail(ctx, "grab", packetID, callerr.UnexpectedReply(reply))
@@ -199,10 +199,10 @@ func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) 
 // and reads only.
 func (s *Store) Remaining(ctx context.Context, packetID string) (shares int, amount int64, err error) {
 	if err := s.usable(); err != nil {
-		return 0, 0, err
+		return 0, 0, refused("remaining", packetID, err)
 	}
 	if err := checkID("packet id", packetID); err != nil {
-		return 0, 0, err
+		return 0, 0, refused("remaining", packetID, err)
 	}
 	key := s.cfg.shard(packetID).packet(packetID)
 	vals, err := s.client.HMGet(ctx, key, "left", "left_amount").Result()
@@ -210,7 +210,7 @@ func (s *Store) Remaining(ctx context.Context, packetID string) (shares int, amo
 		return 0, 0, s.fail(ctx, "remaining", packetID, err)
 	}
 	if vals[0] == nil {
-		return 0, 0, ErrNotFound
+		return 0, 0, refused("remaining", packetID, ErrNotFound)
 	}
 	left, err1 := strconv.Atoi(asString(vals[0]))
 	sum, err2 := strconv.ParseInt(asString(vals[1]), 10, 64)
@@ -223,6 +223,15 @@ func (s *Store) Remaining(ctx context.Context, packetID string) (shares int, amo
 // fail returns the error of operation op on packet id.
 func (s *Store) fail(ctx context.Context, op, id string, err error) error {
 	return callerr.Call(ctx, "redpacket", op, id, err)
+}
+
+// refused returns err, one of this package's, as the error of operation
+// op on packet id: `redpacket: grab "p1": sold out`. It matches err.
+func refused(op, id string, err error) error {
+	if len(id) > 64 {
+		id = id[:64] + "..."
+	}
+	return callerr.Op("redpacket", op, id, err)
 }
 
 // checkID refuses an empty or over-long packet id or user, and one that
