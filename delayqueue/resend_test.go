@@ -2,9 +2,12 @@ package delayqueue_test
 
 import (
 	"context"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -245,4 +248,46 @@ func TestLeaveResent(t *testing.T) {
 		assert.Zero(t, b.Client.ZCard(ctx, "{"+key+"}/waiters").Val(), "no waiter is left")
 		assert.Empty(t, b.Client.HGet(ctx, "{"+key+"}/info", "keeper").Val(), "no keeper is left")
 	})
+}
+
+// A Push sent again after its message was delivered and acked in between,
+// within go-redis's retries, queues it again under the same ID, as Push's
+// doc says: the message is delivered twice, never lost.
+func TestPushResentAfterAckQueuesAgain(t *testing.T) {
+	for _, b := range []*redistest.Backend{redistest.Redis(t), redistest.RedisCluster(t)} {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			q := newQueue(t, b, time.Minute, 0)
+			var between atomic.Value
+			var cutter *redistest.ReplyCutter
+			client, cutter := b.CutClient(t, func(o *redis.UniversalOptions) {
+				dial := o.Dialer
+				o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+					if cutter.Cuts() == 1 && between.Load() == nil {
+						// The push's reply was lost: before go-redis sends it
+						// again, on a new connection, a consumer takes the
+						// message and acks it.
+						m, err := pollWithin(t, q, 2*time.Second)
+						if assert.NoError(t, err) {
+							assert.NoError(t, q.Ack(ctx, m))
+							between.Store(m.ID)
+						}
+					}
+					return dial(ctx, network, addr)
+				}
+			})
+			require.NoError(t, delayqueue.LoadScripts(ctx, client))
+			pusher := newQueueOn(t, client, q.Config())
+			cutter.Arm(1, "evalsha", delayqueue.ScriptHash("push"), q.Config().Key)
+			id, err := pusher.Push(ctx, []byte("job"), 0)
+			require.NoError(t, err)
+			require.Equal(t, 1, cutter.Cuts())
+			require.Equal(t, id, between.Load(), "acked between the two runs")
+			assert.Equal(t, [4]int64{1, 0, 0, 0}, lens(t, q), "queued again")
+			m, err := pollWithin(t, q, 2*time.Second)
+			require.NoError(t, err)
+			assert.Equal(t, id, m.ID, "under the same ID")
+			require.NoError(t, q.Ack(ctx, m))
+		})
+	}
 }
