@@ -53,7 +53,9 @@ func (l *Limiter) TryAcquireBatch(ctx context.Context, holders []string) ([]Resu
 // ReleaseBatch runs Release for each holder, in order, in one round trip,
 // and reports for each whether it held a live lease. Like TryAcquireBatch,
 // it sends the holders in script calls of up to 1,000, and checks every
-// holder first and sends nothing if one is invalid.
+// holder first and sends nothing if one is invalid. As with Release, a
+// batch that the client sends again after its reply was lost frees each
+// lease once, and reports false for the holders its first run freed.
 func (l *Limiter) ReleaseBatch(ctx context.Context, holders []string) ([]bool, error) {
 	if err := l.usable(ctx); err != nil {
 		return nil, err

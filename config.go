@@ -63,7 +63,10 @@ type Config struct {
 	// waits is not refused), in a key beside Key, for operators: see
 	// Limiter.Refusals and the slotlimit command's watch. Each refusal
 	// then costs one more command on the server. The count starts again
-	// a day after it began. A Counter ignores it.
+	// a day after it began. A Counter ignores it. The count is of runs: a
+	// refused call whose reply was lost, and which the go-redis client
+	// therefore sent again, is counted each time it ran, so the count can
+	// run high, never low.
 	CountRefusals bool
 
 	// Observer, if set, is told of each acquire, refusal, wait, hand-over,

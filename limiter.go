@@ -134,7 +134,10 @@ func (l *Limiter) usable(ctx context.Context) error {
 //
 // An error from the connection leaves the outcome unknown (the reply may
 // have been lost after the script ran). Calling TryAcquire or Release again
-// for the same holder is always safe: both are idempotent.
+// for the same holder is always safe: both are idempotent. Likewise, a call
+// whose reply was lost and which the go-redis client sent again (as it
+// does by default) takes one slot: its second run finds the holder's own
+// lease, renews it, and answers granted as the first did.
 func (l *Limiter) TryAcquire(ctx context.Context, holder string) (Result, error) {
 	return l.TryAcquireN(ctx, holder, 1)
 }

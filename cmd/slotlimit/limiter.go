@@ -271,6 +271,11 @@ func runRelease(c *cli, args []string) error {
 		return err
 	}
 	if !released {
+		if released, err = c.releasedBefore(l, holder, before); err != nil {
+			return err
+		}
+	}
+	if !released {
 		if c.json {
 			out := releaseJSON{Key: key, Holder: holder, HandedTo: []handedJSON{}, InUse: before.InUse, QueueLength: len(before.Queue)}
 			if err := c.writeJSON(out); err != nil {
@@ -308,6 +313,25 @@ func runRelease(c *cli, args []string) error {
 	used, note := li.inUse(after.InUse)
 	fmt.Fprintf(c.stdout, "now %s; %d waiting%s\n", used, len(after.Queue), note)
 	return nil
+}
+
+// releasedBefore reports whether a release that answered "held nothing"
+// freed holder all the same: a release that the client sent again after
+// its reply was lost finds nothing the second time. holder held a live
+// lease when before was read; if, by the server's clock now, its deadline
+// has not come and holder holds none, only a release can have freed it:
+// this one's first run, or, in the moment between, the holder's own.
+func (c *cli) releasedBefore(l *slotlimit.Limiter, holder string, before slotlimit.Snapshot) (bool, error) {
+	i := slices.IndexFunc(before.Holders, func(h slotlimit.Holder) bool { return h.ID == holder })
+	if i < 0 {
+		return false, nil
+	}
+	now, err := c.inspect(l)
+	if err != nil {
+		return false, err
+	}
+	gone := !slices.ContainsFunc(now.Holders, func(h slotlimit.Holder) bool { return h.ID == holder })
+	return gone && now.ServerTime.Before(before.Holders[i].ExpiresAt), nil
 }
 
 type releaseJSON struct {
