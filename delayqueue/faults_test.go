@@ -23,14 +23,21 @@ import (
 // after it was sent may have removed the message without its caller
 // learning so.
 type ledger struct {
-	mu      sync.Mutex
-	pushed  map[string]bool
-	acked   map[string]int
-	unknown map[string]int
+	mu       sync.Mutex
+	pushed   map[string]bool
+	acked    map[string]int
+	unknown  map[string]int
+	attempts map[string]int // the highest Attempt delivered
 }
 
 func newLedger() *ledger {
-	return &ledger{pushed: map[string]bool{}, acked: map[string]int{}, unknown: map[string]int{}}
+	return &ledger{pushed: map[string]bool{}, acked: map[string]int{}, unknown: map[string]int{}, attempts: map[string]int{}}
+}
+
+func (l *ledger) delivered(m delayqueue.Message) {
+	l.mu.Lock()
+	l.attempts[string(m.Payload)] = max(l.attempts[string(m.Payload)], m.Attempt)
+	l.mu.Unlock()
 }
 
 func (l *ledger) push(payload string) { l.mu.Lock(); l.pushed[payload] = true; l.mu.Unlock() }
@@ -71,6 +78,7 @@ func consume(ctx context.Context, q *delayqueue.Queue, consumers int, l *ledger,
 					}
 					continue
 				}
+				l.delivered(m)
 				switch err := q.Ack(context.WithoutCancel(ctx), m); {
 				case err == nil:
 					l.ack(string(m.Payload))
@@ -189,4 +197,52 @@ func TestRedisRestartUnderLoad(t *testing.T) {
 	assert.Positive(t, pushFailed.Load()+failed.Load(), "calls failed while Redis was down")
 	t.Logf("%d pushes confirmed, %d failed; %d consumer calls failed", len(l.pushed), pushFailed.Load(), failed.Load())
 	l.check(t)
+}
+
+// CLIENT KILL every 150ms while messages are pushed and consumed through
+// clients with go-redis's default retries, which send again each call
+// whose connection was cut: no push queues its message twice, no attempt
+// is spent on a delivery nobody got, and every message whose push was
+// confirmed is acked once.
+func TestClientKillUnderLoad(t *testing.T) {
+	s := redistest.StartServer(t)
+	client := redis.NewClient(&redis.Options{Addr: s.Addr})
+	t.Cleanup(func() { client.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	q := newQueueOn(t, client, delayqueue.Config{Key: "dq-test:kill", Visibility: 5 * time.Second})
+	l := newLedger()
+	var failed atomic.Int64
+	wg := consume(ctx, q, 4, l, &failed)
+	go func() {
+		killer := redis.NewClient(&redis.Options{Addr: s.Addr})
+		defer killer.Close()
+		for ctx.Err() == nil {
+			time.Sleep(150 * time.Millisecond)
+			killer.ClientKillByFilter(ctx, "TYPE", "normal", "SKIPME", "yes")
+		}
+	}()
+	deadline := time.Now().Add(3 * time.Second)
+	pushFailed := 0
+	for i := 0; i < 1500 && time.Now().Before(deadline); i++ {
+		payload := strconv.Itoa(i)
+		// Due later than go-redis's retries take, so that no message is
+		// acked between a push's two runs (see Push).
+		if _, err := q.Push(ctx, []byte(payload), time.Second); err != nil {
+			pushFailed++
+			continue
+		}
+		l.push(payload)
+	}
+	drained(t, q, 20*time.Second)
+	cancel()
+	wg.Wait()
+	conns, err := client.InfoMap(context.Background(), "stats").Result()
+	require.NoError(t, err)
+	t.Logf("%d pushes confirmed, %d failed; %d consumer calls failed; %s connections made",
+		len(l.pushed), pushFailed, failed.Load(), conns["Stats"]["total_connections_received"])
+	l.check(t)
+	for p, n := range l.attempts {
+		assert.Equal(t, 1, n, "message %s: delivered on attempt %d", p, n)
+	}
 }
