@@ -64,6 +64,8 @@ func run(addr string) error {
 		Visibility:  5 * time.Second,
 		MaxAttempts: 3,
 		Backoff:     func(attempt int) time.Duration { return 200 * time.Millisecond },
+		// Run goes on through errors (Redis down, say); this shows them.
+		OnError: func(err error) { log.Printf("queue: %v", err) },
 	})
 	if err != nil {
 		return err
