@@ -10,6 +10,12 @@ import (
 // DefaultTTL is the lease time used when Config.TTL is 0.
 const DefaultTTL = 30 * time.Second
 
+// MaxTTL is the longest Config.TTL. A lease is meant to be refreshed, or
+// to lapse when its owner dies; a longer one is most likely a
+// math.MaxInt64 meant as "for ever", which would hold a dead owner's lock
+// for centuries, and New refuses it.
+const MaxTTL = 365 * 24 * time.Hour
+
 // Config describes one lock.
 type Config struct {
 	// Key is the Redis key that holds the lock's owner token. Every Mutex
@@ -19,8 +25,8 @@ type Config struct {
 
 	// TTL is the lease time: a lock that is neither refreshed nor unlocked
 	// is freed this long after it was taken or last refreshed, by the
-	// Redis server's clock. It is kept to the millisecond. 0 means
-	// DefaultTTL.
+	// Redis server's clock. It is kept to the millisecond, and must be at
+	// least a millisecond and at most MaxTTL. 0 means DefaultTTL.
 	TTL time.Duration
 
 	// Replicas, when above 0, makes every write wait until that many
@@ -52,6 +58,8 @@ func (c Config) check() (Config, error) {
 		return c, invalidConfig("TTL is %v, must not be negative", c.TTL)
 	case c.TTL > 0 && c.TTL < time.Millisecond:
 		return c, invalidConfig("TTL is %v, must be at least 1ms", c.TTL)
+	case c.TTL > MaxTTL:
+		return c, invalidConfig("TTL is %v, must be at most MaxTTL, %v", c.TTL, MaxTTL)
 	case c.Replicas < 0:
 		return c, invalidConfig("Replicas is %d, must not be negative", c.Replicas)
 	case c.ReplicaTimeout < 0:

@@ -19,8 +19,9 @@ var (
 	// ErrInvalidConfig is returned by New when the client or the Config
 	// cannot work, and by every method of a zero or nil Mutex. New refuses
 	// a nil client, an empty Key, a Key with a '}' but no hash tag, a Key
-	// that names another lock's side key, a negative TTL or one above 0
-	// but under a millisecond, and a negative Replicas or ReplicaTimeout.
+	// that names another lock's side key, a negative TTL, one above 0 but
+	// under a millisecond or one above MaxTTL, and a negative Replicas or
+	// ReplicaTimeout.
 	ErrInvalidConfig = errors.New("lock: invalid config")
 
 	// ErrNotReplicated is returned when Config.Replicas is set and fewer

@@ -26,8 +26,7 @@ func TestTryAfterMissedNoticeTakesHandedLock(t *testing.T) {
 	}
 	require.Positive(t, obtain("owner")[0], "the owner takes the lock")
 	require.LessOrEqual(t, obtain("waiter")[0], int64(0), "the waiter queues")
-	owner := &Lock{mutex: m, token: "owner"}
-	held, err := owner.release(ctx, &m.runner)
+	held, err := m.unlockRun(ctx, &m.runner, "owner", 0)
 	require.NoError(t, err)
 	require.True(t, held)
 	require.Equal(t, "waiter", b.Client.Get(ctx, m.cfg.Key).Val(), "handed to the waiter")
@@ -36,4 +35,39 @@ func TestTryAfterMissedNoticeTakesHandedLock(t *testing.T) {
 	assert.Positive(t, reply[0], "the waiter holds the lock, with a fence")
 	assert.Greater(t, b.Client.PTTL(ctx, m.cfg.Key).Val(), 50*time.Second, "for its full lease time")
 	assert.Zero(t, b.Client.ZCard(ctx, m.keys[keyQueue]).Val(), "and has left the queue")
+}
+
+// A waiter that gives up just as the lock is handed to it, before its
+// notice is read, hands the lock on to the next waiter, or frees it, as it
+// leaves; it does not keep it for the claim time.
+func TestWaiterThatLeavesHandsOnWhatItWasHanded(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		m, err := New(b.Client, Config{Key: b.Key(t, "lock-test:"), TTL: time.Minute})
+		require.NoError(t, err)
+		obtain := func(token string) int64 {
+			reply, err := m.runner.Run(ctx, obtainQueuedScript, m.keys, token, m.ttl, "3000").Int64Slice()
+			require.NoError(t, err)
+			return reply[0]
+		}
+		for _, next := range []bool{true, false} {
+			require.Positive(t, obtain("owner"), "the owner takes the lock")
+			require.LessOrEqual(t, obtain("gave-up"), int64(0), "a waiter queues")
+			if next {
+				require.LessOrEqual(t, obtain("next"), int64(0), "another queues behind it")
+			}
+			held, err := m.unlockRun(ctx, &m.runner, "owner", 0)
+			require.NoError(t, err)
+			require.True(t, held)
+			require.Equal(t, "gave-up", b.Client.Get(ctx, m.cfg.Key).Val(), "handed to the first waiter")
+
+			(&Lock{mutex: m, token: "gave-up"}).leave(ctx)
+			if next {
+				assert.Equal(t, "next", b.Client.Get(ctx, m.cfg.Key).Val(), "handed on")
+				assert.Zero(t, b.Client.ZCard(ctx, m.keys[keyQueue]).Val())
+				(&Lock{mutex: m, token: "next"}).leave(ctx)
+			}
+			assert.Zero(t, b.Client.Exists(ctx, m.keys[keyLock], m.keys[keyQueue], m.keys[keyQueueDeadlines]).Val(), "freed, and no queue is left")
+		}
+	})
 }

@@ -45,13 +45,22 @@ func (m *Mutex) Inspect(ctx context.Context) (Info, error) {
 	if err := m.usable(); err != nil {
 		return Info{}, err
 	}
-	reply, err := inspectScript.Run(ctx, m.client, []string{m.keys[keyLock], m.keys[keyQueueDeadlines]}).Slice()
+	info, err := m.inspect(ctx)
 	if err != nil {
 		return Info{}, callerr.Call(ctx, "lock", "inspect", m.cfg.Key, err)
 	}
+	return info, nil
+}
+
+// inspect runs inspect.lua.
+func (m *Mutex) inspect(ctx context.Context) (Info, error) {
+	reply, err := inspectScript.Run(ctx, m.client, []string{m.keys[keyLock], m.keys[keyQueueDeadlines]}).Slice()
+	if err != nil {
+		return Info{}, err
+	}
 	info, ok := decodeInfo(reply)
 	if !ok {
-		return Info{}, callerr.Op("lock", "inspect", m.cfg.Key, callerr.UnexpectedReply(reply))
+		return Info{}, callerr.UnexpectedReply(reply)
 	}
 	return info, nil
 }
@@ -83,8 +92,9 @@ func decodeInfo(reply []any) (Info, bool) {
 // exactly as that owner's Unlock would: the first waiter, if any, is
 // handed the lock at once and woken, and otherwise the key is deleted. It
 // is for operators, to free a lock whose owner is stuck. The owner is not
-// told: its next Refresh or Unlock returns ErrNotHeld, and its KeepAlive
-// context ends with that cause.
+// told: its next Refresh returns ErrNotHeld, and its KeepAlive context
+// ends with that cause (an Unlock it sends before the lease it knows of
+// runs out reports success: see Lock.Unlock).
 //
 // The token, as Info.Token reports it, names the owner to break, so that a
 // lock that changed hands since it was read is left to its new owner.
@@ -93,8 +103,12 @@ func decodeInfo(reply []any) (Info, bool) {
 // it now. The owner may be a Lock's or any other client's that keeps the
 // same data (the seed's scripts, redislock, redsync).
 //
-// An error from the connection leaves the outcome unknown; Break can be
-// called again, and reports false if the first call freed the lock.
+// Break reads the lock first, as Inspect does, and then frees it, passing
+// the owner's lease deadline it read, so that the second call, sent again
+// by go-redis after its reply was lost, finds the lock gone before that
+// deadline and reports true, as its first run did. An error from the
+// connection leaves the outcome unknown; Break can be called again, and
+// then reports false if the first call freed the lock.
 func (m *Mutex) Break(ctx context.Context, token string) (bool, error) {
 	if err := m.usable(); err != nil {
 		return false, err
@@ -103,12 +117,25 @@ func (m *Mutex) Break(ctx context.Context, token string) (bool, error) {
 		return false, nil
 	}
 	c := observe.Begin(m.cfg.Observer, "lock", "Break", m.cfg.Key, token, 1, 1)
-	owner := &Lock{mutex: m, token: token}
-	held, err := owner.release(ctx, &m.runner)
+	held, err := m.breakOwner(ctx, token)
 	if err != nil {
+		err = callerr.Call(ctx, "lock", "break", m.cfg.Key, err)
 		c.Failed(ctx, err)
 		return false, err
 	}
 	c.Released(ctx, held)
 	return held, nil
+}
+
+// breakOwner reads the lock and frees it if token holds it.
+func (m *Mutex) breakOwner(ctx context.Context, token string) (bool, error) {
+	info, err := m.inspect(ctx)
+	if err != nil || info.Token != token {
+		return false, err
+	}
+	var deadline int64
+	if info.TTL > 0 {
+		deadline = leaseFrom(info.FenceFloor/1000, info.TTL)
+	}
+	return m.unlockRun(ctx, &m.runner, token, deadline)
 }

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
@@ -33,6 +34,12 @@ type Lock struct {
 	token string
 	fence int64
 	keep  *keepalive.Lease
+
+	// deadline is the time, in ms by the server's clock, that the lease
+	// lasts at least until, as the server's replies prove it; 0 when
+	// unknown. It only grows, until a call finds the lock gone: it is then
+	// -1 for good.
+	deadline atomic.Int64
 }
 
 // newLock returns a handle for a new owner, with a new token, that holds
@@ -57,10 +64,29 @@ func (l *Lock) begin(op string) observe.Call {
 	return observe.Begin(m.cfg.Observer, "lock", op, m.cfg.Key, l.token, 1, 1)
 }
 
-// taken records that the lock was taken, with fence, by a call sent at start.
-func (l *Lock) taken(start time.Time, fence int64) {
+// taken records that the lock was taken, with fence, by a call sent at
+// start, and that its lease lasts at least until deadline (ms, the
+// server's clock; 0: unknown).
+func (l *Lock) taken(start time.Time, fence, deadline int64) {
 	l.fence = fence
+	l.extended(deadline)
 	l.keep.Taken(start)
+}
+
+// extended records that the lease lasts at least until deadline.
+func (l *Lock) extended(deadline int64) {
+	for {
+		old := l.deadline.Load()
+		if old < 0 || deadline <= old || l.deadline.CompareAndSwap(old, deadline) {
+			return
+		}
+	}
+}
+
+// gone records that a call found the lock no longer held by l, so that
+// no later call takes a lock found gone for one this owner freed.
+func (l *Lock) gone() {
+	l.deadline.Store(-1)
 }
 
 // Token returns the owner token stored in Redis while this Lock holds the
@@ -74,7 +100,10 @@ func (l *Lock) Token() string {
 
 // Fence returns the lock's fencing token: the Redis server's clock, in
 // microseconds, when this owner took the lock (read in the same
-// transaction or script that took it). Storage that keeps the highest
+// transaction or script that took it; when go-redis sent that call again
+// after its reply was lost, read by the call sent again, which found the
+// lock held by this owner: a little later than it was taken, still before
+// any later owner took it). Storage that keeps the highest
 // fence it has seen can refuse a write that carries a lower one, from an
 // owner that lost the lock without knowing it (a long pause, say).
 //
@@ -94,7 +123,9 @@ func (l *Lock) Fence() int64 {
 
 // Refresh extends the lock's lease to TTL from now. It returns an error
 // matching ErrNotHeld when the lock is no longer held by this owner (and
-// the Lock is then lost); it never takes a lapsed lock again.
+// the Lock is then lost); it never takes a lapsed lock again. Refresh can
+// be sent any number of times: a call that go-redis sends again after its
+// reply was lost answers as the first did.
 func (l *Lock) Refresh(ctx context.Context) error {
 	if l == nil || l.keep == nil {
 		return ErrNotHeld
@@ -104,7 +135,7 @@ func (l *Lock) Refresh(ctx context.Context) error {
 		return err
 	}
 	if !ok {
-		return l.notHeld()
+		return l.notHeld("refresh")
 	}
 	return nil
 }
@@ -114,6 +145,16 @@ func (l *Lock) Refresh(ctx context.Context) error {
 // longer held the lock (it lapsed, or was broken), or when it was unlocked
 // already. After an Unlock that failed with another error, Unlock tries
 // again.
+//
+// An Unlock whose first run freed the lock, or handed it on, and that
+// runs again (go-redis sends a call again when its reply was lost, and a
+// caller calls Unlock again after an error) reports success: the lock's
+// lease, whose deadline this owner learnt from the server when it took or
+// last refreshed the lock, had not run out, so nothing but this owner's
+// unlock can have freed it. Past that deadline, it reports ErrNotHeld; so
+// does a first run just before the deadline sent again just after it. A
+// lock broken by an operator (Break, or a DEL) before its deadline is
+// reported unlocked, not ErrNotHeld.
 func (l *Lock) Unlock(ctx context.Context) error {
 	if l == nil || l.keep == nil {
 		return ErrNotHeld
@@ -123,7 +164,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		return err
 	}
 	if !ok {
-		return l.notHeld()
+		return l.notHeld("unlock")
 	}
 	return nil
 }
@@ -154,58 +195,53 @@ func (l *Lock) Lost() <-chan struct{} {
 	return l.keep.Lost()
 }
 
-func (l *Lock) notHeld() error {
-	return callerr.Op("lock", "unlock", l.mutex.cfg.Key, ErrNotHeld)
+// notHeld is the ErrNotHeld of operation op.
+func (l *Lock) notHeld(op string) error {
+	return callerr.Op("lock", op, l.mutex.cfg.Key, ErrNotHeld)
 }
 
 // refresh runs refresh.lua: Config.Renew of the Lock's keepalive.Lease.
 func (l *Lock) refresh(ctx context.Context) (bool, error) {
 	m := l.mutex
 	c := l.begin("Refresh")
-	held, err := m.runner.Run(ctx, refreshScript, m.keys[:keyQueue], l.token, m.ttl).Int64()
+	deadline, err := m.refreshRun(ctx, l.token)
 	if err != nil {
 		err = callerr.Call(ctx, "lock", "refresh", m.cfg.Key, err)
 		c.Failed(ctx, err)
 		return false, err
 	}
-	c.Renewed(ctx, held == 1)
-	return held == 1, nil
+	if deadline > 0 {
+		l.extended(deadline)
+	} else {
+		l.gone()
+	}
+	c.Renewed(ctx, deadline > 0)
+	return deadline > 0, nil
 }
 
 // unlock runs unlock.lua, and hand_off.lua when someone waits: the
-// Config.Release of the Lock's keepalive.Lease.
+// Config.Release of the Lock's keepalive.Lease. The owner holds the lock
+// until the script that frees or hands it over runs, so nobody can take
+// it between the two calls.
 func (l *Lock) unlock(ctx context.Context) (bool, error) {
-	c := l.begin("Unlock")
-	held, err := l.release(ctx, &l.mutex.runner)
-	if err != nil {
-		c.Failed(ctx, err)
-	} else {
-		c.Released(ctx, held)
-	}
-	return held, err
-}
-
-// release unlocks through run: the Mutex's runner, or one that sends no
-// WAIT. The owner holds the lock until the script that frees or hands it
-// over runs, so nobody can take it between the two calls.
-func (l *Lock) release(ctx context.Context, run *script.Runner) (bool, error) {
 	m := l.mutex
-	held, err := run.Run(ctx, unlockScript, m.keys[:keyQueueDeadlines], l.token).Int64()
-	if err == nil && held == 2 {
-		held, err = run.Run(ctx, handOffScript, m.keys, l.token, m.handOff).Int64()
-	}
+	c := l.begin("Unlock")
+	held, err := m.unlockRun(ctx, &m.runner, l.token, l.deadline.Load())
 	if err != nil {
-		return false, callerr.Call(ctx, "lock", "unlock", m.cfg.Key, err)
+		err = callerr.Call(ctx, "lock", "unlock", m.cfg.Key, err)
+		c.Failed(ctx, err)
+		return false, err
 	}
-	return held == 1, nil
+	c.Released(ctx, held)
+	return held, nil
 }
 
-// unlockDetached unlocks after a TryLock or Lock failed with an unknown
-// outcome: it runs even when ctx is done, bounded by cleanupTimeout, and
-// sends no WAIT, which could only delay it.
+// unlockDetached unlocks after a TryLock failed with an unknown outcome:
+// it runs even when ctx is done, bounded by cleanupTimeout, and sends no
+// WAIT, which could only delay it.
 func (l *Lock) unlockDetached(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	noWait := script.Runner{Client: l.mutex.client}
-	l.release(ctx, &noWait) //nolint:errcheck // best effort; the lock lapses by itself
+	l.mutex.unlockRun(ctx, &noWait, l.token, 0) //nolint:errcheck // best effort; the lock lapses by itself
 }

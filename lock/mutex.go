@@ -93,9 +93,13 @@ func (m *Mutex) usable() error {
 // owner holds it, TryLock returns a nil *Lock and an error matching
 // ErrNotObtained.
 //
-// An error from the connection leaves the outcome unknown; TryLock then
-// unlocks what it may have taken before it returns, so a failed TryLock
-// holds nothing.
+// The Lock's token is made before the call is sent, so a call that
+// go-redis sends again after its reply was lost finds the lock held by
+// its own token and returns the Lock, as its first run would have; its
+// fence is then read by the call sent again (see Lock.Fence). An error
+// from the connection leaves the outcome unknown; TryLock then unlocks
+// what it may have taken before it returns, so a failed TryLock holds
+// nothing.
 func (m *Mutex) TryLock(ctx context.Context) (*Lock, error) {
 	if err := m.usable(); err != nil {
 		return nil, err
@@ -103,7 +107,7 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lock, error) {
 	l := m.newLock()
 	c := l.begin("TryLock")
 	start := time.Now()
-	fence, err := m.obtain(ctx, l.token)
+	fence, deadline, err := m.obtain(ctx, l.token)
 	if err != nil {
 		if callerr.OutcomeUnknown(err) {
 			l.unlockDetached(ctx)
@@ -114,9 +118,9 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lock, error) {
 	}
 	if fence == 0 {
 		c.Refused(ctx, 1)
-		return nil, fmt.Errorf("%w: %q is held", ErrNotObtained, m.cfg.Key)
+		return nil, callerr.Op("lock", "obtain", m.cfg.Key, ErrNotObtained)
 	}
-	l.taken(start, fence)
+	l.taken(start, fence, deadline)
 	c.Acquired(ctx, 1)
 	return l, nil
 }

@@ -19,15 +19,22 @@ import (
 //	EXEC
 //	WAIT replicas timeout         -- with Config.Replicas only
 //
-// It returns the fence, or 0 when another owner holds the lock. The fence
-// is read in the transaction that takes the lock, so no other owner comes
-// between the two, and the next owner can take the lock only after this
-// one unlocked it (after this call's reply came back) or its lease
-// lapsed: later, by the server's clock.
-func (m *Mutex) obtain(ctx context.Context, token string) (int64, error) {
+// It returns the fence, or 0 when another owner holds the lock, and the
+// deadline (ms, the server's clock) that the lease lasts at least until,
+// 0 when unknown. The fence is read in the transaction that takes the
+// lock, so no other owner comes between the two, and the next owner can
+// take the lock only after this one unlocked it (after this call's reply
+// came back) or its lease lapsed: later, by the server's clock.
+//
+// A transaction that go-redis sends again after its reply was lost finds
+// the lock held by token, which SET ... GET returns: its first run took
+// it, and it returns the fence it reads itself, later than the first
+// run's but before any later owner's. The lease then runs from the first
+// run, which this one cannot see, so the deadline is unknown.
+func (m *Mutex) obtain(ctx context.Context, token string) (fence, deadline int64, err error) {
 	conn, err := m.node(ctx)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var exec, wait *redis.Cmd
 	_, err = conn.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -41,31 +48,36 @@ func (m *Mutex) obtain(ctx context.Context, token string) (int64, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	replies, err := exec.Slice()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if len(replies) != 2 {
-		return 0, callerr.UnexpectedReply(replies)
+		return 0, 0, callerr.UnexpectedReply(replies)
 	}
 	if err, ok := replies[0].(error); ok {
-		return 0, err
+		return 0, 0, err
 	}
-	if replies[0] != nil {
-		return 0, nil // held: SET ... GET returned the holder's token
+	resent := replies[0] == token
+	if replies[0] != nil && !resent {
+		return 0, 0, nil // held: SET ... GET returned the holder's token
 	}
 	if wait != nil {
 		acked, err := wait.Int64()
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if acked < int64(m.cfg.Replicas) {
-			return 0, fmt.Errorf("%w: %d of %d", ErrNotReplicated, acked, m.cfg.Replicas)
+			return 0, 0, fmt.Errorf("%w: %d of %d", ErrNotReplicated, acked, m.cfg.Replicas)
 		}
 	}
-	return microseconds(replies[1])
+	fence, err = microseconds(replies[1])
+	if err != nil || resent {
+		return fence, 0, err
+	}
+	return fence, leaseFrom(fence/1000, m.cfg.TTL), nil
 }
 
 // microseconds reads a TIME reply, {seconds, microseconds}, as µs.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/script"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
@@ -17,15 +18,27 @@ import (
 // waiters when it lapses. A waiter also tries again every second, to keep
 // its place in the queue, so a lost notice delays it at most that long.
 //
-// If ctx is done first, Lock returns an error that matches ctx.Err() and
-// holds nothing. Any other error is returned as it is; when it leaves the
-// outcome unknown (a broken connection, say), Lock unlocks what it may
-// have taken before it returns, so a failed Lock holds nothing.
+// A handed lock is held for the waiter only for the claim time (3
+// seconds), or its TTL if shorter, from the hand-off, by the server's
+// clock. Lock returns on the notice only while the lock must still be held
+// for it, with time for the claim to arrive; a waiter that reads the
+// notice later (its process was stopped or starved) tries again instead,
+// and returns only once that try holds the lock.
+//
+// If ctx is done first, Lock returns an error that matches ctx.Err(),
+// holds nothing and has left the queue: an Unlock never hands the lock to
+// a Lock that gave up, and a lock handed to it as it gave up is handed on
+// to the next waiter. Any other error is returned as it is; when it leaves
+// the outcome unknown (a broken connection, say), Lock unlocks what it may
+// have taken before it returns, so a failed Lock holds nothing. A try that
+// go-redis sends again after its reply was lost finds what its first run
+// did: the lock taken by the Lock's own token, or the same place in the
+// queue.
 //
 // In the one case where the claim behind the return cannot reach Redis
-// within the 3-second claim time, the lock lapses then; the Lock is then
-// marked lost, so that KeepAlive's context ends. With Config.Replicas set,
-// the claim is made, and acknowledged, before Lock returns.
+// in time, the lock lapses then; the Lock is then marked lost, so that
+// KeepAlive's context ends. With Config.Replicas set, the claim is made,
+// and acknowledged, before Lock returns.
 func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
 	if err := m.usable(); err != nil {
 		return nil, err
@@ -36,39 +49,35 @@ func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
 	l := m.newLock()
 	c := l.begin("Lock")
 	start := time.Now()
-	w := waitqueue.Join(m.notices, m.channel, l.token)
-	defer w.Leave()
-	var fence int64
+	var fence, deadline int64
 	var refused, released time.Time // the first refusal and the hand-over's release, when observed
-	mayHold, err := w.Loop(ctx, func(ctx context.Context) (waitqueue.Try, error) {
-		reply, err := m.runner.Run(ctx, obtainQueuedScript, m.keys, l.token, m.ttl, waitqueue.EntryTTLArg).Int64Slice()
-		if err != nil {
-			return waitqueue.Try{}, err
-		}
-		if len(reply) != 2 {
-			return waitqueue.Try{}, callerr.UnexpectedReply(reply)
-		}
-		if reply[0] > 0 {
-			fence = reply[0]
-			return waitqueue.Try{Done: true}, nil
-		}
-		if c.On() && refused.IsZero() {
-			refused = time.Now()
-		}
-		return waitqueue.Try{Arrival: reply[1], Lapse: time.Duration(-reply[0]) * time.Millisecond}, nil
-	}, func(h waitqueue.Handed) (bool, error) {
-		if m.cfg.Replicas == 0 {
-			go l.claimHanded(ctx, h.Deadline)
-			fence = h.Value
-			released = h.Deadline.Add(-m.cfg.TTL) // the deadline is a lease time from the release
+	err := waitqueue.Run(ctx, m.notices, m.channel, l.token, waitqueue.Steps{
+		Try: func(ctx context.Context) (waitqueue.Try, error) {
+			f, try, now, err := m.obtainQueued(ctx, l.token)
+			if err != nil {
+				return try, err
+			}
+			if try.Done {
+				fence, deadline = f, leaseFrom(now, m.cfg.TTL)
+			} else if c.On() && refused.IsZero() {
+				refused = time.Now()
+			}
+			return try, nil
+		},
+		Take: func(h waitqueue.Handed) (bool, error) {
+			if m.cfg.Replicas == 0 {
+				go l.claimHanded(ctx, h.Deadline)
+			} else {
+				held, err := m.claimRun(ctx, l.token, h.Deadline)
+				if err != nil || !held {
+					return false, err
+				}
+			}
+			fence, deadline = h.Value, h.HeldUntil.UnixMilli()
+			released = h.HandedAt
 			return true, nil
-		}
-		held, err := l.claim(ctx, h.Deadline)
-		if held {
-			fence = h.Value
-			released = h.Deadline.Add(-m.cfg.TTL)
-		}
-		return held, err
+		},
+		Leave: l.leave,
 	})
 	if !refused.IsZero() {
 		c.Waited(ctx, refused)
@@ -77,9 +86,6 @@ func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
 		c.HandedOver(ctx, released)
 	}
 	if err != nil {
-		if mayHold || callerr.OutcomeUnknown(err) {
-			l.unlockDetached(ctx)
-		}
 		if ctxErr := callerr.ContextDone(ctx); ctxErr != nil && callerr.OutcomeUnknown(err) {
 			err = ctxErr
 		}
@@ -87,9 +93,18 @@ func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
 		c.Failed(ctx, err)
 		return nil, err
 	}
-	l.taken(start, fence)
+	l.taken(start, fence, deadline)
 	c.Acquired(ctx, 1)
 	return l, nil
+}
+
+// leave takes a waiter that gave up out of the queue, and frees the lock
+// or hands it on if the waiter holds it: the Leave of its wait, which runs
+// detached from the wait's context. It sends no WAIT, which could only
+// delay it.
+func (l *Lock) leave(ctx context.Context) {
+	noWait := script.Runner{Client: l.mutex.client}
+	l.mutex.leaveQueue(ctx, &noWait, l.token) //nolint:errcheck // best effort; the entry and the lock lapse by themselves
 }
 
 // claimHanded claims a lock handed to l until deadline, detached from ctx
@@ -98,17 +113,11 @@ func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
 func (l *Lock) claimHanded(ctx context.Context, deadline time.Time) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	if held, err := l.claim(ctx, deadline); err != nil || !held {
+	held, err := l.mutex.claimRun(ctx, l.token, deadline)
+	if err != nil || !held {
+		l.gone()
 		l.keep.Lose()
+		return
 	}
-}
-
-// claim runs claim.lua: l takes the lock an unlock handed it until deadline.
-func (l *Lock) claim(ctx context.Context, deadline time.Time) (bool, error) {
-	m := l.mutex
-	held, err := m.runner.Run(ctx, claimScript, m.keys[:keyQueue], l.token, deadline.UnixMilli()).Int64()
-	if err != nil {
-		return false, callerr.Call(ctx, "lock", "claim", m.cfg.Key, err)
-	}
-	return held == 1, nil
+	l.extended(deadline.UnixMilli())
 }

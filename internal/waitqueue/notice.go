@@ -15,16 +15,29 @@ import (
 // notice.Registry).
 var Notices = notice.NewRegistry()
 
-// A Handed is what a release's notice tells the waiter it handed to:
-// '+deadline ms:value:arrival number:name'. The release hands it what it
-// waited for, held for the claim time, and the waiter claims it until
-// Deadline. Value is the primitive's own: the units in use for the
-// limiter, the fence for the lock.
+// A Handed is what a release's notice tells the waiter it handed to. The
+// release hands it what it waited for, held until HeldUntil (the claim
+// time, or the waiter's lease if shorter, from the hand-off), and the
+// waiter claims it until Deadline. Value is the primitive's own: the units
+// in use for the limiter, the fence for the lock. Every time is the Redis
+// server's.
+//
+// A notice is written by a script, in one of two forms:
+//
+//	*handed ms:held until ms:deadline ms:value:arrival number:name
+//	+deadline ms:value:arrival number:name
+//
+// The first states when the hand-off ran and how long it holds what it
+// handed, so that the waiter trusts it only while that lasts (see
+// Wait.Handed). The second, older one states neither; the waiter then
+// trusts it for TrustNotices after its try.
 type Handed struct {
-	Deadline time.Time
-	Value    int64
-	arrival  int64  // the queue entry served
-	name     string // the waiter's name
+	Deadline  time.Time
+	Value     int64
+	HandedAt  time.Time // zero in a notice of the older form
+	HeldUntil time.Time // zero in a notice of the older form
+	arrival   int64     // the queue entry served
+	name      string    // the waiter's name
 }
 
 // Name returns the waiter a notice names, as notice.Site.Join wants it.
@@ -33,10 +46,19 @@ func Name(payload string) (string, bool) {
 	return h.name, ok
 }
 
-// parseHanded reads a notice '+deadline ms:value:arrival number:name'.
+// parseHanded reads a notice in either form (see Handed).
 func parseHanded(payload string) (Handed, bool) {
-	rest, ok := strings.CutPrefix(payload, "+")
-	var fields [3]int64
+	var fields []int64
+	var rest string
+	switch {
+	case strings.HasPrefix(payload, "*"):
+		fields, rest = make([]int64, 5), payload[1:]
+	case strings.HasPrefix(payload, "+"):
+		fields, rest = make([]int64, 3), payload[1:]
+	default:
+		return Handed{}, false
+	}
+	ok := true
 	for i := range fields {
 		var field string
 		var found bool
@@ -48,5 +70,15 @@ func parseHanded(payload string) (Handed, bool) {
 	if !ok {
 		return Handed{}, false
 	}
-	return Handed{Deadline: time.UnixMilli(fields[0]), Value: fields[1], arrival: fields[2], name: rest}, true
+	if len(fields) == 3 {
+		return Handed{Deadline: time.UnixMilli(fields[0]), Value: fields[1], arrival: fields[2], name: rest}, true
+	}
+	return Handed{
+		HandedAt:  time.UnixMilli(fields[0]),
+		HeldUntil: time.UnixMilli(fields[1]),
+		Deadline:  time.UnixMilli(fields[2]),
+		Value:     fields[3],
+		arrival:   fields[4],
+		name:      rest,
+	}, true
 }

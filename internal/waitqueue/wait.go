@@ -5,15 +5,19 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/notice"
 )
 
-// TrustNotices is how long after a try is sent a notice for the queue
-// entry it returned is trusted: what it hands over lasts the claim time,
-// EntryTTL, from a moment after that send, so a waiter that reads the
-// notice well within it returns at once and its claim, sent then, finds
-// it still held. A later notice is checked with a try.
+// TrustNotices is how long after a try is sent a notice of the older form
+// (see Handed), which does not say how long what it hands over is held,
+// is trusted: what it hands over lasts at least the claim time, EntryTTL,
+// or the waiter's lease if shorter, from a moment after that send. A
+// notice of the newer form is trusted only until its HeldUntil.
 const TrustNotices = EntryTTL - time.Second
+
+// LeaveTimeout bounds the Leave of a waiter that failed (see Run).
+const LeaveTimeout = time.Second
 
 const (
 	// MaxPoll caps the sleep between tries when no notice can arrive: for
@@ -24,14 +28,56 @@ const (
 	MinPoll = time.Millisecond
 )
 
+// Steps are the parts of a wait that belong to the primitive that waits
+// (see Run).
+type Steps struct {
+	// Try tries to get what the waiter waits for, and otherwise joins the
+	// queue or keeps its place in it.
+	Try func(ctx context.Context) (Try, error)
+
+	// Take is given what a release handed the waiter, from a notice that
+	// can be trusted: what it hands over is still held for the waiter,
+	// with time left for a claim sent now to reach the server first. It
+	// claims it, or returns it at once and claims it behind, and reports
+	// whether the waiter holds it; false makes the waiter try again.
+	Take func(h Handed) (bool, error)
+
+	// Leave takes the waiter out of the queue, and frees what it holds or
+	// was handed meanwhile, handing it on to the next waiter. Run calls it,
+	// detached from the wait's context and bounded by LeaveTimeout, when
+	// the wait fails; it must do nothing to what another holds.
+	Leave func(ctx context.Context)
+}
+
+// Run is the whole life of one waiter, the same for every primitive that
+// waits: it joins the notice channel under name, runs Loop with steps.Try
+// and steps.Take until the waiter holds what it waits for, and leaves the
+// channel. When the wait fails (ctx ended, or a call failed), Run calls
+// steps.Leave before it returns, if the waiter may be queued or hold
+// something, so that a waiter that gave up is never handed anything
+// later. It returns Loop's error.
+func Run(ctx context.Context, site *notice.Site, channel, name string, steps Steps) error {
+	w := Join(site, channel, name)
+	defer w.Leave()
+	mayHold, err := w.Loop(ctx, steps.Try, steps.Take)
+	if err != nil && (mayHold || callerr.OutcomeUnknown(err)) && steps.Leave != nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), LeaveTimeout)
+		defer cancel()
+		steps.Leave(ctx)
+	}
+	return err
+}
+
 // A Wait is one waiter's place on its queue's notice channel. A notice
 // names the waiter a release handed to, and the queue entry it served; it
 // wakes the Wait of that name that waits on that entry, and no other. Its
 // fields are the waiting goroutine's alone.
 type Wait struct {
 	*notice.Waiter
-	arrival int64     // the waiter's queue entry, from its last try; 0: none
-	trusted time.Time // until when a notice for that entry can be trusted
+	arrival int64         // the waiter's queue entry, from its last try; 0: none
+	sent    time.Time     // when that try was sent
+	trip    time.Duration // how long that try took, there and back
+	clock   time.Time     // the server's clock as that try ran; zero: unknown
 }
 
 // Join adds a Wait for name on channel at site. It must Leave.
@@ -43,11 +89,19 @@ func Join(site *notice.Site, channel, name string) *Wait {
 // returned, so that a notice for that entry wakes it, even one that came
 // first.
 func (w *Wait) Queued(arrival int64, sent time.Time) {
-	w.arrival, w.trusted = arrival, sent.Add(TrustNotices)
-	if arrival == 0 {
+	w.queued(Try{Arrival: arrival}, sent, sent)
+}
+
+// queued records the outcome of the waiter's last try, sent at sent and
+// answered at answered.
+func (w *Wait) queued(t Try, sent, answered time.Time) {
+	w.arrival, w.sent, w.clock = t.Arrival, sent, t.Clock
+	w.trip = max(answered.Sub(sent), 0)
+	if t.Arrival == 0 {
 		w.Expect(nil)
 		return
 	}
+	arrival := t.Arrival
 	w.Expect(func(payload string) bool {
 		h, ok := parseHanded(payload)
 		return ok && h.arrival == arrival
@@ -56,37 +110,61 @@ func (w *Wait) Queued(arrival int64, sent time.Time) {
 
 // Handed returns what a release handed the waiter's queue entry, if one
 // did and the notice can still be trusted.
+//
+// A notice can be trusted while what it hands over is still held for the
+// waiter, with time to spare for a claim to reach the server. The server
+// ran the waiter's last try after the try was sent, and the hand-off after
+// that try (an earlier hand-off would have made the try take what it
+// handed), so the server's clock now is at most the try's clock (or, if
+// the try did not read it, the hand-off's) plus the time since the try was
+// sent. Handed trusts the notice only while that bound, plus the try's
+// round trip for the claim to come, is before HeldUntil. A waiter that was
+// stopped, or slow to read the notice, thus checks with a try instead.
 func (w *Wait) Handed() (Handed, bool) {
 	payload, ok := w.Last()
-	if !ok || w.arrival == 0 || !time.Now().Before(w.trusted) {
+	if !ok || w.arrival == 0 {
 		return Handed{}, false
 	}
 	h, ok := parseHanded(payload)
-	return h, ok && h.arrival == w.arrival
+	if !ok || h.arrival != w.arrival {
+		return Handed{}, false
+	}
+	if h.HeldUntil.IsZero() {
+		return h, time.Since(w.sent) < TrustNotices
+	}
+	ref := h.HandedAt
+	if !w.clock.IsZero() {
+		ref = w.clock
+	}
+	latest := ref.Add(time.Since(w.sent) + w.trip)
+	return h, latest.Before(h.HeldUntil)
 }
 
 // A Try is the outcome of one try of a waiter: Done when it got what it
-// waits for; otherwise Arrival names its queue entry (0: not queued) and
-// Lapse is when what holds it up lapses by itself (0: unknown).
+// waits for; otherwise Arrival names its queue entry (0: not queued),
+// Lapse is when what holds it up lapses by itself (0: unknown), and Clock
+// is the server's clock as the try ran (zero: the try did not read it).
 type Try struct {
 	Done    bool
 	Arrival int64
 	Lapse   time.Duration
+	Clock   time.Time
 }
 
 // Loop runs a wait: it calls try until try is done, and between tries
 // sleeps until a release hands the waiter what it waits for, until Lapse,
 // or until the waiter's place in the queue needs refreshing (a third of
-// EntryTTL). A handed notice goes to take, which claims what was handed
-// and reports whether the waiter holds it; if it does not (its claim time
-// ran out), Loop tries again.
+// EntryTTL). A handed notice that can be trusted (see Handed) goes to
+// take, which claims what was handed and reports whether the waiter holds
+// it; if it does not (its claim time ran out), or the notice can no
+// longer be trusted, Loop tries again.
 //
 // Loop returns nil once try is done or take holds. Otherwise it returns
 // try's or take's error, or ctx's when ctx ends, and reports whether the
 // waiter may hold something or be queued, so that the caller releases it:
 // always after take's error or ctx's end, and after try's error once a
 // try has queued it. A try whose error leaves its outcome unknown may have
-// queued it too; the caller judges that.
+// queued it too; the caller judges that. Run does all of this.
 func (w *Wait) Loop(ctx context.Context, try func(context.Context) (Try, error), take func(Handed) (bool, error)) (mayHold bool, err error) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -101,7 +179,7 @@ func (w *Wait) Loop(ctx context.Context, try func(context.Context) (Try, error),
 			return false, nil
 		}
 		queued = queued || t.Arrival != 0
-		w.Queued(t.Arrival, sent)
+		w.queued(t, sent, time.Now())
 		timer.Reset(w.sleep(t.Lapse))
 		select {
 		case <-ctx.Done():

@@ -91,11 +91,70 @@ func TestHandedNoticeMatchesQueueEntry(t *testing.T) {
 	}
 }
 
+// A notice that states how long what it hands over is held is trusted
+// only while it must still be held, by the server's clock: the hand-off
+// ran after the waiter's last try was sent, so the server's clock is now
+// at most the try's clock (or the hand-off's, when the try did not read
+// it) plus the time since the try was sent.
+func TestHandedNoticeTrustedUntilHeldUntil(t *testing.T) {
+	mr := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { client.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	site := notice.NewRegistry().Site(client)
+	const channel = "{waitqueue-test}/free"
+	settled := waitqueue.Join(site, channel, "other")
+	defer settled.Leave()
+	for !settled.Ready() {
+		require.NoError(t, ctx.Err(), "not subscribed")
+		time.Sleep(time.Millisecond)
+	}
+	const handedAt = 1_000_000 // the server's clock at the hand-off, ms
+	steps := []struct {
+		name    string
+		held    int64         // ms the hand-off holds the lock for the waiter
+		sentAgo time.Duration // since the waiter's last try was sent
+		clock   int64         // the try's server clock, ms before the hand-off; -1: not read
+		trusted bool
+	}{
+		{"read at once", 300, 0, -1, true},
+		{"stopped past the hold", 300, 450 * time.Millisecond, -1, false},
+		{"stopped past the hold, the try's clock read", 300, 450 * time.Millisecond, 0, false},
+		{"try long before the hand-off, its clock read", 300, 450 * time.Millisecond, 400, true},
+		{"try long before the hand-off, its clock not read", 300, 450 * time.Millisecond, -1, false},
+		{"claim time", 3000, 2 * time.Second, -1, true},
+	}
+	for i, s := range steps {
+		w := waitqueue.Join(site, channel, "holder")
+		payload := fmt.Sprintf("*%d:%d:%d:7:5:holder", handedAt, handedAt+s.held, handedAt+60_000)
+		require.NoError(t, client.Publish(ctx, channel, payload).Err())
+		for last, _ := w.Last(); last != payload; last, _ = w.Last() {
+			require.NoError(t, ctx.Err(), "the notice did not arrive")
+			time.Sleep(time.Millisecond)
+		}
+		try := waitqueue.Try{Arrival: 5}
+		if s.clock >= 0 {
+			try.Clock = time.UnixMilli(handedAt - s.clock)
+		}
+		w.QueuedTry(try, time.Now().Add(-s.sentAgo))
+		h, ok := w.Handed()
+		assert.Equal(t, s.trusted, ok, "step %d: %s", i, s.name)
+		assert.Equal(t, int64(7), h.Value, "step %d", i)
+		assert.True(t, h.Deadline.Equal(time.UnixMilli(handedAt+60_000)), "step %d", i)
+		assert.True(t, h.HeldUntil.Equal(time.UnixMilli(handedAt+s.held)), "step %d", i)
+		w.Leave()
+	}
+}
+
 func TestNoticeName(t *testing.T) {
 	name, ok := waitqueue.Name("+1700000000123:7:42:dev:ice\n1")
 	assert.True(t, ok)
 	assert.Equal(t, "dev:ice\n1", name)
-	for _, bad := range []string{"", "7", "+", "+1:2", "+1:2:x:h", "-1:2:3:h", "+a:2:3:h"} {
+	name, ok = waitqueue.Name("*1700000000123:1700000000423:1700000030123:7:42:dev:ice\n1")
+	assert.True(t, ok)
+	assert.Equal(t, "dev:ice\n1", name)
+	for _, bad := range []string{"", "7", "+", "+1:2", "+1:2:x:h", "-1:2:3:h", "+a:2:3:h", "*1:2:3:4:h", "*1:2:3:4:x:h"} {
 		_, ok := waitqueue.Name(bad)
 		assert.False(t, ok, "%q", bad)
 	}

@@ -1,4 +1,4 @@
--- claim: a waiter handed the lock by an unlock (see unlock.lua) takes it
+-- claim: a waiter handed the lock by an unlock (see hand_off.lua) takes it
 -- until the deadline its notice stated.
 --
 -- KEYS[1]  the lock: a string holding the owner's token, with a PX expiry
@@ -7,6 +7,8 @@
 --
 -- Returns 1 when the waiter holds the lock, else 0: a lock whose claim
 -- time ran out before the claim is gone, and a claim never takes it back.
+-- A claim sent again answers as its first run did: the lock then holds the
+-- waiter's token until the deadline, which PEXPIREAT ... GT leaves as it is.
 
 local lock, token, deadline = KEYS[1], ARGV[1], ARGV[2]
 

@@ -1,34 +1,51 @@
--- hand_off: free the lock if the owner still holds it, and hand it straight
--- to the first live waiter in the queue; unlock.lua sends the owner here
--- when someone waits.
+-- hand_off: free the lock if the caller still holds it, and hand it
+-- straight to the first live waiter in the queue; unlock.lua sends the
+-- owner here when someone waits, and a waiter that gives up comes here to
+-- leave the queue and pass on what it may have been handed meanwhile.
 --
 -- KEYS[1]  the lock: a string holding the owner's token, with a PX expiry
 -- KEYS[2]  queue: sorted set, waiting token -> arrival number
 -- KEYS[3]  queue deadlines: sorted set, waiting token -> when its entry lapses (ms)
 -- KEYS[4]  queue wants: hash, waiting token -> '1:lease ms'
--- ARGV[1]  the owner's token
+-- ARGV[1]  the caller's token: an owner's, or a waiter's that gives up
 -- ARGV[2]  'command claim channel': the notice command ('publish',
 --          'spublish' or none), the claim time in ms (how long a handed
---          lock waits for its waiter's claim), and the notice channel; read
---          only when someone waits
+--          lock waits for its waiter's claim), and the notice channel
+-- ARGV[3]  the caller's lease deadline (ms, the server's clock), as in
+--          unlock.lua; 0 when it is not known, as for a waiter
 --
--- Returns 1 when the owner held the lock, else 0: a lock that lapsed, or
--- that another owner holds now (the seed's, say), is left as it is.
+-- Returns 1 when the caller held the lock, else 0: a lock that lapsed, or
+-- that another owner holds now (the seed's, say), is left as it is. A
+-- caller that does not hold the lock is taken out of the queue, if it is
+-- in it. As in unlock.lua, a call sent again after its first run handed
+-- the lock on finds it gone before the caller's deadline, and answers 1.
 --
 -- A waiter handed the lock holds it, with a new fence (the server's clock
--- in µs, as when a lock is taken: see obtain.go), for the claim time
--- (at most its lease time), and a notice
--- '+deadline ms:fence:arrival number:token' tells its process, where the
--- waiter returns at once and claims the lock (claim.lua) until the
--- deadline, its full lease time from now. Only that waiter wakes. A waiter
--- that died while queued holds the lock for the claim time at most.
+-- in µs, as when a lock is taken: see obtain.go), for the claim time or
+-- its lease time if shorter, and a notice
+-- '*now ms:held until ms:deadline ms:fence:arrival number:token' tells its
+-- process (see internal/waitqueue): there the waiter, if the notice comes
+-- while the lock is still held for it, returns at once and claims the
+-- lock (claim.lua) until the deadline, its full lease time from now. Only
+-- that waiter wakes. A waiter that died while queued holds the lock for
+-- the claim time at most.
+
+-- #include queue.lua
 
 local lock, queue, qdeadlines, qwants = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local token = ARGV[1]
 
-if redis.call('GET', lock) ~= ARGV[1] then
+if redis.call('GET', lock) ~= token then
+	leave_queue(queue, qdeadlines, qwants, token)
+	local deadline = tonumber(ARGV[3])
+	if deadline > 0 then
+		local t = redis.call('TIME')
+		if t[1] * 1000 + math.floor(t[2] / 1000) < deadline then
+			return 1
+		end
+	end
 	return 0
 end
--- #include queue.lua
 
 local command, claim, channel = string.match(ARGV[2], '^(%a*) (%d+) (.*)$')
 local t = redis.call('TIME')
@@ -49,6 +66,7 @@ local hold = math.min(lease, tonumber(claim))
 redis.call('SET', lock, waiter, 'PX', hold)
 leave_queue(queue, qdeadlines, qwants, waiter)
 if command ~= '' then
-	redis.call(command, channel, string.format('+%d:%d:%d:', now + lease, t[1] * 1000000 + t[2], tonumber(arrival)) .. waiter)
+	local notice = string.format('*%d:%d:%d:%d:%d:', now, now + hold - 1, now + lease, t[1] * 1000000 + t[2], tonumber(arrival))
+	redis.call(command, channel, notice .. waiter)
 end
 return 1

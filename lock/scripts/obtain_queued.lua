@@ -1,6 +1,6 @@
 -- obtain_queued: take the lock for a waiting owner if no one holds it;
 -- otherwise join the waiting queue, or keep the owner's place in it, so
--- that an unlock can hand the lock straight to it (see unlock.lua).
+-- that an unlock can hand the lock straight to it (see hand_off.lua).
 --
 -- KEYS[1]  the lock: a string holding the owner's token, with a PX expiry
 --          (the seed's data, and redislock's and redsync's)
@@ -11,13 +11,17 @@
 -- ARGV[2]  lease time, ms
 -- ARGV[3]  queue entry lease, ms: a waiter that stops trying leaves the queue then
 --
--- Returns {fence, 0} when the lock was taken, or found handed to the
--- owner by an unlock whose notice it missed, the fence being the server's
--- clock in µs as it was taken (see obtain.go). Otherwise it returns
--- {-(ms until the holder's lease lapses), or 0 when the holder's key has no
--- expiry, arrival number}, the arrival number naming the waiter's queue
--- entry, which an unlock's notice names too. SET ... GET fails a key of
--- another type with WRONGTYPE and leaves it as it was.
+-- Returns {fence, 0, now ms} when the owner holds the lock now, its lease
+-- the lease time from now: it took it, or found it handed to it by an
+-- unlock whose notice it missed, or found it taken by its own first run,
+-- when this call is sent again. The fence is the server's clock in µs as
+-- it was taken (see obtain.go). Otherwise it returns {-(ms until the
+-- holder's lease lapses), or 0 when the holder's key has no expiry,
+-- arrival number, now ms}, the arrival number naming the waiter's queue
+-- entry, which an unlock's notice names too; a call sent again keeps the
+-- same entry. now is the server's clock, which the waiter checks notices
+-- against. SET ... GET fails a key of another type with WRONGTYPE and
+-- leaves it as it was.
 
 -- #include queue.lua
 
@@ -26,18 +30,18 @@ local token, ttl, qttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
 
 local held = redis.call('SET', lock, token, 'NX', 'GET', 'PX', ttl)
 local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
 if held == token then
-	-- An unlock handed the lock to this waiter, whose notice went astray:
-	-- it holds the lock for the claim time, and takes it for its lease.
+	-- Handed to this waiter, or taken by this call's first run: it holds
+	-- the lock for its lease time from now.
 	redis.call('PEXPIRE', lock, ttl)
 	held = false
 end
 if not held then
 	leave_queue(queue, qdeadlines, qwants, token)
-	return {t[1] * 1000000 + t[2], 0}
+	return {t[1] * 1000000 + t[2], 0, now}
 end
 
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
 prune_queue(queue, qdeadlines, qwants, now)
 local arrival = join_queue(queue, qdeadlines, qwants, token, '1:' .. ttl, now, qttl)
-return {-math.max(redis.call('PTTL', lock), 0), arrival}
+return {-math.max(redis.call('PTTL', lock), 0), arrival, now}

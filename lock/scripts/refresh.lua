@@ -5,8 +5,11 @@
 -- ARGV[1]  the owner's token
 -- ARGV[2]  lease time, ms
 --
--- Returns 1 when the owner holds the lock, else 0: a lock that lapsed is
--- never taken again by a refresh.
+-- Returns the server's clock in ms when the owner holds the lock, so that
+-- the owner knows its lease lasts at least the lease time from then (see
+-- unlock.lua); else 0: a lock that lapsed is never taken again by a
+-- refresh. A call sent again answers as its first run did, and moves the
+-- lease on by the time between the two.
 
 local lock, token, ttl = KEYS[1], ARGV[1], ARGV[2]
 
@@ -14,4 +17,5 @@ if redis.call('GET', lock) ~= token then
 	return 0
 end
 redis.call('PEXPIRE', lock, ttl, 'GT')
-return 1
+local t = redis.call('TIME')
+return t[1] * 1000 + math.floor(t[2] / 1000)

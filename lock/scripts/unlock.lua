@@ -3,19 +3,37 @@
 -- KEYS[1]  the lock: a string holding the owner's token, with a PX expiry
 -- KEYS[2]  queue: sorted set, waiting token -> arrival number
 -- ARGV[1]  the owner's token
+-- ARGV[2]  the owner's lease deadline (ms, the server's clock), as the
+--          server's replies to its lock and refreshes prove it at least;
+--          0 when it is not known
 --
 -- Returns 1 when the owner held the lock and it is free now; 0 when the
 -- owner no longer held it (it lapsed, or another owner holds it now, the
 -- seed's say), which is left as it is; 2 when the owner holds it and
 -- someone waits, for the owner to hand it over with hand_off.lua. The
--- commonest unlock, with nobody waiting, thus takes the keys and argument
--- of a bare compare-and-delete and one read more.
+-- commonest unlock, with nobody waiting, thus takes the keys of a bare
+-- compare-and-delete and one read more.
+--
+-- A call sent again (its reply was lost) answers as its first run did:
+-- that run freed the lock, or handed it on, before the owner's deadline,
+-- and a lease that has not run out is gone only by its owner's unlock, so
+-- a call that finds the lock gone before the deadline was run already.
+-- Past the deadline it answers 0. Only this path reads the clock.
 
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+local lock, token = KEYS[1], ARGV[1]
+
+if redis.call('GET', lock) ~= token then
+	local deadline = tonumber(ARGV[2])
+	if deadline > 0 then
+		local t = redis.call('TIME')
+		if t[1] * 1000 + math.floor(t[2] / 1000) < deadline then
+			return 1
+		end
+	end
 	return 0
 end
 if redis.call('EXISTS', KEYS[2]) == 1 then
 	return 2
 end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', lock)
 return 1

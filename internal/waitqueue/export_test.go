@@ -1,0 +1,7 @@
+package waitqueue
+
+import "time"
+
+// QueuedTry records the outcome of a try sent at sent, answered a
+// millisecond later, as Loop does.
+func (w *Wait) QueuedTry(t Try, sent time.Time) { w.queued(t, sent, sent.Add(time.Millisecond)) }

@@ -1,0 +1,27 @@
+package lock
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// LoadScripts caches every script of the package on each master of client.
+func LoadScripts(ctx context.Context, client redis.UniversalClient) error {
+	load := func(ctx context.Context, c *redis.Client) error {
+		for _, s := range allScripts() {
+			if err := s.Load(ctx, c).Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if cluster, ok := client.(*redis.ClusterClient); ok {
+		return cluster.ForEachMaster(ctx, load)
+	}
+	return load(ctx, client.(*redis.Client))
+}
+
+func allScripts() []*redis.Script {
+	return []*redis.Script{obtainQueuedScript.Script, unlockScript.Script, handOffScript.Script, refreshScript.Script, claimScript.Script, inspectScript.Script}
+}

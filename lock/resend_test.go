@@ -1,0 +1,257 @@
+package lock_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit/internal/redistest"
+	"github.com/slotlimit/slotlimit/lock"
+)
+
+// Every write of a lock takes effect once, however often go-redis sends
+// it: each test loses one reply after the server ran the call, so that
+// go-redis, with its default retries, sends it again, and checks that the
+// effect and the answer are those of one call.
+
+// cutBackends runs test on a real Redis and a real Cluster, through a
+// client whose replies can be cut.
+func cutBackends(t *testing.T, test func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter)) {
+	for _, b := range []*redistest.Backend{redistest.Redis(t), redistest.RedisCluster(t)} {
+		t.Run(b.Name, func(t *testing.T) {
+			client, cutter := b.CutClient(t)
+			// Cached scripts, so that no NOSCRIPT reply is the one cut.
+			require.NoError(t, lock.LoadScripts(context.Background(), client))
+			test(t, b, client, cutter)
+		})
+	}
+}
+
+// requireCut checks that the cutter cut one reply more than before.
+func requireCut(t *testing.T, cutter *redistest.ReplyCutter, before int) {
+	t.Helper()
+	require.Equal(t, before+1, cutter.Cuts(), "one reply was cut")
+	require.False(t, cutter.Armed())
+}
+
+// A TryLock whose reply is lost, and which go-redis sends again, holds the
+// lock it took: the second run finds the caller's own token and answers
+// as the first, so the caller gets a Lock that can unlock it.
+func TestTryLockResentHoldsOnce(t *testing.T) {
+	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+		ctx := context.Background()
+		key := b.Key(t, "lock-test:")
+		before := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: time.Minute})
+		prev, err := before.TryLock(ctx)
+		require.NoError(t, err)
+		require.NoError(t, prev.Unlock(ctx))
+
+		m := newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute})
+		cutter.Arm(1, "set", key)
+		l, err := m.TryLock(ctx)
+		requireCut(t, cutter, 0)
+		if _, cluster := client.(*redis.ClusterClient); cluster && err != nil {
+			// go-redis sends a transaction to a Cluster node once: the
+			// outcome is unknown, and TryLock unlocks what it may hold.
+			assert.NotErrorIs(t, err, lock.ErrNotObtained)
+			assert.Zero(t, b.Client.Exists(ctx, key).Val(), "no phantom is left")
+			return
+		}
+		require.NoError(t, err, "a re-sent TryLock found its own token")
+		assert.Equal(t, l.Token(), b.Client.Get(ctx, key).Val())
+		assert.Greater(t, l.Fence(), prev.Fence(), "a fence above the last owner's")
+		fence := l.Fence()
+
+		_, err = m.TryLock(ctx)
+		assert.ErrorIs(t, err, lock.ErrNotObtained, "another caller is still kept out")
+		require.NoError(t, l.Unlock(ctx))
+		assert.Zero(t, b.Client.Exists(ctx, key).Val(), "no phantom is left")
+
+		next, err := before.TryLock(ctx)
+		require.NoError(t, err)
+		assert.Greater(t, next.Fence(), fence, "the next owner's fence is higher")
+		require.NoError(t, next.Unlock(ctx))
+	})
+}
+
+// A Lock whose reply is lost holds the lock it took, and a waiter whose
+// try was sent twice keeps one place in the queue.
+func TestLockResentHoldsOnce(t *testing.T) {
+	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		key := b.Key(t, "lock-test:")
+		m := newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute})
+		cutter.Arm(1, "evalsha", key)
+		l, err := m.Lock(ctx)
+		requireCut(t, cutter, 0)
+		require.NoError(t, err)
+		assert.Equal(t, l.Token(), b.Client.Get(ctx, key).Val())
+
+		// Queued: the re-sent try keeps the waiter's one entry.
+		cutter.Arm(1, "evalsha", key)
+		got := make(chan *lock.Lock, 1)
+		go func() {
+			w, err := m.Lock(ctx)
+			assert.NoError(t, err)
+			got <- w
+		}()
+		queue := "{" + key + "}/q"
+		require.Eventually(t, func() bool { return !cutter.Armed() }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return b.Client.ZCard(ctx, queue).Val() == 1 }, 5*time.Second, time.Millisecond)
+		assert.Equal(t, "1", b.Client.HGet(ctx, "{"+key+"}/qw", "").Val(), "one arrival")
+		require.NoError(t, l.Unlock(ctx))
+		w := <-got
+		require.NotNil(t, w)
+		assert.Greater(t, w.Fence(), l.Fence())
+		require.NoError(t, w.Unlock(ctx))
+		assert.Zero(t, b.Client.Exists(ctx, key, queue).Val())
+	})
+}
+
+// A re-sent Refresh answers as the first run did, and extends the lease
+// once.
+func TestRefreshResentAnswersTheSame(t *testing.T) {
+	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+		ctx := context.Background()
+		key := b.Key(t, "lock-test:")
+		m := newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute})
+		l, err := m.TryLock(ctx)
+		require.NoError(t, err)
+		cutter.Arm(1, "evalsha", key)
+		require.NoError(t, l.Refresh(ctx))
+		requireCut(t, cutter, 0)
+		assert.Greater(t, b.Client.PTTL(ctx, key).Val(), 59*time.Second)
+		require.NoError(t, l.Unlock(ctx))
+	})
+}
+
+// An Unlock whose reply is lost, sent again after the first run freed the
+// lock, reports success: the lock's lease had not run out, so only this
+// call can have freed it.
+func TestUnlockResentReportsSuccess(t *testing.T) {
+	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+		ctx := context.Background()
+		key := b.Key(t, "lock-test:")
+		m := newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute})
+		for i, refreshed := range []bool{false, true} {
+			l, err := m.TryLock(ctx)
+			require.NoError(t, err)
+			if refreshed {
+				require.NoError(t, l.Refresh(ctx))
+			}
+			cutter.Arm(1, "evalsha", key)
+			assert.NoError(t, l.Unlock(ctx), "refreshed %v", refreshed)
+			requireCut(t, cutter, i)
+			assert.Zero(t, b.Client.Exists(ctx, key).Val())
+			assert.ErrorIs(t, l.Unlock(ctx), lock.ErrNotHeld, "a second Unlock of the caller's own")
+		}
+
+		// A lapsed lock is reported not held, sent once or twice.
+		l, err := newMutexOn(t, client, lock.Config{Key: key, TTL: 20 * time.Millisecond}).TryLock(ctx)
+		require.NoError(t, err)
+		time.Sleep(50 * time.Millisecond)
+		cutter.Arm(1, "evalsha", key)
+		assert.ErrorIs(t, l.Unlock(ctx), lock.ErrNotHeld)
+		requireCut(t, cutter, 2)
+	})
+}
+
+// An Unlock that hands the lock to a waiter, whose reply is lost, hands it
+// once and reports success; the waiter gets it.
+func TestUnlockResentHandsOffOnce(t *testing.T) {
+	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		key := b.Key(t, "lock-test:")
+		m := newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute})
+		owner, err := m.TryLock(ctx)
+		require.NoError(t, err)
+		waiting := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: time.Minute})
+		got := make(chan *lock.Lock, 2)
+		for range 2 {
+			go func() {
+				w, err := waiting.Lock(ctx)
+				if err == nil {
+					got <- w
+				}
+			}()
+		}
+		queue := "{" + key + "}/q"
+		require.Eventually(t, func() bool { return b.Client.ZCard(ctx, queue).Val() == 2 }, 5*time.Second, time.Millisecond)
+		cutter.Arm(1, "evalsha", "publish") // the hand-off: only it names the notice command
+		require.NoError(t, owner.Unlock(ctx))
+		requireCut(t, cutter, 0)
+		var first *lock.Lock
+		select {
+		case first = <-got:
+		case <-time.After(900 * time.Millisecond):
+			t.Fatal("no waiter was handed the lock")
+		}
+		assert.Equal(t, int64(1), b.Client.ZCard(ctx, queue).Val(), "one waiter was served")
+		assert.Greater(t, first.Fence(), owner.Fence())
+		require.NoError(t, first.Unlock(ctx))
+		second := <-got
+		require.NoError(t, second.Unlock(ctx))
+	})
+}
+
+// A handed lock's claim, sent twice, claims it once: the waiter holds it
+// for its full lease.
+func TestClaimResentHolds(t *testing.T) {
+	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		key := b.Key(t, "lock-test:")
+		owner, err := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: time.Minute}).TryLock(ctx)
+		require.NoError(t, err)
+		m := newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute})
+		got := make(chan *lock.Lock, 1)
+		go func() {
+			w, err := m.Lock(ctx)
+			assert.NoError(t, err)
+			got <- w
+		}()
+		queue := "{" + key + "}/q"
+		require.Eventually(t, func() bool { return b.Client.ZCard(ctx, queue).Val() == 1 }, 5*time.Second, time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // the waiter's subscription settles
+		cutter.Arm(1, "evalsha", key)      // the next script it sends is its claim
+		require.NoError(t, owner.Unlock(ctx))
+		w := <-got
+		require.NotNil(t, w)
+		require.Eventually(t, func() bool { return !cutter.Armed() }, 5*time.Second, time.Millisecond)
+		requireCut(t, cutter, 0)
+		require.Eventually(t, func() bool { return b.Client.PTTL(ctx, key).Val() > 50*time.Second }, 2*time.Second, time.Millisecond, "claimed for its full lease")
+		select {
+		case <-w.Lost():
+			t.Fatal("the claim was lost")
+		default:
+		}
+		require.NoError(t, w.Unlock(ctx))
+	})
+}
+
+// Break, sent twice, breaks the lock once, and reports what its doc says:
+// false, as the re-sent call found the owner gone.
+func TestBreakResent(t *testing.T) {
+	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+		ctx := context.Background()
+		key := b.Key(t, "lock-test:")
+		owner, err := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: time.Minute}).TryLock(ctx)
+		require.NoError(t, err)
+		m := newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute})
+		info, err := m.Inspect(ctx)
+		require.NoError(t, err)
+		cutter.Arm(1, "evalsha", key)
+		broken, err := m.Break(ctx, info.Token)
+		requireCut(t, cutter, 0)
+		require.NoError(t, err)
+		assert.True(t, broken, "the lease it read had not run out: only this call broke it")
+		assert.Zero(t, b.Client.Exists(ctx, key).Val())
+		assert.ErrorIs(t, owner.Refresh(ctx), lock.ErrNotHeld, "the owner finds it broken")
+	})
+}

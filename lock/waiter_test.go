@@ -1,0 +1,107 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit/internal/redistest"
+	"github.com/slotlimit/slotlimit/lock"
+)
+
+// A Lock that gives up leaves the queue as it returns: the next Unlock
+// hands the lock to a live waiter at once, not to the one that left.
+func TestLockThatGaveUpIsNotHandedTheLock(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		m, key := newMutex(t, b, time.Minute)
+		queue := "{" + key + "}/q"
+		owner, err := m.TryLock(ctx)
+		require.NoError(t, err)
+
+		giveUp, stop := context.WithCancel(ctx)
+		defer stop()
+		gaveUp := make(chan error, 1)
+		go func() {
+			_, err := m.Lock(giveUp)
+			gaveUp <- err
+		}()
+		require.Eventually(t, func() bool { return b.Client.ZCard(ctx, queue).Val() == 1 }, 5*time.Second, time.Millisecond)
+		got := make(chan *lock.Lock, 1)
+		go func() {
+			l, err := m.Lock(ctx)
+			if err == nil {
+				got <- l
+			}
+		}()
+		require.Eventually(t, func() bool { return b.Client.ZCard(ctx, queue).Val() == 2 }, 5*time.Second, time.Millisecond)
+		stop()
+		assert.ErrorIs(t, <-gaveUp, context.Canceled)
+		assert.Equal(t, int64(1), b.Client.ZCard(ctx, queue).Val(), "the waiter that gave up left the queue")
+
+		b.Advance(time.Millisecond)
+		require.NoError(t, owner.Unlock(ctx))
+		select {
+		case l := <-got:
+			assert.Greater(t, l.Fence(), owner.Fence())
+			require.NoError(t, l.Unlock(ctx))
+		case <-time.After(900 * time.Millisecond): // a waiter's own retry comes after a second
+			t.Error("the live waiter was not handed the lock")
+			cancel()
+		}
+	})
+}
+
+// Each method's error names the method and its package once.
+func TestErrorsNameTheirMethod(t *testing.T) {
+	b := redistest.Redis(t)
+	ctx := context.Background()
+	m, key := newMutex(t, b, 20*time.Millisecond)
+	l, err := m.TryLock(ctx)
+	require.NoError(t, err)
+	time.Sleep(50 * time.Millisecond)
+	err = l.Refresh(ctx)
+	require.ErrorIs(t, err, lock.ErrNotHeld)
+	assert.Equal(t, `lock: refresh "`+key+`": not held`, err.Error())
+	err = l.Unlock(ctx)
+	require.ErrorIs(t, err, lock.ErrNotHeld)
+	assert.Equal(t, `lock: unlock "`+key+`": not held`, err.Error())
+
+	long := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: time.Minute})
+	held, err := long.TryLock(ctx)
+	require.NoError(t, err)
+	_, err = long.TryLock(ctx)
+	require.ErrorIs(t, err, lock.ErrNotObtained)
+	assert.Equal(t, `lock: obtain "`+key+`": not obtained`, err.Error())
+	require.NoError(t, held.Unlock(ctx))
+
+	require.NoError(t, b.Client.RPush(ctx, key, "x").Err())
+	defer b.Client.Del(ctx, key)
+	for name, call := range map[string]func() error{
+		"obtain": func() error { _, err := long.TryLock(ctx); return err },
+		"break":  func() error { _, err := long.Break(ctx, "x"); return err },
+	} {
+		err := call()
+		require.Error(t, err, name)
+		assert.Regexp(t, `^lock: `+name+` "`+key+`": WRONGTYPE`, err.Error())
+		assert.False(t, errors.Is(err, lock.ErrNotHeld))
+	}
+}
+
+// A TTL Lua and Redis cannot hold exactly, or meant as "for ever", is
+// refused.
+func TestTTLAboveMaxIsRefused(t *testing.T) {
+	b := redistest.Miniredis(t)
+	for _, ttl := range []time.Duration{lock.MaxTTL + time.Millisecond, 1<<63 - 1} {
+		_, err := lock.New(b.Client, lock.Config{Key: "k", TTL: ttl})
+		assert.ErrorIs(t, err, lock.ErrInvalidConfig, "%v", ttl)
+	}
+	m, err := lock.New(b.Client, lock.Config{Key: "k", TTL: lock.MaxTTL})
+	require.NoError(t, err)
+	assert.Equal(t, lock.MaxTTL, m.Config().TTL)
+}
