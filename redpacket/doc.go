@@ -11,18 +11,18 @@
 //	p, err := s.NewPersister(redpacket.PersisterConfig{DB: db, Dialect: redpacket.SQLite})
 //	go p.Run(ctx) // claims to the database, acked after commit
 //
-// It grew from a design note (seed 002) whose script decrements a hash's
-// stock, pushes "user-time" to a list, and, when the stock reaches 0, has
-// an in-process job copy the list into MySQL and delete it. It fixes that
-// note's flaws:
+// A common way to do this on Redis is a script that decrements a hash's
+// stock and pushes "user-time" to a list, and, when the stock reaches 0,
+// an in-process job that copies the list into MySQL and deletes it. This
+// package fixes that scheme's flaws:
 //
-//   - Claims lost on a crash. The note's list is deleted by a job nobody
+//   - Claims lost on a crash. Its list is deleted by a job nobody
 //     retries. Here the grab script itself appends each claim to a Redis
 //     Stream, and a Persister reads it through a consumer group, inserts a
 //     batch in one transaction, and acks and deletes the entries only
 //     after the commit. Entries a dead persister left unacked are
 //     reclaimed (XAUTOCLAIM) and written again.
-//   - No dedupe. The note lets a user grab twice. Here a user's claim is
+//   - No dedupe. It lets a user grab twice. Here a user's claim is
 //     kept in the packet, and a second grab returns it; the database's
 //     primary key (packet, user) makes every insert idempotent too.
 //   - A missing packet fails the script ("attempt to compare nil with
@@ -36,7 +36,15 @@
 //     unclaimed shares logged, written, and reported (see Expiry) so that
 //     they can be refunded.
 //   - Its shares are all the same amount. Here a packet is split Equal,
-//     as the note's, or Random, as WeChat's.
+//     as there, or Random, as WeChat's.
+//
+// Every write takes effect once, however often it is sent. go-redis
+// sends a command again when its reply is lost (MaxRetries, 3 by
+// default); a Create or Grab sent again finds what its first run wrote
+// and answers as that run did, and so do the persister's writes. So after
+// an error that leaves a call's outcome unknown (a timeout, a broken
+// connection), call it again with the same arguments: Create returns nil
+// once its packet is stored, and Grab returns the user's claim.
 //
 // The library itself imports only database/sql: the caller opens the
 // database with the driver of its choice and names its Dialect (SQLite or

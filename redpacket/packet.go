@@ -35,7 +35,7 @@ type Packet struct {
 	ID    string
 	Total int64         // smallest currency unit (cents)
 	Count int           // number of shares; each share >= 1
-	Split Split         // Random (double-mean, as WeChat's) or Equal (the seed's fixed unit amount)
+	Split Split         // Random (double-mean, as WeChat's) or Equal (shares that differ by at most 1)
 	TTL   time.Duration // unclaimed shares expire after this; 0 means 24h
 }
 

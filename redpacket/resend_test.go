@@ -293,3 +293,28 @@ func placeholder(db sqltest.Database) string {
 	}
 	return "?"
 }
+
+// Run, whose read of new entries has its reply lost and is sent again,
+// writes the entries that read took as soon as the log is quiet, not
+// ClaimIdle (30s by default) later.
+func TestRunWritesTheEntriesOfAReadSentTwice(t *testing.T) {
+	b := redistest.Redis(t)
+	db := sqltest.Database{Name: "sqlite", DB: sqltest.SQLite(t)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, cutter, plain := cutStores(t, b, redpacket.Config{})
+	per := newPersister(t, s, db, redpacket.PersisterConfig{})
+	_, err := per.Drain(ctx) // the group exists
+	require.NoError(t, err)
+	require.NoError(t, plain.Create(ctx, redpacket.Packet{ID: "run", Total: 100, Count: 10}))
+	claims := grabAll(t, plain, "run", 5)
+
+	cutter.Arm(1, "xreadgroup", ">")
+	done := make(chan error, 1)
+	go func() { done <- per.Run(ctx) }()
+	require.Eventually(t, func() bool { return len(rows(t, db, "run")) == 5 }, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, 1, cutter.Cuts())
+	assertPersisted(t, per, db, "run", claims)
+	cancel()
+	assert.NoError(t, <-done)
+}

@@ -48,7 +48,7 @@ func TestGrabHandsOutEveryShareOnce(t *testing.T) {
 	})
 }
 
-// The seed lets a user grab twice; here a second grab returns the first
+// A naive script lets a user grab twice; here a second grab returns the first
 // claim, even after the packet sold out or expired.
 func TestSecondGrabReturnsTheSameClaim(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
@@ -72,7 +72,7 @@ func TestSecondGrabReturnsTheSameClaim(t *testing.T) {
 	})
 }
 
-// The seed's script fails on a packet that does not exist ("attempt to
+// A naive script fails on a packet that does not exist ("attempt to
 // compare nil with number"); here it is ErrNotFound, with nothing written.
 func TestMissingPacket(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
