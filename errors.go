@@ -19,10 +19,11 @@ var (
 	//   - a negative TTL, one above 0 but under a millisecond, or one
 	//     above MaxTTL;
 	//   - a negative Replicas or ReplicaTimeout.
-	// New also refuses a Key that has a '}' but no hash tag, since no tag
-	// can keep its side keys in its cluster slot, and a Key with a hash
-	// tag that ends in ':' or '/' and w, q, qd, qw or full:<digits>, since
-	// that names a key beside another Limiter's lease set.
+	// Both refuse a Key that has a '}' but no hash tag, since no tag can
+	// keep the keys beside it in its cluster slot. New also refuses a Key
+	// with a hash tag that ends in ':' or '/' and w, q, qd, qw or
+	// full:<digits>, since that names a key beside another Limiter's
+	// lease set.
 	ErrInvalidConfig = errors.New("slotlimit: invalid config")
 
 	// ErrInvalidArgument is returned, with nothing sent to Redis, for an
