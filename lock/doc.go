@@ -37,4 +37,17 @@
 // The key holds the owner's token as a plain string with a PX expiry. A
 // queue of waiters, while there are some, lives in keys beside it in its
 // Redis Cluster hash slot, and lapses by itself.
+//
+// Every write takes effect once, however often it is sent. go-redis sends
+// a call again when its reply was lost (MaxRetries, 3 by default), so each
+// call carries the owner's token, made before the first send, and a call
+// sent again finds its first run's effect and answers as it did: TryLock
+// and Lock find the lock held by their own token and return the Lock; a
+// waiter's try keeps its one place in the queue; Refresh and a handed
+// lock's claim find the lock held and answer so again. What frees the
+// lock leaves no token behind, so Unlock, and Break, pass the lease
+// deadline the server gave the owner: a call that finds the lock gone
+// before that deadline was run already, and answers as its first run did
+// (see Lock.Unlock for the narrow edges). Errors name the operation that
+// failed and the key, as `lock: refresh "k": not held`.
 package lock

@@ -24,6 +24,10 @@ var (
 	// ReplicaTimeout.
 	ErrInvalidConfig = errors.New("lock: invalid config")
 
+	// ErrInvalidArgument is returned by every method given an argument no
+	// call could work with: a nil context. Nothing was sent.
+	ErrInvalidArgument = errors.New("lock: invalid argument")
+
 	// ErrNotReplicated is returned when Config.Replicas is set and fewer
 	// replicas than that acknowledged a write within the timeout. The
 	// write was made on the master and may be lost if it fails over now: a
@@ -35,6 +39,9 @@ var (
 func invalidConfig(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
 }
+
+// errNilContext is the error of every call given a nil context.
+var errNilContext = fmt.Errorf("%w: nil context", ErrInvalidArgument)
 
 // errUnusable is the error of every method of a zero or nil Mutex.
 var errUnusable = fmt.Errorf("%w: not made by New", ErrInvalidConfig)

@@ -42,7 +42,7 @@ func (i Info) Held() bool { return i.Token != "" }
 // number of its waiters at one moment, in one script that writes
 // nothing. A key of another type fails with WRONGTYPE.
 func (m *Mutex) Inspect(ctx context.Context) (Info, error) {
-	if err := m.usable(); err != nil {
+	if err := m.usable(ctx); err != nil {
 		return Info{}, err
 	}
 	info, err := m.inspect(ctx)
@@ -110,7 +110,7 @@ func decodeInfo(reply []any) (Info, bool) {
 // connection leaves the outcome unknown; Break can be called again, and
 // then reports false if the first call freed the lock.
 func (m *Mutex) Break(ctx context.Context, token string) (bool, error) {
-	if err := m.usable(); err != nil {
+	if err := m.usable(ctx); err != nil {
 		return false, err
 	}
 	if token == "" {

@@ -130,6 +130,9 @@ func (l *Lock) Refresh(ctx context.Context) error {
 	if l == nil || l.keep == nil {
 		return ErrNotHeld
 	}
+	if ctx == nil {
+		return errNilContext
+	}
 	ok, err := l.keep.Renew(ctx)
 	if err != nil {
 		return err
@@ -159,6 +162,9 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if l == nil || l.keep == nil {
 		return ErrNotHeld
 	}
+	if ctx == nil {
+		return errNilContext
+	}
 	ok, err := l.keep.Release(ctx)
 	if err != nil {
 		return err
@@ -176,8 +182,12 @@ func (l *Lock) Unlock(ctx context.Context) error {
 // sooner; if refreshes keep failing past the point where the lease must
 // have lapsed, the lock is lost. Calling KeepAlive again returns the same
 // context. On a nil Lock it returns a context cancelled with cause
-// ErrNotHeld.
+// ErrNotHeld, and given a nil ctx, one cancelled with cause
+// ErrInvalidArgument.
 func (l *Lock) KeepAlive(ctx context.Context) context.Context {
+	if ctx == nil {
+		return keepalive.Cancelled(context.Background(), errNilContext)
+	}
 	if l == nil || l.keep == nil {
 		return keepalive.Cancelled(ctx, ErrNotHeld)
 	}

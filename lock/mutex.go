@@ -82,9 +82,14 @@ func (m *Mutex) Config() Config {
 	return m.cfg
 }
 
-func (m *Mutex) usable() error {
-	if m == nil || m.client == nil {
+// usable returns the error of a call to a zero or nil Mutex, or with a
+// nil ctx.
+func (m *Mutex) usable(ctx context.Context) error {
+	switch {
+	case m == nil || m.client == nil:
 		return errUnusable
+	case ctx == nil:
+		return errNilContext
 	}
 	return nil
 }
@@ -101,7 +106,7 @@ func (m *Mutex) usable() error {
 // what it may have taken before it returns, so a failed TryLock holds
 // nothing.
 func (m *Mutex) TryLock(ctx context.Context) (*Lock, error) {
-	if err := m.usable(); err != nil {
+	if err := m.usable(ctx); err != nil {
 		return nil, err
 	}
 	l := m.newLock()

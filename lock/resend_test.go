@@ -255,3 +255,46 @@ func TestBreakResent(t *testing.T) {
 		assert.ErrorIs(t, owner.Refresh(ctx), lock.ErrNotHeld, "the owner finds it broken")
 	})
 }
+
+// A Lock that gives up leaves the queue once, its leave sent twice: the
+// next Unlock hands the lock to the live waiter behind it.
+func TestLockThatGaveUpLeavesOnceResent(t *testing.T) {
+	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		key := b.Key(t, "lock-test:")
+		queue := "{" + key + "}/q"
+		m := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: time.Minute})
+		owner, err := m.TryLock(ctx)
+		require.NoError(t, err)
+		giving := newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute})
+		giveUp, stop := context.WithCancel(ctx)
+		defer stop()
+		gaveUp := make(chan error, 1)
+		go func() {
+			_, err := giving.Lock(giveUp)
+			gaveUp <- err
+		}()
+		require.Eventually(t, func() bool { return b.Client.ZCard(ctx, queue).Val() == 1 }, 5*time.Second, time.Millisecond)
+		got := make(chan *lock.Lock, 1)
+		go func() {
+			if l, err := m.Lock(ctx); err == nil {
+				got <- l
+			}
+		}()
+		require.Eventually(t, func() bool { return b.Client.ZCard(ctx, queue).Val() == 2 }, 5*time.Second, time.Millisecond)
+		cutter.Arm(1, "evalsha", "publish") // the leave: the only script it sends that names the notice command
+		stop()
+		assert.ErrorIs(t, <-gaveUp, context.Canceled)
+		requireCut(t, cutter, 0)
+		assert.Equal(t, int64(1), b.Client.ZCard(ctx, queue).Val(), "the waiter that gave up left the queue")
+		require.NoError(t, owner.Unlock(ctx))
+		select {
+		case l := <-got:
+			require.NoError(t, l.Unlock(ctx))
+		case <-time.After(900 * time.Millisecond):
+			t.Error("the live waiter was not handed the lock")
+			cancel()
+		}
+	})
+}

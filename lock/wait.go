@@ -40,7 +40,7 @@ import (
 // KeepAlive's context ends. With Config.Replicas set, the claim is made,
 // and acknowledged, before Lock returns.
 func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
-	if err := m.usable(); err != nil {
+	if err := m.usable(ctx); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {

@@ -105,3 +105,25 @@ func TestTTLAboveMaxIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, lock.MaxTTL, m.Config().TTL)
 }
+
+// A nil context is refused with ErrInvalidArgument, and nothing is sent.
+func TestNilContextIsRefused(t *testing.T) {
+	b := redistest.Miniredis(t)
+	m, key := newMutex(t, b, time.Minute)
+	l, err := m.TryLock(context.Background())
+	require.NoError(t, err)
+	var nilCtx context.Context
+	_, err = m.TryLock(nilCtx)
+	assert.ErrorIs(t, err, lock.ErrInvalidArgument)
+	_, err = m.Lock(nilCtx)
+	assert.ErrorIs(t, err, lock.ErrInvalidArgument)
+	_, err = m.Inspect(nilCtx)
+	assert.ErrorIs(t, err, lock.ErrInvalidArgument)
+	_, err = m.Break(nilCtx, l.Token())
+	assert.ErrorIs(t, err, lock.ErrInvalidArgument)
+	assert.ErrorIs(t, l.Refresh(nilCtx), lock.ErrInvalidArgument)
+	assert.ErrorIs(t, l.Unlock(nilCtx), lock.ErrInvalidArgument)
+	assert.ErrorIs(t, context.Cause(l.KeepAlive(nilCtx)), lock.ErrInvalidArgument)
+	assert.Equal(t, l.Token(), b.Client.Get(context.Background(), key).Val(), "still held")
+	require.NoError(t, l.Unlock(context.Background()))
+}
