@@ -1,6 +1,7 @@
 package redpacket_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -90,7 +91,7 @@ func grabberChild(t *testing.T) {
 			defer wg.Done()
 			for u := range users {
 				c, err := s.Grab(ctx, "rush", "user-"+strconv.Itoa(u))
-				if err == redpacket.ErrSoldOut {
+				if errors.Is(err, redpacket.ErrSoldOut) {
 					continue
 				}
 				require.NoError(t, err)
