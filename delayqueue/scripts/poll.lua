@@ -68,7 +68,7 @@ if head[1] and tonumber(head[2]) <= now then
 	local attempt = (tonumber(known[2]) or 0) + 1
 	redis.call('ZREM', queue, e)
 	redis.call('ZREM', waiters, token)
-	redis.call('HSET', attempts, id, attempt, token, due .. ' ' .. id)
+	redis.call('HSET', attempts, id, attempt, token, string.format('%d %s', due, id))
 	local deadline = now + vis
 	redis.call('ZADD', leases, deadline, token)
 	local after = redis.call('ZRANGE', queue, 0, 0, 'WITHSCORES')[2]
