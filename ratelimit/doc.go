@@ -14,9 +14,9 @@
 // Two algorithms share one API (see Algorithm). GCRA, the default, spaces
 // events evenly at Rate per Period and lets up to Burst through at once;
 // its key holds one integer, the theoretical arrival time, and lapses when
-// the key is back to its full allowance. FixedWindow is the counter of the
-// design note this package grew from (seed 004): the key holds a plain
-// integer, the count of the current window, whose expiry is the window.
+// the key is back to its full allowance. FixedWindow is the classic
+// fixed-window counter: the key holds a plain integer, the count of the
+// current window, whose expiry is the window.
 //
 // Every decision is one Lua script (scripts/), on the Redis server's clock,
 // so the limit holds under any interleaving of callers and callers with
@@ -24,26 +24,37 @@
 // nothing, in one round trip, for keys that share a Redis Cluster hash
 // slot.
 //
-// The note's script counts with INCR and sets the window with EXPIRE on
-// the first hit. FixedWindow keeps that data exactly, so the note's script
-// and this package can share a key and the limit holds between them, and
-// it fixes the note's flaws:
+// The classic script counts with INCR and sets the window with EXPIRE on
+// the first hit. FixedWindow keeps that data exactly, so such a script and
+// this package can share a key and the limit holds between them, and it
+// fixes the script's flaws:
 //
 //   - Bursts: a fixed window lets up to twice the rate through across a
 //     window's edge. GCRA has no edges: in any stretch of time t it allows
 //     at most Burst + t×Rate/Period events. FixedWindow keeps the flaw, as
-//     its data must; choose it only to share a key with the note's script.
-//   - A refused call still counts: the note's INCR runs before the check.
-//     Here a refused call counts nothing, with either algorithm, and the
-//     note's refusals then merely make its key stricter.
+//     its data must; choose it only to share a key with such a script.
+//   - A refused call still counts: the script's INCR runs before the
+//     check. Here a refused call counts nothing, with either algorithm,
+//     and the script's refusals then merely make its key stricter.
 //   - Keys that never expire: a copy of the pattern that sends INCR and
 //     EXPIRE as two calls can leave a count with no expiry, which blocks
 //     its user for ever (redis/redis#4423). FixedWindow gives such a key
 //     the window as its expiry the next time it meets it; every key this
 //     package writes has an expiry.
-//   - Answers: the note returns a count. Result says whether the call was
+//   - Answers: the script returns a count. Result says whether the call was
 //     allowed, how many more would be allowed now, how long to wait before
 //     the same call can succeed, and when the key is back to full.
+//
+// A call whose reply is lost may run twice. go-redis sends a command again
+// when its reply was cut off (MaxRetries, 3 by default), so one Allow can
+// run its script more than once. A call carries no identity that a second
+// run could recognise: a re-send counts the events again. Each run checks
+// the limit against everything counted before it, the first run included,
+// so a re-send can refuse early but never admits beyond the limit, and an
+// answer of allowed always means the events were counted. In numbers: of
+// a limit of 3, one Allow whose reply was lost once takes 2 and answers
+// allowed; one that finds 1 left takes it and answers refused. Reset is
+// DEL, and a re-sent Reset deletes the key again. See Limiter.AllowN.
 //
 // Time in the scripts is in microseconds for GCRA, since one event's share
 // of a period (Period/Rate) is often not a whole millisecond (10,000 per

@@ -8,16 +8,18 @@ import (
 var (
 	// ErrInvalidLimit is returned when a Limit cannot be kept: a Rate
 	// below 1 or above MaxRate, a Period under a millisecond or not a
-	// whole number of milliseconds, a negative Burst, an unknown
-	// Algorithm, a FixedWindow limit whose Burst is neither 0 nor Rate, or
-	// a GCRA limit whose share of a period per event (Period/Rate) is
-	// under a microsecond or whose full burst (Burst×Period/Rate) is
-	// longer than MaxBurstTime. It is also returned for an AllowAll with
-	// no rules. Nothing is sent to Redis.
+	// whole number of milliseconds, a Burst below 0 or above MaxRate, an
+	// unknown Algorithm, a FixedWindow limit whose Burst is neither 0 nor
+	// Rate or whose Period is longer than MaxBurstTime, or a GCRA limit
+	// whose share of a period per event (Period/Rate) is under a
+	// microsecond or whose full burst (Burst×Period/Rate) is longer than
+	// MaxBurstTime. It is also returned for an AllowAll with no rules.
+	// Nothing is sent to Redis.
 	ErrInvalidLimit = errors.New("ratelimit: invalid limit")
 
-	// ErrInvalidN is returned by AllowN and AllowAll when n is negative.
-	// Nothing is sent to Redis.
+	// ErrInvalidN is returned by AllowN and AllowAll when n is negative
+	// or above MaxRate, more events than the scripts count exactly and
+	// more than any Limit allows. Nothing is sent to Redis.
 	ErrInvalidN = errors.New("ratelimit: invalid n")
 
 	// ErrInvalidKey is returned when a key is empty, or when one key

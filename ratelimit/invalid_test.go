@@ -3,6 +3,8 @@ package ratelimit_test
 import (
 	"context"
 	"errors"
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +33,8 @@ var invalidLimits = []ratelimit.Limit{
 	{Rate: 1, Period: time.Hour, Burst: 1 << 40},                        // a burst that refills in 125 million years
 	{Rate: 1, Period: time.Second, Burst: ratelimit.MaxRate + 1},        // above MaxRate
 	{Rate: 1 << 40, Period: 1 << 40 * time.Millisecond, Burst: 1 << 45}, // 1ms an event, burst 1,100 years
+	{Rate: 1, Period: ratelimit.MaxBurstTime.Truncate(time.Millisecond) + time.Millisecond, Algorithm: ratelimit.FixedWindow},
+	{Rate: 1, Period: time.Duration(math.MaxInt64).Truncate(time.Millisecond), Algorithm: ratelimit.FixedWindow}, // 292 years: µs beyond 2^53
 }
 
 // Bad limits, keys and n get their error with nothing sent, on every
@@ -67,6 +71,7 @@ func TestLimitsAtTheEdgesAreValid(t *testing.T) {
 		{Rate: 1, Period: 24 * time.Hour, Burst: 10}, // a burst that refills in 10 days
 		{Rate: ratelimit.MaxRate, Period: time.Millisecond, Algorithm: ratelimit.FixedWindow},
 		{Rate: 10, Period: time.Second, Burst: 10, Algorithm: ratelimit.FixedWindow},
+		{Rate: 1, Period: ratelimit.MaxBurstTime.Truncate(time.Millisecond), Algorithm: ratelimit.FixedWindow},
 	} {
 		res, err := limiter.Allow(ctx, b.Key(t, "rl-test:"), limit)
 		require.NoError(t, err, "%v", limit)
@@ -141,5 +146,66 @@ func TestLimitString(t *testing.T) {
 		{ratelimit.Limit{}, "0 per 0s (burst 0, gcra)"},
 	} {
 		assert.Equal(t, tt.want, tt.limit.String())
+	}
+}
+
+// n beyond MaxRate is more than Lua counts exactly (2^53+1 would be
+// counted as 2^53): it is refused with ErrInvalidN, nothing written, even
+// where the limit's Rate is MaxRate; n of MaxRate is counted exactly.
+func TestNBeyondMaxRateIsInvalid(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		limiter := ratelimit.New(b.Client)
+		key := b.Key(t, "rl-test:")
+		huge := ratelimit.Limit{Rate: ratelimit.MaxRate, Period: time.Hour, Algorithm: ratelimit.FixedWindow}
+		for _, limit := range []ratelimit.Limit{huge, ratelimit.PerSecond(1)} {
+			for _, n := range []int64{ratelimit.MaxRate + 1, math.MaxInt64} {
+				_, err := limiter.AllowN(ctx, key, limit, n)
+				assert.ErrorIs(t, err, ratelimit.ErrInvalidN, "%v, n %d", limit, n)
+				_, err = limiter.AllowAll(ctx, []ratelimit.Rule{{Key: key, Limit: limit, N: n}})
+				assert.ErrorIs(t, err, ratelimit.ErrInvalidN, "%v, n %d", limit, n)
+			}
+		}
+		assert.Zero(t, b.Client.Exists(ctx, key).Val(), "nothing was written")
+
+		res, err := limiter.AllowN(ctx, key, huge, ratelimit.MaxRate)
+		require.NoError(t, err)
+		assert.True(t, res.Allowed)
+		assert.Zero(t, res.Remaining)
+		assert.Equal(t, "9007199254740992", b.Client.Get(ctx, key).Val())
+	})
+}
+
+// Every error names the package once and the method that failed, with
+// the key: bad input, a key of another kind, and a Redis that is down.
+func TestErrorsNameTheMethodOnce(t *testing.T) {
+	b := redistest.Redis(t)
+	ctx := context.Background()
+	limiter := ratelimit.New(b.Client)
+	text := b.Key(t, "rl-test:")
+	require.NoError(t, b.Client.Set(ctx, text, "abc", 0).Err())
+	_, noRules := limiter.AllowAll(ctx, nil)
+	_, badLimit := limiter.Allow(ctx, "k", ratelimit.Limit{})
+	_, badN := limiter.AllowN(ctx, "k", ratelimit.PerSecond(1), -1)
+	_, badRule := limiter.AllowAll(ctx, []ratelimit.Rule{{Key: "k", Limit: ratelimit.PerSecond(1), N: -1}})
+	_, gcraText := limiter.Allow(ctx, text, ratelimit.PerSecond(1))
+	_, windowText := limiter.Allow(ctx, text, ratelimit.Limit{Rate: 1, Period: time.Second, Algorithm: ratelimit.FixedWindow})
+	_, allText := limiter.AllowAll(ctx, []ratelimit.Rule{{Key: text, Limit: ratelimit.PerSecond(1)}})
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{noRules, `ratelimit: allow all "": invalid limit: `},
+		{badLimit, `ratelimit: allow "k": invalid limit: `},
+		{badN, `ratelimit: allow "k": invalid n: `},
+		{badRule, `ratelimit: allow all "k": invalid n: `},
+		{limiter.Reset(ctx, ""), `ratelimit: reset "": invalid key: `},
+		{gcraText, `ratelimit: allow "` + text + `": ERR the key holds a string that is not a GCRA time`},
+		{windowText, `ratelimit: allow "` + text + `": ERR the key holds a string that is not a count`},
+		{allText, `ratelimit: allow all "` + text + `": ERR ` + text + ` holds a string that is not a GCRA time`},
+	} {
+		require.Error(t, tt.err, tt.want)
+		assert.True(t, strings.HasPrefix(tt.err.Error(), tt.want), "%q, want %q", tt.err, tt.want)
+		assert.Equal(t, 1, strings.Count(tt.err.Error(), "ratelimit"), "%q", tt.err)
 	}
 }

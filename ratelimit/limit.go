@@ -9,8 +9,9 @@ import (
 // Lua numbers, which are exact up to 2^53.
 const MaxRate = 1 << 53
 
-// MaxBurstTime is the longest time a GCRA limit's full burst may take to
-// refill (Burst×Period/Rate): 2^50µs, about 35 years, which keeps the
+// MaxBurstTime is the longest time a limit's full allowance may take to
+// come back: a GCRA limit's full burst (Burst×Period/Rate), a
+// FixedWindow's Period. It is 2^50µs, about 35 years, which keeps the
 // scripts' microsecond arithmetic exact.
 const MaxBurstTime = time.Duration(1<<50) * time.Microsecond
 
@@ -76,6 +77,9 @@ func (l Limit) check() (params, error) {
 	case FixedWindow:
 		if l.Burst != 0 && l.Burst != l.Rate {
 			return params{}, invalid(ErrInvalidLimit, "%v: a fixed window has no Burst of its own; Burst must be 0 or Rate", l)
+		}
+		if l.Period > MaxBurstTime {
+			return params{}, invalid(ErrInvalidLimit, "%v: a window must end within %v", l, MaxBurstTime)
 		}
 		l.Burst = 0
 		return params{limit: l, cost: l.Period.Milliseconds(), tau: l.Rate}, nil

@@ -16,7 +16,9 @@ import (
 //
 // Each call is one Lua script, on the Redis server's clock. A refused call
 // counts nothing. An error from the connection leaves the outcome unknown:
-// the events may or may not have been counted. A Redis error reply (such
+// the events may or may not have been counted, and, since the client may
+// have sent the call more than once, may have been counted up to once per
+// try (see AllowN), each time within the limit. A Redis error reply (such
 // as WRONGTYPE for a key of another type) means nothing was counted, and
 // the key is left as it was.
 //
@@ -50,13 +52,27 @@ func (l *Limiter) Allow(ctx context.Context, key string, limit Limit) (Result, e
 // key's state: Allowed is false only when the key is over its limit.
 //
 // key is used as given. It returns an error matching ErrInvalidLimit,
-// ErrInvalidKey, ErrInvalidN or ErrNoClient, with nothing sent, for bad
-// input; an error matching ctx.Err() when ctx ended first; and otherwise
-// the client's error, naming the key.
+// ErrInvalidKey, ErrInvalidN (n negative or above MaxRate) or
+// ErrNoClient, with nothing sent, for bad input; an error matching
+// ctx.Err() when ctx ended first; and otherwise the client's error,
+// naming the method and the key.
+//
+// A re-sent call counts again. go-redis sends a command again when its
+// reply is lost (MaxRetries, 3 by default), and AllowN carries no
+// identity that the second run could recognise: that run is a call of its
+// own, made against what the first counted. So a re-send can count the
+// events twice and answer allowed, or find no room left and answer
+// refused for events its first run counted: it can refuse early, but it
+// never admits beyond the limit, and an answer of allowed always means
+// the events were counted. (An identity would cost Redis time that the
+// script's budget does not hold, and FixedWindow's key is a plain count,
+// with no room for one.) When the reply is lost on every try, the call
+// returns an error, and the events may have been counted once per try,
+// within the limit.
 func (l *Limiter) AllowN(ctx context.Context, key string, limit Limit, n int64) (Result, error) {
 	p, err := l.check(key, limit, n)
 	if err != nil {
-		return Result{}, err
+		return Result{}, callerr.Op("ratelimit", "allow", key, err)
 	}
 	s := allowGCRAScript
 	if p.limit.Algorithm == FixedWindow {
@@ -74,14 +90,20 @@ func (l *Limiter) AllowN(ctx context.Context, key string, limit Limit, n int64) 
 }
 
 // Reset deletes key, so that its next event finds the full allowance. It
-// is idempotent. It returns ErrInvalidKey for an empty key and
-// ErrNoClient, with nothing sent, and otherwise the client's error.
+// is idempotent: a call that meets no key succeeds. It returns errors
+// matching ErrInvalidKey for an empty key and ErrNoClient, with nothing
+// sent, and otherwise the client's error.
+//
+// A re-sent Reset (its reply lost, and the call sent again by the client)
+// deletes the key again. When nothing was counted on the key between the
+// two, that is one call's effect; events counted in between are deleted
+// too, and the key is at its full allowance after them.
 func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if err := l.usable(); err != nil {
-		return err
+		return callerr.Op("ratelimit", "reset", key, err)
 	}
 	if key == "" {
-		return invalid(ErrInvalidKey, "the key is empty")
+		return callerr.Op("ratelimit", "reset", key, invalid(ErrInvalidKey, "the key is empty"))
 	}
 	if err := l.client.Del(ctx, key).Err(); err != nil {
 		return callerr.Call(ctx, "ratelimit", "reset", key, err)
@@ -105,8 +127,8 @@ func (l *Limiter) check(key string, limit Limit, n int64) (params, error) {
 	if key == "" {
 		return params{}, invalid(ErrInvalidKey, "the key is empty")
 	}
-	if n < 0 {
-		return params{}, invalid(ErrInvalidN, "n is %d, must not be negative", n)
+	if n < 0 || n > MaxRate {
+		return params{}, invalid(ErrInvalidN, "n is %d, must be 0 to %d", n, int64(MaxRate))
 	}
 	return limit.check()
 }

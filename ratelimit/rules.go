@@ -33,12 +33,19 @@ type Rule struct {
 // errors AllowN returns for bad input, and ErrInvalidKey for a key that
 // appears twice. A key of another type fails the call with WRONGTYPE and
 // nothing is written to any key.
+//
+// A re-sent AllowAll (its reply lost, and the call sent again by the
+// client) counts again, as AllowN does: the second run counts every
+// rule's events again only if every rule still has room for them, and
+// refuses otherwise. It can refuse early, but no rule is ever counted
+// beyond its limit, and Results.Allowed always means the events were
+// counted.
 func (l *Limiter) AllowAll(ctx context.Context, rules []Rule) (Results, error) {
 	if err := l.usable(); err != nil {
-		return nil, err
+		return nil, callerr.Op("ratelimit", "allow all", "", err)
 	}
 	if len(rules) == 0 {
-		return nil, invalid(ErrInvalidLimit, "AllowAll needs at least one rule")
+		return nil, callerr.Op("ratelimit", "allow all", "", invalid(ErrInvalidLimit, "no rules"))
 	}
 	results := make(Results, len(rules))
 	keys := make([]string, len(rules))
@@ -51,10 +58,10 @@ func (l *Limiter) AllowAll(ctx context.Context, rules []Rule) (Results, error) {
 		}
 		p, err := l.check(rule.Key, rule.Limit, n)
 		if err != nil {
-			return nil, err
+			return nil, callerr.Op("ratelimit", "allow all", rule.Key, err)
 		}
 		if seen[rule.Key] {
-			return nil, invalid(ErrInvalidKey, "%q appears twice", rule.Key)
+			return nil, callerr.Op("ratelimit", "allow all", rule.Key, invalid(ErrInvalidKey, "the key appears twice"))
 		}
 		seen[rule.Key] = true
 		kind := "g"
@@ -65,10 +72,10 @@ func (l *Limiter) AllowAll(ctx context.Context, rules []Rule) (Results, error) {
 		args = append(args, kind, p.cost, p.tau, n)
 		results[i].Limit = p.limit
 	}
-	if !together(l.client, keys) {
-		return nil, invalid(ErrCrossSlot, "%q", keys)
-	}
 	name := strings.Join(keys, " ")
+	if !together(l.client, keys) {
+		return nil, callerr.Op("ratelimit", "allow all", name, ErrCrossSlot)
+	}
 	reply, err := allowAllScript.Run(ctx, l.client, keys, args...).Result()
 	if err != nil {
 		return nil, callerr.Call(ctx, "ratelimit", "allow all", name, err)

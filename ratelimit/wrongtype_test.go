@@ -37,7 +37,7 @@ func TestWrongTypeLeavesKeyUntouched(t *testing.T) {
 
 			_, err = limiter.Allow(ctx, text, limit)
 			require.Error(t, err, "%v", limit)
-			assert.Contains(t, err.Error(), "ratelimit: the key holds a string that is not a")
+			assert.Contains(t, err.Error(), `ratelimit: allow "`+text+`": ERR the key holds a string that is not a`)
 			assert.Equal(t, "abc", b.Client.Get(ctx, text).Val())
 			assert.Equal(t, time.Duration(-1), b.Client.PTTL(ctx, text).Val())
 		}

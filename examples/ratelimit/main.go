@@ -3,7 +3,7 @@
 //
 // Three users of one tenant call an API 50 times a second each for three
 // seconds. Each user may make 10 requests a second (GCRA, bursts of 5),
-// and the tenant 25 a second in all (a fixed window, the seed's counter),
+// and the tenant 25 a second in all (a fixed window, the classic counter),
 // checked together in one all-or-nothing call by the httplimit
 // middleware. It prints the requests allowed and refused each second,
 // and ends with a verdict, PASS or FAIL: no user and no tenant went over

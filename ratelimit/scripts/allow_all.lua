@@ -10,6 +10,10 @@
 -- allowed is 1 when its own events fit, and they were counted only if
 -- every rule's did. Every key is read before any is written, so a key of
 -- another kind fails the whole call with nothing written.
+--
+-- A call carries no identity, so a re-sent call (its reply lost) runs
+-- again as a new one, against what its first run counted: it counts
+-- again only if every rule still has room, so no key passes its limit.
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -23,13 +27,13 @@ for i, key in ipairs(KEYS) do
 	if r.kind == 'g' then
 		r.tat = gcra_tat(key, now)
 		if not r.tat then
-			return redis.error_reply('ERR ratelimit: ' .. key .. ' holds a string that is not a GCRA time')
+			return redis.error_reply('ERR ' .. key .. ' holds a string that is not a GCRA time')
 		end
 		r.ok = gcra_fits(r.tat, now, r.cost, r.tau, r.n)
 	else
 		r.count, r.ttl = window_read(key)
 		if not r.count then
-			return redis.error_reply('ERR ratelimit: ' .. key .. ' holds a string that is not a count')
+			return redis.error_reply('ERR ' .. key .. ' holds a string that is not a count')
 		end
 		r.ok = r.count + r.n <= r.tau
 	end

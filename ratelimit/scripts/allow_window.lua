@@ -1,17 +1,22 @@
 -- allow_window: count n events in the current fixed window if all of them
--- fit, on seed 004's data, so that the seed's script can share the key.
+-- fit, on the classic INCR-and-EXPIRE counter, so that such a script can
+-- share the key.
 --
 -- KEYS[1]  the limit's key: the window's count, a plain integer whose
 --          expiry ends the window (see window.lua)
 -- ARGV[1]  the window, ms
 -- ARGV[2]  the rate: the most events per window
--- ARGV[3]  n, the events asked for; 0 asks without counting
+-- ARGV[3]  n, the events asked for, 0 to 2^53; 0 asks without counting
 --
 -- Returns {allowed (0|1), remaining, retry after µs (0 when allowed, -1
 -- when n is above the rate), reset after µs}. A refusal counts nothing;
 -- a count found without an expiry gets the window as one either way. The
 -- key is read before any write, so a key of another kind fails with an
 -- error and is left as it was.
+--
+-- A call carries no identity, so a re-sent call (its reply lost) runs
+-- again as a new one: it counts only if count + n still fits the rate,
+-- so no run, first or again, takes the count past the rate.
 
 local key = KEYS[1]
 local window, rate, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -20,7 +25,7 @@ local window, rate, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 
 local count, ttl = window_read(key)
 if not count then
-	return redis.error_reply('ERR ratelimit: the key holds a string that is not a count')
+	return redis.error_reply('ERR the key holds a string that is not a count')
 end
 local ok = count + n <= rate
 ttl = window_repair(key, window, ttl)

@@ -1,5 +1,5 @@
 -- window.lua: the fixed window on one key, for allow_window.lua and
--- allow_all.lua, on seed 004's data: the key holds a plain integer, the
+-- allow_all.lua, on the classic counter: the key holds a plain integer, the
 -- count of the current window, whose expiry is the end of the window.
 
 -- window_read returns the key's count and its PTTL (-2: no key, -1: no
@@ -28,7 +28,7 @@ local function window_repair(key, window, ttl)
 end
 
 -- window_count counts n events; the first starts the window, as the
--- seed's EXPIRE on the first hit does. Returns the count and the PTTL.
+-- classic EXPIRE on the first hit does. Returns the count and the PTTL.
 local function window_count(key, window, n, ttl)
 	local count = redis.call('INCRBY', key, n)
 	if ttl == -2 then
