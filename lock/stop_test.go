@@ -1,10 +1,11 @@
-//go:build unix
+//go:build linux
 
 package lock_test
 
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,10 +34,10 @@ func TestStoppedWaiterDoesNotTrustLapsedHandOff(t *testing.T) {
 	defer cancel()
 	const ttl = 300 * time.Millisecond
 	key := b.Key(t, "lock-test:")
-	m := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: ttl})
-	owner, err := m.TryLock(ctx)
+	// The owner's lease is long; the lock is handed to the waiter for its
+	// own lease time, which its queue entry records.
+	owner, err := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: 10 * time.Second}).TryLock(ctx)
 	require.NoError(t, err)
-	owner.KeepAlive(ctx)
 
 	child := startLockChild(t, b, "TestStoppedWaiterDoesNotTrustLapsedHandOff", "stopped-waiter", key, ttl)
 	child.Await(t, "waiting", 10*time.Second)
@@ -52,6 +53,7 @@ func TestStoppedWaiterDoesNotTrustLapsedHandOff(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGCONT)
 		}
 	}()
+	require.Eventually(t, func() bool { return stopped(pid) }, 5*time.Second, time.Millisecond, "the waiter stops")
 	require.NoError(t, owner.Unlock(ctx)) // handed to the stopped waiter, for 300ms
 	time.Sleep(450 * time.Millisecond)
 	other := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: 10 * time.Second})
@@ -66,7 +68,7 @@ func TestStoppedWaiterDoesNotTrustLapsedHandOff(t *testing.T) {
 	require.Len(t, fields, 3, child.Transcript())
 	fence, err := strconv.ParseInt(fields[0], 10, 64)
 	require.NoError(t, err)
-	assert.Greater(t, fence, x.Fence(), "the waiter's fence is above the owner's that came between")
+	assert.Greater(t, fence, x.Fence(), "the waiter's fence is above the owner's that came between\n%s", child.Transcript())
 	assert.Equal(t, fields[1], fields[2], "the key held the waiter's token as its Lock returned\n%s", child.Transcript())
 }
 
@@ -78,4 +80,15 @@ func stoppedWaiterChild(t *testing.T) {
 	holder := client.Get(ctx, m.Config().Key).Val()
 	fmt.Printf("locked: %d %s %s\n", l.Fence(), l.Token(), holder)
 	l.Unlock(ctx)
+}
+
+// stopped reports whether process pid is stopped, as /proc shows it.
+func stopped(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses.
+	_, rest, ok := strings.Cut(string(stat), ") ")
+	return ok && strings.HasPrefix(rest, "T")
 }
