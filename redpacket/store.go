@@ -95,7 +95,9 @@ func (s *Store) usable() error {
 // and when a Create fails with an error that leaves its outcome unknown
 // (a timeout, a broken connection), or one that wraps ErrNotReplicated,
 // call Create again with the same Packet: nil says the packet is stored,
-// once, with the shares of the run that stored it.
+// once, with the shares of the run that stored it. An id must therefore
+// name one packet only: a Create meant as a second packet, with the same
+// fields and id, is taken for the first and stores nothing.
 //
 // It returns an error matching ErrInvalidPacket, with nothing sent, for a
 // p that breaks Packet's rules, and ErrExists, with nothing written, when
