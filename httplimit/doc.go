@@ -30,6 +30,13 @@
 //     has counted against the rate policies: it was an attempt.
 //   - When Redis fails, Config.FailOpen chooses: serve the request without
 //     the limit that failed, or answer 503 Service Unavailable.
+//   - When the reply to a rate check is lost and the Redis client sends it
+//     again (go-redis does, MaxRetries times by default), the request is
+//     counted again on its policies, as ratelimit.Limiter.AllowAll says:
+//     it may be refused early with 429, but no policy ever serves more
+//     than its limit. A concurrency slot's acquire and release keep their
+//     own promise under a re-send: the request holds one slot, and frees
+//     it.
 //
 // Every answer that went through a policy carries RateLimit-Policy (each
 // policy's quota q over its window w in seconds; the concurrency policy's

@@ -95,9 +95,11 @@ func (l *Limiter) AllowN(ctx context.Context, key string, limit Limit, n int64) 
 // sent, and otherwise the client's error.
 //
 // A re-sent Reset (its reply lost, and the call sent again by the client)
-// deletes the key again. When nothing was counted on the key between the
-// two, that is one call's effect; events counted in between are deleted
-// too, and the key is at its full allowance after them.
+// deletes the key again: the key is at its full allowance as of the last
+// run. When nothing was counted on the key between the runs, that is one
+// call's effect; events counted between them, in the moment before the
+// client's retry, are deleted with the rest, as if Reset had been called
+// that moment later.
 func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if err := l.usable(); err != nil {
 		return callerr.Op("ratelimit", "reset", key, err)

@@ -1,10 +1,14 @@
 package ratelimit_test
 
 import (
+	"bytes"
 	"context"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -153,4 +157,59 @@ func TestResentReset(t *testing.T) {
 			assert.Equal(t, int64(3), remaining(t, plain, key, limit), "%v: full again", limit)
 		}
 	})
+}
+
+// A Reset whose reply is lost, with an event counted on the key before
+// the client sends it again, leaves the key at its full allowance as of
+// the re-send: the event is deleted with the rest, as the documentation
+// says, as if Reset had been called a moment later.
+func TestResentResetTakesEffectAtTheResend(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		plain := ratelimit.New(b.Client)
+		for _, limit := range slowLimits {
+			key := b.Key(t, "rl-test:")
+			var sends atomic.Int32
+			var between error
+			client, cutter := b.CutClient(t, beforeWrite(func(p []byte) {
+				if bytes.Contains(p, []byte("del")) && bytes.Contains(p, []byte(key)) && sends.Add(1) == 2 {
+					_, between = plain.Allow(ctx, key, limit)
+				}
+			}))
+			res, err := plain.AllowN(ctx, key, limit, 3)
+			require.NoError(t, err)
+			require.True(t, res.Allowed)
+
+			cutter.Arm(1, "del", key)
+			require.NoError(t, ratelimit.New(client).Reset(ctx, key), "%v", limit)
+			require.NoError(t, between)
+			assert.Equal(t, int32(2), sends.Load(), "%v: sent twice", limit)
+			assert.Equal(t, int64(3), remaining(t, plain, key, limit), "%v: full as of the re-send", limit)
+		}
+	})
+}
+
+// beforeWrite is a client option that calls f with each command's bytes
+// before they are sent.
+func beforeWrite(f func(p []byte)) func(*redis.UniversalOptions) {
+	return func(o *redis.UniversalOptions) {
+		dial := o.Dialer
+		o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &hookedConn{Conn: conn, before: f}, nil
+		}
+	}
+}
+
+type hookedConn struct {
+	net.Conn
+	before func(p []byte)
+}
+
+func (c *hookedConn) Write(p []byte) (int, error) {
+	c.before(p)
+	return c.Conn.Write(p)
 }
