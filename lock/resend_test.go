@@ -94,22 +94,15 @@ func TestLockResentHoldsOnce(t *testing.T) {
 
 		// Queued: the re-sent try keeps the waiter's one entry.
 		cutter.Arm(1, "evalsha", key)
-		got := make(chan *lock.Lock, 1)
-		go func() {
-			w, err := m.Lock(ctx)
-			assert.NoError(t, err)
-			got <- w
-		}()
-		queue := "{" + key + "}/q"
-		require.Eventually(t, func() bool { return !cutter.Armed() }, 5*time.Second, time.Millisecond)
-		require.Eventually(t, func() bool { return b.Client.ZCard(ctx, queue).Val() == 1 }, 5*time.Second, time.Millisecond)
+		waiter := startLock(t, ctx, b, m, 1)
+		requireCut(t, cutter, 1)
 		assert.Equal(t, "1", b.Client.HGet(ctx, "{"+key+"}/qw", "").Val(), "one arrival")
 		require.NoError(t, l.Unlock(ctx))
-		w := <-got
-		require.NotNil(t, w)
+		w, err := waiter.result(5 * time.Second)
+		require.NoError(t, err)
 		assert.Greater(t, w.Fence(), l.Fence())
 		require.NoError(t, w.Unlock(ctx))
-		assert.Zero(t, b.Client.Exists(ctx, key, queue).Val())
+		assert.Zero(t, b.Client.Exists(ctx, key, "{"+key+"}/q").Val())
 	})
 }
 
@@ -172,31 +165,18 @@ func TestUnlockResentHandsOffOnce(t *testing.T) {
 		owner, err := m.TryLock(ctx)
 		require.NoError(t, err)
 		waiting := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: time.Minute})
-		got := make(chan *lock.Lock, 2)
-		for range 2 {
-			go func() {
-				w, err := waiting.Lock(ctx)
-				if err == nil {
-					got <- w
-				}
-			}()
-		}
-		queue := "{" + key + "}/q"
-		require.Eventually(t, func() bool { return b.Client.ZCard(ctx, queue).Val() == 2 }, 5*time.Second, time.Millisecond)
+		first, second := startLock(t, ctx, b, waiting, 1), startLock(t, ctx, b, waiting, 2)
 		cutter.Arm(1, "evalsha", "publish") // the hand-off: only it names the notice command
 		require.NoError(t, owner.Unlock(ctx))
 		requireCut(t, cutter, 0)
-		var first *lock.Lock
-		select {
-		case first = <-got:
-		case <-time.After(900 * time.Millisecond):
-			t.Fatal("no waiter was handed the lock")
-		}
-		assert.Equal(t, int64(1), b.Client.ZCard(ctx, queue).Val(), "one waiter was served")
-		assert.Greater(t, first.Fence(), owner.Fence())
-		require.NoError(t, first.Unlock(ctx))
-		second := <-got
-		require.NoError(t, second.Unlock(ctx))
+		l, err := first.result(900 * time.Millisecond) // a waiter's own retry comes after a second
+		require.NoError(t, err, "the first waiter is handed the lock")
+		assert.Equal(t, int64(1), b.Client.ZCard(ctx, "{"+key+"}/q").Val(), "one waiter was served")
+		assert.Greater(t, l.Fence(), owner.Fence())
+		require.NoError(t, l.Unlock(ctx))
+		l, err = second.result(5 * time.Second)
+		require.NoError(t, err)
+		require.NoError(t, l.Unlock(ctx))
 	})
 }
 
@@ -209,20 +189,12 @@ func TestClaimResentHolds(t *testing.T) {
 		key := b.Key(t, "lock-test:")
 		owner, err := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: time.Minute}).TryLock(ctx)
 		require.NoError(t, err)
-		m := newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute})
-		got := make(chan *lock.Lock, 1)
-		go func() {
-			w, err := m.Lock(ctx)
-			assert.NoError(t, err)
-			got <- w
-		}()
-		queue := "{" + key + "}/q"
-		require.Eventually(t, func() bool { return b.Client.ZCard(ctx, queue).Val() == 1 }, 5*time.Second, time.Millisecond)
+		waiter := startLock(t, ctx, b, newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute}), 1)
 		time.Sleep(200 * time.Millisecond) // the waiter's subscription settles
 		cutter.Arm(1, "evalsha", key)      // the next script it sends is its claim
 		require.NoError(t, owner.Unlock(ctx))
-		w := <-got
-		require.NotNil(t, w)
+		w, err := waiter.result(5 * time.Second)
+		require.NoError(t, err)
 		require.Eventually(t, func() bool { return !cutter.Armed() }, 5*time.Second, time.Millisecond)
 		requireCut(t, cutter, 0)
 		require.Eventually(t, func() bool { return b.Client.PTTL(ctx, key).Val() > 50*time.Second }, 2*time.Second, time.Millisecond, "claimed for its full lease")
@@ -263,38 +235,22 @@ func TestLockThatGaveUpLeavesOnceResent(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		key := b.Key(t, "lock-test:")
-		queue := "{" + key + "}/q"
 		m := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: time.Minute})
 		owner, err := m.TryLock(ctx)
 		require.NoError(t, err)
-		giving := newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute})
 		giveUp, stop := context.WithCancel(ctx)
 		defer stop()
-		gaveUp := make(chan error, 1)
-		go func() {
-			_, err := giving.Lock(giveUp)
-			gaveUp <- err
-		}()
-		require.Eventually(t, func() bool { return b.Client.ZCard(ctx, queue).Val() == 1 }, 5*time.Second, time.Millisecond)
-		got := make(chan *lock.Lock, 1)
-		go func() {
-			if l, err := m.Lock(ctx); err == nil {
-				got <- l
-			}
-		}()
-		require.Eventually(t, func() bool { return b.Client.ZCard(ctx, queue).Val() == 2 }, 5*time.Second, time.Millisecond)
+		giving := startLock(t, giveUp, b, newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute}), 1)
+		live := startLock(t, ctx, b, m, 2)
 		cutter.Arm(1, "evalsha", "publish") // the leave: the only script it sends that names the notice command
 		stop()
-		assert.ErrorIs(t, <-gaveUp, context.Canceled)
+		_, err = giving.result(5 * time.Second)
+		assert.ErrorIs(t, err, context.Canceled)
 		requireCut(t, cutter, 0)
-		assert.Equal(t, int64(1), b.Client.ZCard(ctx, queue).Val(), "the waiter that gave up left the queue")
+		assert.Equal(t, int64(1), b.Client.ZCard(ctx, "{"+key+"}/q").Val(), "the waiter that gave up left the queue")
 		require.NoError(t, owner.Unlock(ctx))
-		select {
-		case l := <-got:
-			require.NoError(t, l.Unlock(ctx))
-		case <-time.After(900 * time.Millisecond):
-			t.Error("the live waiter was not handed the lock")
-			cancel()
-		}
+		l, err := live.result(900 * time.Millisecond) // a waiter's own retry comes after a second
+		require.NoError(t, err, "the live waiter is handed the lock")
+		require.NoError(t, l.Unlock(ctx))
 	})
 }

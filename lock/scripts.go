@@ -21,17 +21,21 @@ import (
 // TryLock needs no script: SET NX and TIME in one MULTI take the lock and
 // read its fence (see obtain.go).
 var (
+	//go:embed scripts/gone.lua
+	goneLua string
+	goneLib = script.Lib{Include: "-- #include gone.lua\n", Source: goneLua}
+
 	//go:embed scripts/obtain_queued.lua
 	obtainQueuedLua    string
 	obtainQueuedScript = script.New(obtainQueuedLua, waitqueue.Lib)
 
 	//go:embed scripts/unlock.lua
 	unlockLua    string
-	unlockScript = script.New(unlockLua)
+	unlockScript = script.New(unlockLua, goneLib)
 
 	//go:embed scripts/hand_off.lua
 	handOffLua    string
-	handOffScript = script.New(handOffLua, waitqueue.Lib)
+	handOffScript = script.New(handOffLua, waitqueue.Lib, goneLib)
 
 	//go:embed scripts/refresh.lua
 	refreshLua    string

@@ -20,40 +20,24 @@ func TestLockThatGaveUpIsNotHandedTheLock(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		m, key := newMutex(t, b, time.Minute)
-		queue := "{" + key + "}/q"
 		owner, err := m.TryLock(ctx)
 		require.NoError(t, err)
 
 		giveUp, stop := context.WithCancel(ctx)
 		defer stop()
-		gaveUp := make(chan error, 1)
-		go func() {
-			_, err := m.Lock(giveUp)
-			gaveUp <- err
-		}()
-		require.Eventually(t, func() bool { return b.Client.ZCard(ctx, queue).Val() == 1 }, 5*time.Second, time.Millisecond)
-		got := make(chan *lock.Lock, 1)
-		go func() {
-			l, err := m.Lock(ctx)
-			if err == nil {
-				got <- l
-			}
-		}()
-		require.Eventually(t, func() bool { return b.Client.ZCard(ctx, queue).Val() == 2 }, 5*time.Second, time.Millisecond)
+		giving := startLock(t, giveUp, b, m, 1)
+		live := startLock(t, ctx, b, m, 2)
 		stop()
-		assert.ErrorIs(t, <-gaveUp, context.Canceled)
-		assert.Equal(t, int64(1), b.Client.ZCard(ctx, queue).Val(), "the waiter that gave up left the queue")
+		_, err = giving.result(5 * time.Second)
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, int64(1), b.Client.ZCard(ctx, "{"+key+"}/q").Val(), "the waiter that gave up left the queue")
 
 		b.Advance(time.Millisecond)
 		require.NoError(t, owner.Unlock(ctx))
-		select {
-		case l := <-got:
-			assert.Greater(t, l.Fence(), owner.Fence())
-			require.NoError(t, l.Unlock(ctx))
-		case <-time.After(900 * time.Millisecond): // a waiter's own retry comes after a second
-			t.Error("the live waiter was not handed the lock")
-			cancel()
-		}
+		l, err := live.result(900 * time.Millisecond) // a waiter's own retry comes after a second
+		require.NoError(t, err, "the live waiter is handed the lock")
+		assert.Greater(t, l.Fence(), owner.Fence())
+		require.NoError(t, l.Unlock(ctx))
 	})
 }
 

@@ -17,8 +17,8 @@
 -- Returns 1 when the caller held the lock, else 0: a lock that lapsed, or
 -- that another owner holds now (the seed's, say), is left as it is. A
 -- caller that does not hold the lock is taken out of the queue, if it is
--- in it. As in unlock.lua, a call sent again after its first run handed
--- the lock on finds it gone before the caller's deadline, and answers 1.
+-- in it. A call sent again after its first run handed the lock on finds
+-- it gone before the caller's deadline, and answers 1 (see gone.lua).
 --
 -- A waiter handed the lock holds it, with a new fence (the server's clock
 -- in µs, as when a lock is taken: see obtain.go), for the claim time or
@@ -37,14 +37,8 @@ local token = ARGV[1]
 
 if redis.call('GET', lock) ~= token then
 	leave_queue(queue, qdeadlines, qwants, token)
-	local deadline = tonumber(ARGV[3])
-	if deadline > 0 then
-		local t = redis.call('TIME')
-		if t[1] * 1000 + math.floor(t[2] / 1000) < deadline then
-			return 1
-		end
-	end
-	return 0
+	-- #include gone.lua
+	return gone(ARGV[3])
 end
 
 local command, claim, channel = string.match(ARGV[2], '^(%a*) (%d+) (.*)$')

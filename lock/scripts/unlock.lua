@@ -14,23 +14,15 @@
 -- commonest unlock, with nobody waiting, thus takes the keys of a bare
 -- compare-and-delete and one read more.
 --
--- A call sent again (its reply was lost) answers as its first run did:
--- that run freed the lock, or handed it on, before the owner's deadline,
--- and a lease that has not run out is gone only by its owner's unlock, so
--- a call that finds the lock gone before the deadline was run already.
--- Past the deadline it answers 0. Only this path reads the clock.
+-- A call sent again (its reply was lost) answers as its first run did,
+-- which freed the lock or handed it on before the owner's deadline (see
+-- gone.lua).
 
 local lock, token = KEYS[1], ARGV[1]
 
 if redis.call('GET', lock) ~= token then
-	local deadline = tonumber(ARGV[2])
-	if deadline > 0 then
-		local t = redis.call('TIME')
-		if t[1] * 1000 + math.floor(t[2] / 1000) < deadline then
-			return 1
-		end
-	end
-	return 0
+	-- #include gone.lua
+	return gone(ARGV[2])
 end
 if redis.call('EXISTS', KEYS[2]) == 1 then
 	return 2
