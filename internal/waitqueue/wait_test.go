@@ -15,17 +15,32 @@ import (
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
-// A notice counts only for the queue entry it names, whether it comes
-// before or after the try that names the entry, and only while what it
-// hands over must still be held.
-func TestHandedNoticeMatchesQueueEntry(t *testing.T) {
+const channel = "{waitqueue-test}/free"
+
+// subscribed returns a notice site on a miniredis whose channel's
+// subscription is confirmed (its confirmation wakes every waiter, so it
+// comes first), and a context that bounds the test.
+func subscribed(t *testing.T) (context.Context, *redis.Client, *notice.Site) {
 	mr := miniredis.RunT(t)
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { client.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	site := notice.NewRegistry().Site(client)
-	const channel = "{waitqueue-test}/free"
+	settled := waitqueue.Join(site, channel, "other")
+	t.Cleanup(settled.Leave)
+	for !settled.Ready() {
+		require.NoError(t, ctx.Err(), "not subscribed")
+		time.Sleep(time.Millisecond)
+	}
+	return ctx, client, site
+}
+
+// A notice counts only for the queue entry it names, whether it comes
+// before or after the try that names the entry, and only while what it
+// hands over must still be held.
+func TestHandedNoticeMatchesQueueEntry(t *testing.T) {
+	ctx, client, site := subscribed(t)
 	deadline, value := time.UnixMilli(1_000), int64(7)
 	woken := func(w *waitqueue.Wait) bool {
 		select {
@@ -62,13 +77,6 @@ func TestHandedNoticeMatchesQueueEntry(t *testing.T) {
 		{"waiter not queued yet", 5, 0, 0, true, false},
 		{"too late to trust", 5, 5, waitqueue.EntryTTL, false, false},
 	}
-	// Settle the subscription first: its confirmation wakes every waiter.
-	settled := waitqueue.Join(site, channel, "other")
-	defer settled.Leave()
-	for !settled.Ready() {
-		require.NoError(t, ctx.Err(), "not subscribed")
-		time.Sleep(time.Millisecond)
-	}
 	for i, s := range steps {
 		w := waitqueue.Join(site, channel, "holder")
 		if s.noticeFirst {
@@ -97,19 +105,7 @@ func TestHandedNoticeMatchesQueueEntry(t *testing.T) {
 // at most the try's clock (or the hand-off's, when the try did not read
 // it) plus the time since the try was sent.
 func TestHandedNoticeTrustedUntilHeldUntil(t *testing.T) {
-	mr := miniredis.RunT(t)
-	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	t.Cleanup(func() { client.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	site := notice.NewRegistry().Site(client)
-	const channel = "{waitqueue-test}/free"
-	settled := waitqueue.Join(site, channel, "other")
-	defer settled.Leave()
-	for !settled.Ready() {
-		require.NoError(t, ctx.Err(), "not subscribed")
-		time.Sleep(time.Millisecond)
-	}
+	ctx, client, site := subscribed(t)
 	const handedAt = 1_000_000 // the server's clock at the hand-off, ms
 	steps := []struct {
 		name    string
