@@ -35,6 +35,9 @@ var invalidLimits = []ratelimit.Limit{
 	{Rate: 1 << 40, Period: 1 << 40 * time.Millisecond, Burst: 1 << 45}, // 1ms an event, burst 1,100 years
 	{Rate: 1, Period: ratelimit.MaxBurstTime.Truncate(time.Millisecond) + time.Millisecond, Algorithm: ratelimit.FixedWindow},
 	{Rate: 1, Period: time.Duration(math.MaxInt64).Truncate(time.Millisecond), Algorithm: ratelimit.FixedWindow}, // 292 years: µs beyond 2^53
+	{Rate: math.MaxInt64, Period: math.MaxInt64, Burst: math.MaxInt64, Algorithm: math.MaxInt},
+	{Rate: math.MinInt64, Period: math.MinInt64, Burst: math.MinInt64, Algorithm: math.MinInt},
+	{Rate: ratelimit.MaxRate, Period: time.Duration(math.MaxInt64).Truncate(time.Millisecond), Burst: ratelimit.MaxRate},
 }
 
 // Bad limits, keys and n get their error with nothing sent, on every
