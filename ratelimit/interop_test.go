@@ -15,9 +15,9 @@ import (
 	"github.com/slotlimit/slotlimit/ratelimit"
 )
 
-// seedFilter is seed 004's filter.lua, verbatim: INCR, refuse above
+// classicFilter is the classic fixed-window filter.lua, verbatim: INCR, refuse above
 // ARGV[1], EXPIRE ARGV[2] seconds on the first hit.
-const seedFilter = `-- filter.lua
+const classicFilter = `-- filter.lua
 local c
 -- see Redis Whether the counter in exceeds the limit , The counter for KEYS[1] , The threshold for ARGV[1]
 c = redis.call('incr', KEYS[1])
@@ -32,19 +32,19 @@ end
 return c;
 `
 
-// The seed's script and FixedWindow share one key, and the window's limit
-// holds between them; a count the seed's pattern left without an expiry
+// The classic script and FixedWindow share one key, and the window's limit
+// holds between them; a count the classic pattern left without an expiry
 // is given one.
 func TestInteropWithSeedScript(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
 		limiter := ratelimit.New(b.Client)
-		seed := redis.NewScript(seedFilter)
+		classic := redis.NewScript(classicFilter)
 		key := b.Key(t, "rl-test:")
 		limit := ratelimit.Limit{Rate: 5, Period: time.Second, Algorithm: ratelimit.FixedWindow}
-		seedCall := func() int64 {
+		classicCall := func() int64 {
 			t.Helper()
-			c, err := seed.Run(ctx, b.Client, []string{key}, 5, 1).Int64()
+			c, err := classic.Run(ctx, b.Client, []string{key}, 5, 1).Int64()
 			require.NoError(t, err)
 			return c
 		}
@@ -55,21 +55,21 @@ func TestInteropWithSeedScript(t *testing.T) {
 			return res
 		}
 
-		assert.Equal(t, int64(1), seedCall(), "the seed starts the window")
-		assert.Equal(t, int64(2), seedCall())
+		assert.Equal(t, int64(1), classicCall(), "the classic script starts the window")
+		assert.Equal(t, int64(2), classicCall())
 		res := allow(3)
 		assert.True(t, res.Allowed)
 		assert.Zero(t, res.Remaining)
 		assert.False(t, allow(1).Allowed, "5 of 5 taken between them")
 		assert.Equal(t, "5", b.Client.Get(ctx, key).Val(), "our refusal counted nothing")
-		assert.Equal(t, int64(6), seedCall(), "the seed refuses, and counts its refusal")
+		assert.Equal(t, int64(6), classicCall(), "the classic script refuses, and counts its refusal")
 		res = allow(1)
 		assert.False(t, res.Allowed)
-		assert.True(t, res.RetryAfter > 0 && res.RetryAfter <= time.Second, "until the seed's window ends: %v", res.RetryAfter)
+		assert.True(t, res.RetryAfter > 0 && res.RetryAfter <= time.Second, "until the classic script's window ends: %v", res.RetryAfter)
 
 		b.Advance(1100 * time.Millisecond)
 		assert.True(t, allow(1).Allowed, "a new window, started by us")
-		assert.Equal(t, int64(2), seedCall(), "the seed counts in our window")
+		assert.Equal(t, int64(2), classicCall(), "the classic script counts in our window")
 		pttl := b.Client.PTTL(ctx, key).Val()
 		assert.True(t, pttl > 0 && pttl <= time.Second, "our window's expiry stands: %v", pttl)
 
@@ -90,18 +90,18 @@ func TestInteropWithSeedScript(t *testing.T) {
 	})
 }
 
-// Under load, the seed's script and FixedWindow on one key together never
+// Under load, the classic script and FixedWindow on one key together never
 // allow more than the rate in a window.
 func TestInteropWithSeedScriptUnderLoad(t *testing.T) {
 	for _, b := range realBackends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
 			limiter := ratelimit.New(b.Client)
-			seed := redis.NewScript(seedFilter)
+			classic := redis.NewScript(classicFilter)
 			key := b.Key(t, "rl-test:")
-			const rate, window = 20, time.Second // the seed's EXPIRE is in whole seconds
+			const rate, window = 20, time.Second // the classic EXPIRE is in whole seconds
 			limit := ratelimit.Limit{Rate: rate, Period: window, Algorithm: ratelimit.FixedWindow}
-			require.NoError(t, seed.Load(ctx, b.Client).Err())
+			require.NoError(t, classic.Load(ctx, b.Client).Err())
 			var allowed, calls, failures atomic.Int64
 			start := b.Now()
 			deadline := time.Now().Add(1500 * time.Millisecond)
@@ -113,7 +113,7 @@ func TestInteropWithSeedScriptUnderLoad(t *testing.T) {
 					for i := 0; i < 20000 && time.Now().Before(deadline); i++ {
 						calls.Add(1)
 						if g%2 == 0 {
-							c, err := seed.EvalSha(ctx, b.Client, []string{key}, rate, 1).Int64()
+							c, err := classic.EvalSha(ctx, b.Client, []string{key}, rate, 1).Int64()
 							if err != nil {
 								failures.Add(1)
 							} else if c <= rate {
