@@ -155,9 +155,11 @@ func (l *Lock) Refresh(ctx context.Context) error {
 // lease, whose deadline this owner learnt from the server when it took or
 // last refreshed the lock, had not run out, so nothing but this owner's
 // unlock can have freed it. Past that deadline, it reports ErrNotHeld; so
-// does a first run just before the deadline sent again just after it. A
-// lock broken by an operator (Break, or a DEL) before its deadline is
-// reported unlocked, not ErrNotHeld.
+// does a first run just before the deadline sent again just after it,
+// and one of a Lock that does not know its deadline: a Lock whose TryLock
+// was sent again, until its first Refresh. A lock broken by an operator
+// (Break, or a DEL) before its deadline is reported unlocked, not
+// ErrNotHeld, unless a Refresh found it gone first.
 func (l *Lock) Unlock(ctx context.Context) error {
 	if l == nil || l.keep == nil {
 		return ErrNotHeld

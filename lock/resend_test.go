@@ -68,7 +68,12 @@ func TestTryLockResentHoldsOnce(t *testing.T) {
 
 		_, err = m.TryLock(ctx)
 		assert.ErrorIs(t, err, lock.ErrNotObtained, "another caller is still kept out")
-		require.NoError(t, l.Unlock(ctx))
+		// The lease ran from the first run, which the second could not
+		// see: until a Refresh, the Lock does not know its deadline, and an
+		// Unlock sent twice frees it but reports ErrNotHeld, as its doc says.
+		cutter.Arm(1, "evalsha", key)
+		assert.ErrorIs(t, l.Unlock(ctx), lock.ErrNotHeld)
+		requireCut(t, cutter, 1)
 		assert.Zero(t, b.Client.Exists(ctx, key).Val(), "no phantom is left")
 
 		next, err := before.TryLock(ctx)
@@ -181,7 +186,7 @@ func TestUnlockResentHandsOffOnce(t *testing.T) {
 }
 
 // A handed lock's claim, sent twice, claims it once: the waiter holds it
-// for its full lease.
+// for its full lease, and knows until when.
 func TestClaimResentHolds(t *testing.T) {
 	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -203,7 +208,12 @@ func TestClaimResentHolds(t *testing.T) {
 			t.Fatal("the claim was lost")
 		default:
 		}
+		// Its lease's deadline is the one the notice stated: an Unlock sent
+		// twice reports success.
+		cutter.Arm(1, "evalsha", key)
 		require.NoError(t, w.Unlock(ctx))
+		requireCut(t, cutter, 1)
+		assert.Zero(t, b.Client.Exists(ctx, key).Val())
 	})
 }
 
