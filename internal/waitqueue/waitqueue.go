@@ -3,6 +3,13 @@
 // lapses unless the waiter refreshes it, so that a release can hand what
 // it frees straight to the first live waiter. The limiter and the lock
 // include them in their scripts.
+//
+// It also holds the life of a waiter in a process, once for every
+// primitive (Run): join the notice channel, try, sleep until a notice
+// hands the waiter what it waits for (trusted only until the deadline the
+// hand-off gave it, by the server's clock), and, when the wait fails or
+// its context ends, leave the queue and pass on whatever was handed to it
+// meanwhile.
 package waitqueue
 
 import (
