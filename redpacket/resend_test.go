@@ -88,7 +88,12 @@ func TestCreateSentTwiceCreatesOnce(t *testing.T) {
 			other = p
 			other.TTL = time.Hour
 			assert.ErrorIs(t, s.Create(ctx, other), redpacket.ErrExists, "%v: another TTL", split)
+			cut, err := b.Client.LRange(ctx, keyOf(s, "s", p.ID), 0, -1).Result()
+			require.NoError(t, err)
 			assert.NoError(t, s.Create(ctx, p), "%v: the same Packet again, as after an unknown outcome", split)
+			again, err := b.Client.LRange(ctx, keyOf(s, "s", p.ID), 0, -1).Result()
+			require.NoError(t, err)
+			assert.Equal(t, cut, again, "%v: the shares stay as the first run cut them", split)
 
 			var sum int64
 			for i := range p.Count {
