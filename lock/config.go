@@ -34,7 +34,8 @@ type Config struct {
 	// that a lock survives a failover to one of them.
 	Replicas int
 
-	// ReplicaTimeout bounds the wait for Replicas; 0 means one second.
+	// ReplicaTimeout bounds the wait for Replicas, to the millisecond; 0
+	// means one second.
 	ReplicaTimeout time.Duration
 
 	// Observer, if set, is told of each lock taken or refused, wait,
@@ -64,6 +65,9 @@ func (c Config) check() (Config, error) {
 		return c, invalidConfig("Replicas is %d, must not be negative", c.Replicas)
 	case c.ReplicaTimeout < 0:
 		return c, invalidConfig("ReplicaTimeout is %v, must not be negative", c.ReplicaTimeout)
+	case c.ReplicaTimeout > 0 && c.ReplicaTimeout < time.Millisecond:
+		// WAIT counts in ms, and takes 0 as "for ever".
+		return c, invalidConfig("ReplicaTimeout is %v, must be at least 1ms", c.ReplicaTimeout)
 	}
 	if c.TTL == 0 {
 		c.TTL = DefaultTTL

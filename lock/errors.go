@@ -20,8 +20,8 @@ var (
 	// cannot work, and by every method of a zero or nil Mutex. New refuses
 	// a nil client, an empty Key, a Key with a '}' but no hash tag, a Key
 	// that names another lock's side key, a negative TTL, one above 0 but
-	// under a millisecond or one above MaxTTL, and a negative Replicas or
-	// ReplicaTimeout.
+	// under a millisecond or one above MaxTTL, a negative Replicas, and a
+	// negative ReplicaTimeout or one above 0 but under a millisecond.
 	ErrInvalidConfig = errors.New("lock: invalid config")
 
 	// ErrInvalidArgument is returned by every method given an argument no

@@ -77,8 +77,8 @@ func TestErrorsNameTheirMethod(t *testing.T) {
 	}
 }
 
-// A TTL Lua and Redis cannot hold exactly, or meant as "for ever", is
-// refused.
+// A TTL meant as "for ever", and a ReplicaTimeout WAIT would take as for
+// ever, are refused.
 func TestTTLAboveMaxIsRefused(t *testing.T) {
 	b := redistest.Miniredis(t)
 	for _, ttl := range []time.Duration{lock.MaxTTL + time.Millisecond, 1<<63 - 1} {
@@ -88,6 +88,10 @@ func TestTTLAboveMaxIsRefused(t *testing.T) {
 	m, err := lock.New(b.Client, lock.Config{Key: "k", TTL: lock.MaxTTL})
 	require.NoError(t, err)
 	assert.Equal(t, lock.MaxTTL, m.Config().TTL)
+
+	// WAIT takes a timeout of 0 ms as "for ever".
+	_, err = lock.New(b.Client, lock.Config{Key: "k", Replicas: 1, ReplicaTimeout: 500 * time.Microsecond})
+	assert.ErrorIs(t, err, lock.ErrInvalidConfig)
 }
 
 // A nil context is refused with ErrInvalidArgument, and nothing is sent.
