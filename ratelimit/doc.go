@@ -54,7 +54,8 @@
 // answer of allowed always means the events were counted. In numbers: of
 // a limit of 3, one Allow whose reply was lost once takes 2 and answers
 // allowed; one that finds 1 left takes it and answers refused. Reset is
-// DEL, and a re-sent Reset deletes the key again. See Limiter.AllowN.
+// DEL, and a re-sent Reset deletes the key again, as of the re-send. See
+// Limiter.AllowN and Limiter.Reset.
 //
 // Time in the scripts is in microseconds for GCRA, since one event's share
 // of a period (Period/Rate) is often not a whole millisecond (10,000 per

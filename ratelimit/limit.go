@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// MaxRate is the highest Limit.Rate and Limit.Burst: the scripts count in
-// Lua numbers, which are exact up to 2^53.
+// MaxRate is the highest Limit.Rate and Limit.Burst, and the most events
+// one call may ask for: the scripts count in Lua numbers, which are exact
+// up to 2^53.
 const MaxRate = 1 << 53
 
 // MaxBurstTime is the longest time a limit's full allowance may take to
