@@ -13,7 +13,7 @@ import (
 // it was dead-lettered; Deadline is zero. It writes nothing. n must be
 // from 1 to MaxBatch, or it returns ErrInvalidArgument with nothing sent.
 func (q *Queue) DeadLetters(ctx context.Context, n int) ([]Message, error) {
-	if err := q.usable(); err != nil {
+	if err := q.usable(ctx); err != nil {
 		return nil, err
 	}
 	if n < 1 || n > MaxBatch {
@@ -61,7 +61,7 @@ func (q *Queue) Drop(ctx context.Context, ids ...string) (int, error) {
 
 // deadOp runs a script that takes ids after args and returns a count.
 func (q *Queue) deadOp(ctx context.Context, op string, s *script.Script, args []any, ids []string) (int, error) {
-	if err := q.usable(); err != nil {
+	if err := q.usable(ctx); err != nil {
 		return 0, err
 	}
 	if len(ids) > MaxBatch {

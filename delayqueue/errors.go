@@ -24,9 +24,9 @@ var (
 
 	// ErrInvalidArgument is returned, with nothing sent, for a negative
 	// or too long delay, a zero time or one before 1970 or after 2^53 ms
-	// from it, a payload above MaxPayload, a batch
-	// above MaxBatch messages or MaxBatchBytes, and a bad count of
-	// workers or a nil handler for Run.
+	// from it, a payload above MaxPayload, a batch above MaxBatch
+	// messages or MaxBatchBytes, a bad count of workers or a nil handler
+	// for Run, and a nil context, given to any method.
 	ErrInvalidArgument = errors.New("delayqueue: invalid argument")
 )
 
@@ -37,6 +37,9 @@ func invalidConfig(format string, args ...any) error {
 func invalidArgument(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
 }
+
+// errNilContext is the error of every call given a nil context.
+var errNilContext = fmt.Errorf("%w: nil context", ErrInvalidArgument)
 
 // errUnusable is the error of every method of a zero or nil Queue.
 var errUnusable = fmt.Errorf("%w: not made by New", ErrInvalidConfig)

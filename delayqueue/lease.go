@@ -81,7 +81,7 @@ func deadlineArg(m Message) string {
 // its id and token first and return 0 when the delivery no longer holds
 // its lease; it returns the script's reply otherwise.
 func (q *Queue) settle(ctx context.Context, op string, m Message, s *script.Script, args ...any) (int64, error) {
-	if err := q.usable(); err != nil {
+	if err := q.usable(ctx); err != nil {
 		return 0, err
 	}
 	if m.ID == "" || m.Token == "" {

@@ -49,7 +49,7 @@ func (q *Queue) Poll(ctx context.Context) (Message, error) {
 // poll is Poll, and also returns when the call that took the message was
 // sent, so that its lease cannot lapse before that time plus Visibility.
 func (q *Queue) poll(ctx context.Context) (Message, time.Time, error) {
-	if err := q.usable(); err != nil {
+	if err := q.usable(ctx); err != nil {
 		return Message{}, time.Time{}, err
 	}
 	if err := ctx.Err(); err != nil {

@@ -62,7 +62,7 @@ func (q *Queue) Push(ctx context.Context, payload []byte, delay time.Duration) (
 // after it (some 285,000 years), which the scripts cannot hold exactly,
 // is refused with ErrInvalidArgument.
 func (q *Queue) PushAt(ctx context.Context, payload []byte, at time.Time) (id string, err error) {
-	if err := q.usable(); err != nil {
+	if err := q.usable(ctx); err != nil {
 		return "", err
 	}
 	if at.IsZero() {
@@ -83,7 +83,7 @@ func (q *Queue) PushAt(ctx context.Context, payload []byte, at time.Time) (id st
 // call sent again after its reply was lost queues each job once, as Push
 // does.
 func (q *Queue) PushBatch(ctx context.Context, jobs []Job) (ids []string, err error) {
-	if err := q.usable(); err != nil {
+	if err := q.usable(ctx); err != nil {
 		return nil, err
 	}
 	if len(jobs) == 0 {

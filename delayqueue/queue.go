@@ -84,9 +84,14 @@ func (q *Queue) Config() Config {
 	return q.cfg
 }
 
-func (q *Queue) usable() error {
-	if q == nil || q.client == nil {
+// usable returns the error of a call to a zero or nil Queue, or with a
+// nil ctx.
+func (q *Queue) usable(ctx context.Context) error {
+	switch {
+	case q == nil || q.client == nil:
 		return errUnusable
+	case ctx == nil:
+		return errNilContext
 	}
 	return nil
 }
@@ -116,7 +121,7 @@ func (q *Queue) refuse(op string, err error) error {
 // acked; a lapsed lease counts here until a Poll gives its message back)
 // and dead letters, all read at one instant. It writes nothing.
 func (q *Queue) Len(ctx context.Context) (ready, delayed, inflight, dead int64, err error) {
-	if err := q.usable(); err != nil {
+	if err := q.usable(ctx); err != nil {
 		return 0, 0, 0, 0, err
 	}
 	reply, err := q.run(ctx, "len", lenScript)

@@ -41,7 +41,7 @@ type Handler func(ctx context.Context, m Message) error
 // error Run goes on from (a Poll, an Extend, an Ack or a Nack that
 // failed) is passed to Config.OnError, so that an outage shows.
 func (q *Queue) Run(ctx context.Context, workers int, handler Handler) error {
-	if err := q.usable(); err != nil {
+	if err := q.usable(ctx); err != nil {
 		return err
 	}
 	if workers < 1 {
