@@ -33,10 +33,17 @@ var (
 	// "{tenant:7}:user:42". Nothing is sent to Redis.
 	ErrCrossSlot = errors.New("ratelimit: keys in more than one hash slot")
 
+	// ErrInvalidArgument is returned by every method given a nil ctx.
+	// Nothing is sent to Redis.
+	ErrInvalidArgument = errors.New("ratelimit: invalid argument")
+
 	// ErrNoClient is returned by every method of a Limiter made by New
 	// with a nil client, of a zero Limiter and of a nil *Limiter.
 	ErrNoClient = errors.New("ratelimit: no Redis client")
 )
+
+// errNilContext is the error of every call given a nil ctx.
+var errNilContext = invalid(ErrInvalidArgument, "ctx is nil")
 
 func invalid(sentinel error, format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)

@@ -70,7 +70,7 @@ func (l *Limiter) Allow(ctx context.Context, key string, limit Limit) (Result, e
 // returns an error, and the events may have been counted once per try,
 // within the limit.
 func (l *Limiter) AllowN(ctx context.Context, key string, limit Limit, n int64) (Result, error) {
-	p, err := l.check(key, limit, n)
+	p, err := l.check(ctx, key, limit, n)
 	if err != nil {
 		return Result{}, callerr.Op("ratelimit", "allow", key, err)
 	}
@@ -91,8 +91,9 @@ func (l *Limiter) AllowN(ctx context.Context, key string, limit Limit, n int64) 
 
 // Reset deletes key, so that its next event finds the full allowance. It
 // is idempotent: a call that meets no key succeeds. It returns errors
-// matching ErrInvalidKey for an empty key and ErrNoClient, with nothing
-// sent, and otherwise the client's error.
+// matching ErrInvalidKey for an empty key, ErrInvalidArgument for a nil
+// ctx and ErrNoClient, with nothing sent, and otherwise the client's
+// error.
 //
 // A re-sent Reset (its reply lost, and the call sent again by the client)
 // deletes the key again: the key is at its full allowance as of the last
@@ -101,7 +102,7 @@ func (l *Limiter) AllowN(ctx context.Context, key string, limit Limit, n int64) 
 // client's retry, are deleted with the rest, as if Reset had been called
 // that moment later.
 func (l *Limiter) Reset(ctx context.Context, key string) error {
-	if err := l.usable(); err != nil {
+	if err := l.usable(ctx); err != nil {
 		return callerr.Op("ratelimit", "reset", key, err)
 	}
 	if key == "" {
@@ -113,17 +114,22 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 	return nil
 }
 
-func (l *Limiter) usable() error {
+// usable returns the error of a call with ctx on l, before anything is
+// sent, when l has no client or ctx is nil.
+func (l *Limiter) usable(ctx context.Context) error {
 	if l == nil || l.client == nil {
 		return ErrNoClient
+	}
+	if ctx == nil {
+		return errNilContext
 	}
 	return nil
 }
 
 // check validates one call's input and returns its limit in the
 // scripts' units.
-func (l *Limiter) check(key string, limit Limit, n int64) (params, error) {
-	if err := l.usable(); err != nil {
+func (l *Limiter) check(ctx context.Context, key string, limit Limit, n int64) (params, error) {
+	if err := l.usable(ctx); err != nil {
 		return params{}, err
 	}
 	if key == "" {

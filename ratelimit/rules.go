@@ -41,7 +41,7 @@ type Rule struct {
 // beyond its limit, and Results.Allowed always means the events were
 // counted.
 func (l *Limiter) AllowAll(ctx context.Context, rules []Rule) (Results, error) {
-	if err := l.usable(); err != nil {
+	if err := l.usable(ctx); err != nil {
 		return nil, callerr.Op("ratelimit", "allow all", "", err)
 	}
 	if len(rules) == 0 {
@@ -56,7 +56,7 @@ func (l *Limiter) AllowAll(ctx context.Context, rules []Rule) (Results, error) {
 		if n == 0 {
 			n = 1
 		}
-		p, err := l.check(rule.Key, rule.Limit, n)
+		p, err := l.check(ctx, rule.Key, rule.Limit, n)
 		if err != nil {
 			return nil, callerr.Op("ratelimit", "allow all", rule.Key, err)
 		}

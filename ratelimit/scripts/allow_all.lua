@@ -35,7 +35,7 @@ for i, key in ipairs(KEYS) do
 		if not r.count then
 			return redis.error_reply('ERR ' .. key .. ' holds a string that is not a count')
 		end
-		r.ok = r.count + r.n <= r.tau
+		r.ok = window_fits(r.count, r.n, r.tau)
 	end
 	all = all and r.ok
 	rules[i] = r

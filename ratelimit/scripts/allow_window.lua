@@ -15,7 +15,7 @@
 -- error and is left as it was.
 --
 -- A call carries no identity, so a re-sent call (its reply lost) runs
--- again as a new one: it counts only if count + n still fits the rate,
+-- again as a new one: it counts only if n still fits the rate after count,
 -- so no run, first or again, takes the count past the rate.
 
 local key = KEYS[1]
@@ -27,7 +27,7 @@ local count, ttl = window_read(key)
 if not count then
 	return redis.error_reply('ERR the key holds a string that is not a count')
 end
-local ok = count + n <= rate
+local ok = window_fits(count, n, rate)
 ttl = window_repair(key, window, ttl)
 if ok and n > 0 then
 	count, ttl = window_count(key, window, n, ttl)

@@ -16,6 +16,13 @@ local function window_read(key)
 	return tonumber(value), redis.call('PTTL', key)
 end
 
+-- window_fits reports whether n more events fit a window holding count:
+-- n <= rate - count, which is exact, where count + n, up to 2^54, is not
+-- (2^53 - 1 + 2 rounds to 2^53 and would pass a rate of 2^53).
+local function window_fits(count, n, rate)
+	return n <= rate - count
+end
+
 -- window_repair gives a count found without an expiry (left by a copy of
 -- the pattern that sent INCR and EXPIRE apart, redis/redis#4423) the
 -- window as its expiry, and returns the PTTL.

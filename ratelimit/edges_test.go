@@ -1,0 +1,75 @@
+package ratelimit_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit/internal/redistest"
+	"github.com/slotlimit/slotlimit/ratelimit"
+)
+
+// A nil ctx is refused with ErrInvalidArgument by every method, naming
+// the method once, with nothing sent and no panic.
+func TestNilContextIsAnInvalidArgument(t *testing.T) {
+	b := redistest.Redis(t)
+	limiter := ratelimit.New(b.Client)
+	key := b.Key(t, "rl-test:")
+	var nilCtx context.Context
+	_, allow := limiter.Allow(nilCtx, key, ratelimit.PerSecond(1))
+	_, allowN := limiter.AllowN(nilCtx, key, ratelimit.Limit{Rate: 1, Period: time.Second, Algorithm: ratelimit.FixedWindow}, 1)
+	_, allowAll := limiter.AllowAll(nilCtx, []ratelimit.Rule{{Key: key, Limit: ratelimit.PerSecond(1)}})
+	reset := limiter.Reset(nilCtx, key)
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{allow, `ratelimit: allow "` + key + `": invalid argument: `},
+		{allowN, `ratelimit: allow "` + key + `": invalid argument: `},
+		{allowAll, `ratelimit: allow all "": invalid argument: `},
+		{reset, `ratelimit: reset "` + key + `": invalid argument: `},
+	} {
+		require.ErrorIs(t, tt.err, ratelimit.ErrInvalidArgument, tt.want)
+		assert.True(t, strings.HasPrefix(tt.err.Error(), tt.want), "%q, want %q", tt.err, tt.want)
+		assert.Equal(t, 1, strings.Count(tt.err.Error(), "ratelimit"), "%q", tt.err)
+	}
+	assert.Zero(t, b.Client.Exists(context.Background(), key).Val(), "nothing was written")
+}
+
+// A fixed window of Rate MaxRate counts exactly at its edge: with 2^53-1
+// counted, 2 more would make 2^53+1, which a Lua double rounds to 2^53;
+// the call is refused and the count stays within the Rate. One more is
+// allowed and makes the count the Rate exactly.
+func TestFixedWindowCountsExactlyAtMaxRate(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		limiter := ratelimit.New(b.Client)
+		limit := ratelimit.Limit{Rate: ratelimit.MaxRate, Period: time.Hour, Algorithm: ratelimit.FixedWindow}
+		allowN := func(key string, n int64) ratelimit.Result {
+			res, err := limiter.AllowN(ctx, key, limit, n)
+			require.NoError(t, err)
+			return res
+		}
+		allowAll := func(key string, n int64) ratelimit.Result {
+			res, err := limiter.AllowAll(ctx, []ratelimit.Rule{{Key: key, Limit: limit, N: n}})
+			require.NoError(t, err)
+			return res[0]
+		}
+		for name, allow := range map[string]func(string, int64) ratelimit.Result{"AllowN": allowN, "AllowAll": allowAll} {
+			key := b.Key(t, "rl-test:")
+			require.True(t, allow(key, ratelimit.MaxRate-1).Allowed, name)
+			res := allow(key, 2)
+			assert.False(t, res.Allowed, "%s: 2^53+1 is beyond the Rate", name)
+			assert.Equal(t, int64(1), res.Remaining, name)
+			assert.Equal(t, "9007199254740991", b.Client.Get(ctx, key).Val(), "%s: the refusal counted nothing", name)
+			res = allow(key, 1)
+			assert.True(t, res.Allowed, name)
+			assert.Zero(t, res.Remaining, name)
+			assert.Equal(t, "9007199254740992", b.Client.Get(ctx, key).Val(), name)
+		}
+	})
+}
