@@ -60,10 +60,13 @@ CREATE TABLE IF NOT EXISTS redpacket_claims (
 );`
 
 // CreateSchema runs Schema on db, one statement at a time. It is safe to
-// run again. A nil db is an error matching ErrInvalidArgument.
+// run again. A nil db or ctx is an error matching ErrInvalidArgument.
 func CreateSchema(ctx context.Context, db *sql.DB) error {
 	if db == nil {
 		return &methodError{"create schema", invalidArgument("db is nil")}
+	}
+	if ctx == nil {
+		return &methodError{"create schema", errNilContext}
 	}
 	for _, stmt := range strings.SplitAfter(Schema, ";") {
 		if strings.TrimSpace(stmt) == "" {

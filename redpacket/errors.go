@@ -30,7 +30,8 @@ var (
 
 	// ErrInvalidArgument is returned, with nothing sent, for a packet id
 	// or user that is empty, longer than MaxIDLen bytes, not UTF-8, or
-	// holds a NUL; and by CreateSchema for a nil database.
+	// holds a NUL; by every method given a nil ctx; and by CreateSchema
+	// for a nil database.
 	ErrInvalidArgument = errors.New("redpacket: invalid argument")
 
 	// ErrNotReplicated is wrapped by the error of a write that fewer than
@@ -60,6 +61,9 @@ func invalidConfig(format string, args ...any) error {
 // errUnusable is the error of every method of a Store or Persister that
 // New, NewStore or NewPersister did not make with a client.
 var errUnusable = fmt.Errorf("%w: no client (not made by New with a client)", ErrInvalidConfig)
+
+// errNilContext is the error of every call given a nil ctx.
+var errNilContext = invalidArgument("ctx is nil")
 
 // errBadClaim is the error for a claim field the scripts did not write.
 func errBadClaim(field, value string) error {

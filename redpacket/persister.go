@@ -138,6 +138,14 @@ func (p *Persister) usable() error {
 	return p.store.usable()
 }
 
+// ready is Store.ready for p.
+func (p *Persister) ready(ctx context.Context) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
+	return p.store.ready(ctx)
+}
+
 // Run writes the logs to the database until ctx is done, then returns
 // nil; within a second, since it reads each log in blocking reads of at
 // most a second. It waits on the logs, not by polling: each read returns
@@ -146,7 +154,7 @@ func (p *Persister) usable() error {
 // after a pause that doubles from 50ms to 5s, beginning with the entries
 // left unacked.
 func (p *Persister) Run(ctx context.Context) error {
-	if err := p.usable(); err != nil {
+	if err := p.ready(ctx); err != nil {
 		return &methodError{"run", err}
 	}
 	var wg sync.WaitGroup
@@ -191,7 +199,7 @@ func (p *Persister) runShard(ctx context.Context, sh shard) {
 // finds nothing new: under grabs that outpace it, it goes on. Tests, tools
 // and a shutdown use it; a service runs Run.
 func (p *Persister) Drain(ctx context.Context) (int, error) {
-	if err := p.usable(); err != nil {
+	if err := p.ready(ctx); err != nil {
 		return 0, &methodError{"drain", err}
 	}
 	total := 0
@@ -452,7 +460,7 @@ func isBusyGroup(err error) bool {
 // not yet acked. Written entries are deleted from the logs, so 0 means
 // the database has every claim taken so far. It reads only.
 func (p *Persister) Pending(ctx context.Context) (int64, error) {
-	if err := p.usable(); err != nil {
+	if err := p.ready(ctx); err != nil {
 		return 0, &methodError{"pending", err}
 	}
 	var total int64

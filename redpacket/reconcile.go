@@ -29,7 +29,7 @@ func (r Reconciliation) OK() bool {
 // has no such packet (never created, or lapsed). Claims taken while it
 // runs may show as Missing.
 func (p *Persister) Reconcile(ctx context.Context, packetID string) (Reconciliation, error) {
-	if err := p.usable(); err != nil {
+	if err := p.ready(ctx); err != nil {
 		return Reconciliation{}, refused("reconcile", packetID, err)
 	}
 	if err := checkID("packet id", packetID); err != nil {

@@ -83,6 +83,18 @@ func (s *Store) usable() error {
 	return nil
 }
 
+// ready returns the error, before anything is sent, of a call with ctx on
+// a Store that cannot be used or with a nil ctx.
+func (s *Store) ready(ctx context.Context) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return errNilContext
+	}
+	return nil
+}
+
 // Create stores p with its shares, cut up front in the process (see
 // Split), in one script, and logs it for the persister. From then on,
 // until p.TTL has passed on the server's clock, Grab hands out its
@@ -100,13 +112,14 @@ func (s *Store) usable() error {
 // fields and id, is taken for the first and stores nothing.
 //
 // It returns an error matching ErrInvalidPacket, with nothing sent, for a
-// p that breaks Packet's rules, and ErrExists, with nothing written, when
+// p that breaks Packet's rules, ErrInvalidArgument, with nothing sent,
+// for a nil ctx, and ErrExists, with nothing written, when
 // another packet has p.ID (even one that has expired, until its keys
 // lapse). Never reuse an id, even after its keys lapse: the database
 // keeps a packet's row and claims by id, and a persister writes a second
 // packet's claims under the first's as duplicates, so drops them.
 func (s *Store) Create(ctx context.Context, p Packet) error {
-	if err := s.usable(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return refused("create", p.ID, err)
 	}
 	if err := p.check(); err != nil {
@@ -148,7 +161,8 @@ func (s *Store) Create(ctx context.Context, p Packet) error {
 // ErrNotFound when there is no such packet;
 // with those, nothing is written. It returns an error matching
 // ErrInvalidArgument, with nothing sent, for an id or user that is empty,
-// longer than MaxIDLen bytes, not UTF-8, or holds a NUL.
+// longer than MaxIDLen bytes, not UTF-8, or holds a NUL, and for a nil
+// ctx.
 //
 // Grab is idempotent: a grab whose reply was lost, and which go-redis
 // sent again, returns the claim its first run took, and the claim is
@@ -162,7 +176,7 @@ func (s *Store) Create(ctx context.Context, p Packet) error {
 // a failover (a persister then commits only entries the replicas have);
 // with the AOF fsynced always, a restart.
 func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) {
-	if err := s.usable(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return Claim{}, refused("grab", packetID, err)
 	}
 	if err := checkID("packet id", packetID); err != nil {
@@ -200,7 +214,7 @@ func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) 
 // left to refund. It returns ErrNotFound when there is no such packet,
 // and reads only.
 func (s *Store) Remaining(ctx context.Context, packetID string) (shares int, amount int64, err error) {
-	if err := s.usable(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return 0, 0, refused("remaining", packetID, err)
 	}
 	if err := checkID("packet id", packetID); err != nil {
