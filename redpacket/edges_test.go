@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,4 +48,54 @@ func TestNilContextIsAnInvalidArgument(t *testing.T) {
 	keys, err := b.Client.Keys(context.Background(), "*"+s.Config().Prefix+"*").Result()
 	require.NoError(t, err)
 	assert.Empty(t, keys, "nothing was written")
+}
+
+// A Grab whose reply is lost once returns its first run's claim at every
+// edge: the last share (the re-send finds the packet sold out, and the
+// claim). A Grab lost for good fails, and the same Grab again returns the
+// claim it took. Each claim is taken and logged once. A Grab refused as
+// expired is refused again when sent again, with nothing written.
+func TestGrabSentAgainAtTheEdges(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		s, cutter, plain := cutStores(t, b, redpacket.Config{})
+		p := redpacket.Packet{ID: "edges", Total: 20, Count: 2, TTL: time.Hour}
+		require.NoError(t, plain.Create(ctx, p))
+		_, err := plain.Grab(ctx, p.ID, "warm") // the script is cached
+		require.NoError(t, err)
+
+		cutter.Arm(1, "evalsha", keyOf(s, "p", p.ID))
+		last, err := s.Grab(ctx, p.ID, "last")
+		require.NoError(t, err, "the re-send finds the sold-out packet and the claim")
+		assert.Equal(t, 1, cutter.Cuts())
+		assert.Equal(t, 2, last.Seq)
+		assert.Equal(t, 1, logged(t, b.Client, s, "c", p.ID, "last"))
+
+		q := redpacket.Packet{ID: "lost", Total: 30, Count: 3, TTL: time.Hour}
+		require.NoError(t, plain.Create(ctx, q))
+		cutter.Arm(10, "evalsha", keyOf(s, "p", q.ID))
+		_, err = s.Grab(ctx, q.ID, "alice")
+		require.Error(t, err, "every reply lost: the outcome is unknown")
+		assert.NotErrorIs(t, err, redpacket.ErrSoldOut)
+		assert.ErrorContains(t, err, `redpacket: grab "lost"`)
+		cutter.Arm(0)
+		again, err := s.Grab(ctx, q.ID, "alice")
+		require.NoError(t, err)
+		assert.Equal(t, 1, again.Seq, "the share the lost call took")
+		shares, amount, err := plain.Remaining(ctx, q.ID)
+		require.NoError(t, err)
+		assert.Equal(t, 2, shares, "one share taken")
+		assert.Equal(t, q.Total-again.Amount, amount)
+		assert.Equal(t, 1, logged(t, b.Client, s, "c", q.ID, "alice"))
+
+		e := redpacket.Packet{ID: "expiring", Total: 30, Count: 3, TTL: time.Hour}
+		require.NoError(t, plain.Create(ctx, e))
+		require.NoError(t, b.Client.HSet(ctx, keyOf(s, "p", e.ID), "expired", "1").Err(), "expired, as a sweep marks it")
+		_, err = s.Grab(ctx, e.ID, "bob")
+		assert.ErrorIs(t, err, redpacket.ErrExpired)
+		cutter.Arm(1, "evalsha", keyOf(s, "p", e.ID))
+		_, err = s.Grab(ctx, e.ID, "bob")
+		assert.ErrorIs(t, err, redpacket.ErrExpired, "refused again, as the first run was")
+		assert.Zero(t, logged(t, b.Client, s, "c", e.ID, "bob"))
+	})
 }
