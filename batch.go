@@ -43,7 +43,7 @@ func (l *Limiter) TryAcquireBatch(ctx context.Context, holders []string) ([]Resu
 			return nil, callError(ctx, "acquire", l.cfg.Key, err)
 		}
 		want := min(len(holders)-len(results), batchSize)
-		if results, _, err = l.decodeAcquire(results, reply, want, call.stride); err != nil {
+		if results, _, err = l.decodeAcquire(results, reply, call, want); err != nil {
 			return nil, opError("acquire", l.cfg.Key, err)
 		}
 	}

@@ -83,29 +83,44 @@ func weightArg(n int64) any {
 }
 
 // decodeAcquire appends to results the outcome of each of want holders in
-// reply, the reply of acquire.lua (stride 3: u, x, w) or of
-// acquire_queued.lua (stride 4: u, x, w, arrival), and returns the arrival
-// number of the last; see the scripts' headers. A number below zero is
-// acquire.lua's refusal of one holder by the full marker.
-func (l *Limiter) decodeAcquire(results []Result, reply any, want, stride int) ([]Result, int64, error) {
+// reply, the reply of call: of acquire.lua (stride 3: u, x, w) or of
+// acquire_queued.lua (stride 4: u, x, w, arrival, then the server's clock
+// when the call joins the queue); see the scripts' headers. It returns the
+// last holder's try: whether it was granted, its queue entry, when the
+// earliest lease lapses and the server's clock, as the script gave them.
+// A number below zero is acquire.lua's refusal of one holder by the full
+// marker.
+func (l *Limiter) decodeAcquire(results []Result, reply any, call acquireCall, want int) ([]Result, waitqueue.Try, error) {
 	if ms, ok := reply.(int64); ok && ms < 0 && want == 1 {
 		res := Result{Limit: l.cfg.Limit, Count: l.cfg.Limit, EarliestLapse: time.Duration(-ms) * time.Millisecond}
-		return append(results, res), 0, nil
+		return append(results, res), waitqueue.Try{Lapse: res.EarliestLapse}, nil
+	}
+	tail := 0
+	if call.clock {
+		tail = 1
 	}
 	r, ok := reply.([]any)
-	if !ok || len(r) != want*stride {
-		return results, 0, callerr.UnexpectedReply(reply)
+	if !ok || len(r) != want*call.stride+tail {
+		return results, waitqueue.Try{}, callerr.UnexpectedReply(reply)
 	}
-	var arrival int64
-	for i := 0; i < len(r); i += stride {
+	var try waitqueue.Try
+	for i := 0; i < want*call.stride; i += call.stride {
 		var v [4]int64
-		if !int64s(v[:stride], r[i:i+stride]) {
-			return results, 0, callerr.UnexpectedReply(reply)
+		if !int64s(v[:call.stride], r[i:i+call.stride]) {
+			return results, waitqueue.Try{}, callerr.UnexpectedReply(reply)
 		}
-		results = append(results, l.outcome(v[0], v[1], v[2]))
-		arrival = v[3]
+		res := l.outcome(v[0], v[1], v[2])
+		results = append(results, res)
+		try = waitqueue.Try{Done: res.Acquired, Arrival: v[3], Lapse: res.EarliestLapse}
 	}
-	return results, arrival, nil
+	if tail == 1 {
+		now, ok := r[len(r)-1].(int64)
+		if !ok {
+			return results, waitqueue.Try{}, callerr.UnexpectedReply(reply)
+		}
+		try.Clock = time.UnixMilli(now)
+	}
+	return results, try, nil
 }
 
 // outcome reads one holder's u, x and w: u >= 1 granted, with u units in
@@ -158,19 +173,21 @@ func int64s(v []int64, reply []any) bool {
 
 // An acquireCall is one call of an acquire script: acquire.lua for a
 // TryAcquire outside fair mode, acquire_queued.lua for an acquire that
-// waits or minds the queue. stride is the numbers per holder in its reply.
+// waits or minds the queue. stride is the numbers per holder in its reply,
+// and clock says whether the server's clock follows them.
 type acquireCall struct {
 	script *script.Script
 	keys   []string
 	args   []any
 	stride int
+	clock  bool
 }
 
 // acquireCall returns the call that acquires n units for holders in turn;
 // join says whether a refused holder joins the queue (one holder only).
 func (l *Limiter) acquireCall(n int64, join bool, holders ...string) acquireCall {
 	if join || l.cfg.Fair {
-		return acquireCall{acquireQueuedScript, l.queuedKeys, l.acquireQueuedArgs(n, join, holders...), 4}
+		return acquireCall{acquireQueuedScript, l.queuedKeys, l.acquireQueuedArgs(n, join, holders...), 4, join}
 	}
-	return acquireCall{acquireScript, l.acquireKeys, l.acquireArgs(n, holders...), 3}
+	return acquireCall{acquireScript, l.acquireKeys, l.acquireArgs(n, holders...), 3, false}
 }

@@ -172,20 +172,20 @@ func (l *Limiter) check(ctx context.Context, holder string, n int64) error {
 }
 
 // try runs the acquire script once; queue says whether a refused caller
-// joins the queue, and the arrival number it returns names the caller's
-// queue entry (0: none).
-func (l *Limiter) try(ctx context.Context, holder string, n int64, queue bool) (Result, int64, error) {
+// joins the queue. Its waitqueue.Try names the caller's queue entry (0:
+// none) and, when it joins, the server's clock as the script ran.
+func (l *Limiter) try(ctx context.Context, holder string, n int64, queue bool) (Result, waitqueue.Try, error) {
 	call := l.acquireCall(n, queue, holder)
 	reply, err := l.runner.Run(ctx, call.script, call.keys, call.args...).Result()
 	if err != nil {
-		return Result{Limit: l.cfg.Limit}, 0, callError(ctx, "acquire", l.cfg.Key, err)
+		return Result{Limit: l.cfg.Limit}, waitqueue.Try{}, callError(ctx, "acquire", l.cfg.Key, err)
 	}
 	var res [1]Result
-	results, arrival, err := l.decodeAcquire(res[:0], reply, 1, call.stride)
+	results, try, err := l.decodeAcquire(res[:0], reply, call, 1)
 	if err != nil {
-		return Result{Limit: l.cfg.Limit}, 0, opError("acquire", l.cfg.Key, err)
+		return Result{Limit: l.cfg.Limit}, waitqueue.Try{}, opError("acquire", l.cfg.Key, err)
 	}
-	return results[0], arrival, nil
+	return results[0], try, nil
 }
 
 // Acquire takes a slot for holder, waiting until one is free or ctx is
@@ -247,6 +247,14 @@ const cleanupTimeout = time.Second
 func (l *Limiter) releaseDetached(ctx context.Context, holder string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
+	l.leave(ctx, holder)
+}
+
+// leave releases holder and takes it out of the queue, handing on what it
+// held or was handed, for a caller that failed and holds nothing after:
+// the Leave of a wait (see waitqueue.Steps), and releaseDetached. It sends
+// no WAIT, which could only delay it.
+func (l *Limiter) leave(ctx context.Context, holder string) {
 	releaseScript.Run(ctx, l.client, l.keys, l.releaseArgs(holder)...) //nolint:errcheck // best effort; the lease lapses by itself
 }
 

@@ -8,61 +8,56 @@ import (
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
-// wait runs the acquire script until it succeeds, fails or ctx ends (see
-// waitqueue.Wait.Loop). A refused try joins the queue; between tries it
-// sleeps until a release hands it the units, until the earliest lease is
-// due to lapse, or until its place in the queue needs refreshing. When it
-// fails, holder holds nothing: a try whose outcome is unknown is undone,
-// and a waiter that gives up leaves the queue and frees units it may have
-// been handed meanwhile.
+// wait is one waiter's life (see waitqueue.Run): it runs the acquire
+// script until it succeeds, fails or ctx ends. A refused try joins the
+// queue; between tries it sleeps until a release hands it the units, until
+// the earliest lease is due to lapse, or until its place in the queue needs
+// refreshing. When it fails, holder holds nothing: a try whose outcome is
+// unknown is undone, and a waiter that gives up leaves the queue and frees
+// units it may have been handed meanwhile, handing them on.
 //
-// Units handed over by a release last only the claim time until the
-// waiter claims them for the deadline the notice states, its full lease
-// time from the release. wait returns that lease the moment the notice
-// arrives, with no round trip on its path, and sends the claim behind it
-// (see claimHanded); claimed, if not nil, learns how the claim went. With
-// Config.Replicas set, it claims first, so that the replicas acknowledge
-// the lease before it is returned.
+// Units handed over by a release are held for the waiter only until the
+// claim time, or its lease time if shorter, runs out, by the server's
+// clock; the waiter claims them for the deadline the notice states, its
+// full lease time from the release. wait returns that lease the moment
+// the notice arrives, with no round trip on its path, if they must still
+// be held for it with time for the claim to arrive, and sends the claim
+// behind it (see claimHanded); claimed, if not nil, learns how the claim
+// went. A waiter that reads the notice later (its process was stopped or
+// starved) tries again instead. With Config.Replicas set, it claims first,
+// so that the replicas acknowledge the lease before it is returned.
 //
 // c, the observed call, learns whether it waited and was handed units.
 func (l *Limiter) wait(ctx context.Context, holder string, n int64, claimed func(ok bool), c *observe.Call) (Result, error) {
-	w := waitqueue.Join(l.notices, l.channel, holder)
-	defer w.Leave()
 	var res Result
 	var refused, released time.Time // the first refusal and the hand-over's release, when observed
-	mayHold, err := w.Loop(ctx, func(ctx context.Context) (waitqueue.Try, error) {
-		var arrival int64
-		var err error
-		res, arrival, err = l.try(ctx, holder, n, true)
-		if c.On() && err == nil && !res.Acquired && refused.IsZero() {
-			refused = time.Now()
-		}
-		return waitqueue.Try{Done: res.Acquired, Arrival: arrival, Lapse: res.EarliestLapse}, err
-	}, func(h waitqueue.Handed) (bool, error) {
-		if c.On() {
-			released = h.Deadline.Add(-l.cfg.TTL) // the deadline is a lease time from the release
-		}
-		handed := Result{Acquired: true, Count: h.Value, Limit: l.cfg.Limit, ExpiresAt: h.Deadline, Weight: n}
-		if l.cfg.Replicas == 0 {
-			go l.claimHanded(ctx, holder, h.Deadline, claimed)
-			res = handed
+	err := waitqueue.Run(ctx, l.notices, l.channel, holder, waitqueue.Steps{
+		Try: func(ctx context.Context) (waitqueue.Try, error) {
+			var try waitqueue.Try
+			var err error
+			res, try, err = l.try(ctx, holder, n, true)
+			if c.On() && err == nil && !res.Acquired && refused.IsZero() {
+				refused = time.Now()
+			}
+			return try, err
+		},
+		Take: func(h waitqueue.Handed) (bool, error) {
+			handed := Result{Acquired: true, Count: h.Value, Limit: l.cfg.Limit, ExpiresAt: h.Deadline, Weight: n}
+			if l.cfg.Replicas == 0 {
+				go l.claimHanded(ctx, holder, h.Deadline, claimed)
+			} else if live, err := l.claim(ctx, holder, h.Deadline); err != nil || !live {
+				return false, err
+			}
+			res, released = handed, h.HandedAt
 			return true, nil
-		}
-		live, err := l.claim(ctx, holder, h.Deadline)
-		if live {
-			res = handed
-		}
-		return live, err
+		},
+		Leave: func(ctx context.Context) { l.leave(ctx, holder) },
 	})
 	if !refused.IsZero() {
 		c.Waited(ctx, refused)
 	}
-	if err == nil && !released.IsZero() && res.ExpiresAt.Equal(released.Add(l.cfg.TTL)) {
+	if err == nil && !released.IsZero() {
 		c.HandedOver(ctx, released)
-	}
-	if err != nil && (mayHold || outcomeUnknown(err)) {
-		// Units may be held, or handed over from the queue.
-		l.releaseDetached(ctx, holder)
 	}
 	return res, err
 }

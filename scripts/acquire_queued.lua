@@ -23,6 +23,9 @@
 -- Returns, per holder in turn, four numbers u, x, w, arrival: u, x and w as
 -- acquire.lua returns them, and the arrival number that names the holder's
 -- queue entry, 0 when it is not queued; a release's notice names it too.
+-- A call that joins the queue (ARGV[5] '1', one holder) adds a fifth, the
+-- server's clock in ms as it ran, by which the waiter judges how long a
+-- release's notice can still be trusted (see internal/waitqueue).
 -- Each holder's outcome is exactly that of a call for it alone, made in
 -- turn. A holder that is granted leaves the queue. In fair mode, the units
 -- must also cover every waiter queued ahead, or every waiter when the
@@ -100,4 +103,7 @@ for i = 7, #ARGV do
 	end
 end
 count_refused(KEYS[7], refused)
+if join then
+	reply[#reply + 1] = now
+end
 return reply

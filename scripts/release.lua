@@ -37,12 +37,17 @@
 -- and the waiter's own, which its queue entry records, so no slot sits idle
 -- while a waiter learns that it is free. A waiter handed units holds a
 -- lease that lapses after the claim time (never shortening one it holds),
--- and a notice '+deadline ms:units in use:arrival number:holder' tells its
--- process, where the waiter returns at once, with the deadline its full
--- lease time from now, and claims the lease with claim.lua, which moves it
--- to that deadline. The arrival number names the queue entry served, so
--- that a late notice is never taken for a later wait of the same holder. A
--- waiter that died while queued thus holds units for the claim time at most.
+-- and a notice
+-- '*now ms:held until ms:deadline ms:units in use:arrival number:holder'
+-- tells its process (see internal/waitqueue): the lease is live through
+-- 'held until' (its deadline less 1 ms), and the waiter, if the notice
+-- comes while the lease must still be live for it, with time for a claim
+-- to arrive, returns at once with 'deadline', its full lease time from now,
+-- and claims the lease with claim.lua, which moves it to that deadline; a
+-- waiter that reads the notice later tries again instead. The arrival
+-- number names the queue entry served, so that a late notice is never
+-- taken for a later wait of the same holder. A waiter that died while
+-- queued thus holds units for the claim time at most.
 
 local leases, weights, full = KEYS[1], KEYS[2], KEYS[3]
 local queue, qdeadlines, qwants = KEYS[4], KEYS[5], KEYS[6]
@@ -117,7 +122,7 @@ local function hand_out()
 				leave_queue(queue, qdeadlines, qwants, waiter)
 				free = free - (n - old)
 				handed = true
-				local message = string.format('+%d:%d:%d:', math.max(until_ms, now + lease), limit - free, tonumber(arrival))
+				local message = string.format('*%d:%d:%d:%d:%d:', now, until_ms - 1, math.max(until_ms, now + lease), limit - free, tonumber(arrival))
 				if ARGV[4] ~= '' then
 					redis.call(ARGV[4], ARGV[3], message .. waiter)
 				end

@@ -3,5 +3,5 @@ package waitqueue
 import "time"
 
 // QueuedTry records the outcome of a try sent at sent, answered a
-// millisecond later, as Loop does.
+// millisecond later, as loop does.
 func (w *Wait) QueuedTry(t Try, sent time.Time) { w.queued(t, sent, sent.Add(time.Millisecond)) }

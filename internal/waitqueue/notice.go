@@ -16,28 +16,25 @@ import (
 var Notices = notice.NewRegistry()
 
 // A Handed is what a release's notice tells the waiter it handed to. The
-// release hands it what it waited for, held until HeldUntil (the claim
+// release hands it what it waited for, held through HeldUntil (the claim
 // time, or the waiter's lease if shorter, from the hand-off), and the
 // waiter claims it until Deadline. Value is the primitive's own: the units
 // in use for the limiter, the fence for the lock. Every time is the Redis
 // server's.
 //
-// A notice is written by a script, in one of two forms:
+// A notice is written by a script, as
 //
 //	*handed ms:held until ms:deadline ms:value:arrival number:name
-//	+deadline ms:value:arrival number:name
 //
-// The first states when the hand-off ran and how long it holds what it
-// handed, so that the waiter trusts it only while that lasts (see
-// Wait.Handed). The second, older one states neither; the waiter then
-// trusts it for TrustNotices after its try.
+// It states when the hand-off ran and how long it holds what it handed,
+// so that the waiter trusts it only while that lasts (see Wait.Handed).
 type Handed struct {
 	Deadline  time.Time
 	Value     int64
-	HandedAt  time.Time // zero in a notice of the older form
-	HeldUntil time.Time // zero in a notice of the older form
-	arrival   int64     // the queue entry served
-	name      string    // the waiter's name
+	HandedAt  time.Time
+	HeldUntil time.Time
+	arrival   int64  // the queue entry served
+	name      string // the waiter's name
 }
 
 // Name returns the waiter a notice names, as notice.Site.Join wants it.
@@ -46,32 +43,22 @@ func Name(payload string) (string, bool) {
 	return h.name, ok
 }
 
-// parseHanded reads a notice in either form (see Handed).
+// parseHanded reads a notice (see Handed).
 func parseHanded(payload string) (Handed, bool) {
-	var fields []int64
-	var rest string
-	switch {
-	case strings.HasPrefix(payload, "*"):
-		fields, rest = make([]int64, 5), payload[1:]
-	case strings.HasPrefix(payload, "+"):
-		fields, rest = make([]int64, 3), payload[1:]
-	default:
+	rest, ok := strings.CutPrefix(payload, "*")
+	if !ok {
 		return Handed{}, false
 	}
-	ok := true
+	var fields [5]int64
 	for i := range fields {
 		var field string
 		var found bool
 		field, rest, found = strings.Cut(rest, ":")
 		n, err := strconv.ParseInt(field, 10, 64)
-		ok = ok && found && err == nil
+		if !found || err != nil {
+			return Handed{}, false
+		}
 		fields[i] = n
-	}
-	if !ok {
-		return Handed{}, false
-	}
-	if len(fields) == 3 {
-		return Handed{Deadline: time.UnixMilli(fields[0]), Value: fields[1], arrival: fields[2], name: rest}, true
 	}
 	return Handed{
 		HandedAt:  time.UnixMilli(fields[0]),

@@ -9,13 +9,6 @@ import (
 	"github.com/slotlimit/slotlimit/internal/notice"
 )
 
-// TrustNotices is how long after a try is sent a notice of the older form
-// (see Handed), which does not say how long what it hands over is held,
-// is trusted: what it hands over lasts at least the claim time, EntryTTL,
-// or the waiter's lease if shorter, from a moment after that send. A
-// notice of the newer form is trusted only until its HeldUntil.
-const TrustNotices = EntryTTL - time.Second
-
 // LeaveTimeout bounds the Leave of a waiter that failed (see Run).
 const LeaveTimeout = time.Second
 
@@ -50,16 +43,16 @@ type Steps struct {
 }
 
 // Run is the whole life of one waiter, the same for every primitive that
-// waits: it joins the notice channel under name, runs Loop with steps.Try
+// waits: it joins the notice channel under name, runs loop with steps.Try
 // and steps.Take until the waiter holds what it waits for, and leaves the
 // channel. When the wait fails (ctx ended, or a call failed), Run calls
 // steps.Leave before it returns, if the waiter may be queued or hold
 // something, so that a waiter that gave up is never handed anything
-// later. It returns Loop's error.
+// later. It returns loop's error.
 func Run(ctx context.Context, site *notice.Site, channel, name string, steps Steps) error {
 	w := Join(site, channel, name)
 	defer w.Leave()
-	mayHold, err := w.Loop(ctx, steps.Try, steps.Take)
+	mayHold, err := w.loop(ctx, steps.Try, steps.Take)
 	if err != nil && (mayHold || callerr.OutcomeUnknown(err)) && steps.Leave != nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), LeaveTimeout)
 		defer cancel()
@@ -83,13 +76,6 @@ type Wait struct {
 // Join adds a Wait for name on channel at site. It must Leave.
 func Join(site *notice.Site, channel, name string) *Wait {
 	return &Wait{Waiter: site.Join(channel, name, Name)}
-}
-
-// Queued records the queue entry the waiter's last try, sent at sent,
-// returned, so that a notice for that entry wakes it, even one that came
-// first.
-func (w *Wait) Queued(arrival int64, sent time.Time) {
-	w.queued(Try{Arrival: arrival}, sent, sent)
 }
 
 // queued records the outcome of the waiter's last try, sent at sent and
@@ -129,9 +115,6 @@ func (w *Wait) Handed() (Handed, bool) {
 	if !ok || h.arrival != w.arrival {
 		return Handed{}, false
 	}
-	if h.HeldUntil.IsZero() {
-		return h, time.Since(w.sent) < TrustNotices
-	}
 	ref := h.HandedAt
 	if !w.clock.IsZero() {
 		ref = w.clock
@@ -151,21 +134,21 @@ type Try struct {
 	Clock   time.Time
 }
 
-// Loop runs a wait: it calls try until try is done, and between tries
+// loop runs a wait: it calls try until try is done, and between tries
 // sleeps until a release hands the waiter what it waits for, until Lapse,
 // or until the waiter's place in the queue needs refreshing (a third of
 // EntryTTL). A handed notice that can be trusted (see Handed) goes to
 // take, which claims what was handed and reports whether the waiter holds
 // it; if it does not (its claim time ran out), or the notice can no
-// longer be trusted, Loop tries again.
+// longer be trusted, loop tries again.
 //
-// Loop returns nil once try is done or take holds. Otherwise it returns
+// loop returns nil once try is done or take holds. Otherwise it returns
 // try's or take's error, or ctx's when ctx ends, and reports whether the
 // waiter may hold something or be queued, so that the caller releases it:
 // always after take's error or ctx's end, and after try's error once a
 // try has queued it. A try whose error leaves its outcome unknown may have
 // queued it too; the caller judges that. Run does all of this.
-func (w *Wait) Loop(ctx context.Context, try func(context.Context) (Try, error), take func(Handed) (bool, error)) (mayHold bool, err error) {
+func (w *Wait) loop(ctx context.Context, try func(context.Context) (Try, error), take func(Handed) (bool, error)) (mayHold bool, err error) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	queued := false

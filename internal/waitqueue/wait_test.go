@@ -41,7 +41,10 @@ func subscribed(t *testing.T) (context.Context, *redis.Client, *notice.Site) {
 // hands over must still be held.
 func TestHandedNoticeMatchesQueueEntry(t *testing.T) {
 	ctx, client, site := subscribed(t)
-	deadline, value := time.UnixMilli(1_000), int64(7)
+	// The hand-off holds what it hands over for the claim time.
+	const handedAt = 1_000_000 // the server's clock at the hand-off, ms
+	heldUntil := handedAt + waitqueue.EntryTTL.Milliseconds() - 1
+	deadline, value := time.UnixMilli(handedAt+60_000), int64(7)
 	woken := func(w *waitqueue.Wait) bool {
 		select {
 		case <-w.Wake():
@@ -54,7 +57,7 @@ func TestHandedNoticeMatchesQueueEntry(t *testing.T) {
 	// arrival, and waits until it has reached w.
 	hand := func(w *waitqueue.Wait, arrival int64) {
 		t.Helper()
-		payload := fmt.Sprintf("+%d:%d:%d:holder", deadline.UnixMilli(), value, arrival)
+		payload := fmt.Sprintf("*%d:%d:%d:%d:%d:holder", handedAt, heldUntil, deadline.UnixMilli(), value, arrival)
 		require.NoError(t, client.Publish(ctx, channel, payload).Err())
 		for last, _ := w.Last(); last != payload; last, _ = w.Last() {
 			require.NoError(t, ctx.Err(), "the notice did not arrive")
@@ -79,11 +82,12 @@ func TestHandedNoticeMatchesQueueEntry(t *testing.T) {
 	}
 	for i, s := range steps {
 		w := waitqueue.Join(site, channel, "holder")
+		try := waitqueue.Try{Arrival: s.entry}
 		if s.noticeFirst {
 			hand(w, s.notice)
-			w.Queued(s.entry, time.Now().Add(-s.sentAgo))
+			w.QueuedTry(try, time.Now().Add(-s.sentAgo))
 		} else {
-			w.Queued(s.entry, time.Now().Add(-s.sentAgo))
+			w.QueuedTry(try, time.Now().Add(-s.sentAgo))
 			hand(w, s.notice)
 		}
 		got, ok := w.Handed()
@@ -144,13 +148,12 @@ func TestHandedNoticeTrustedUntilHeldUntil(t *testing.T) {
 }
 
 func TestNoticeName(t *testing.T) {
-	name, ok := waitqueue.Name("+1700000000123:7:42:dev:ice\n1")
+	name, ok := waitqueue.Name("*1700000000123:1700000000423:1700000030123:7:42:dev:ice\n1")
 	assert.True(t, ok)
 	assert.Equal(t, "dev:ice\n1", name)
-	name, ok = waitqueue.Name("*1700000000123:1700000000423:1700000030123:7:42:dev:ice\n1")
-	assert.True(t, ok)
-	assert.Equal(t, "dev:ice\n1", name)
-	for _, bad := range []string{"", "7", "+", "+1:2", "+1:2:x:h", "-1:2:3:h", "+a:2:3:h", "*1:2:3:4:h", "*1:2:3:4:x:h"} {
+	for _, bad := range []string{"", "7", "*", "*1:2", "-1:2:3:4:5:h", "*a:2:3:4:5:h", "*1:2:3:4:h", "*1:2:3:4:x:h",
+		// the form of earlier versions, which said nothing of how long it held
+		"+1700000000123:7:42:h"} {
 		_, ok := waitqueue.Name(bad)
 		assert.False(t, ok, "%q", bad)
 	}
