@@ -3,6 +3,7 @@ package httplimit_test
 import (
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -84,4 +85,26 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		assert.Equal(t, http.StatusInternalServerError, get(t, srv, "").StatusCode)
 		assert.Zero(t, served.Load())
 	}
+}
+
+// A Handler around a nil handler answers every request 500, as one of a
+// Middleware not made by New does, and counts nothing: no panic.
+func TestHandlerOfNilAnswers500(t *testing.T) {
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	defer down.Close()
+	var reported atomic.Int64
+	m, err := httplimit.New(httplimit.Config{
+		Rate:     ratelimit.New(down),
+		Policies: []httplimit.Policy{{Name: "all", Limit: ratelimit.PerSecond(1), Key: func(*http.Request) string { return "k" }}},
+		FailOpen: true,
+		OnError:  func(*http.Request, error) { reported.Add(1) },
+	})
+	require.NoError(t, err)
+	rec := httptest.NewRecorder()
+	assert.NotPanics(t, func() {
+		m.Handler(nil).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	})
+	assert.Equal(t, http.StatusInternalServerError, rec.Code)
+	assert.Contains(t, rec.Body.String(), "httplimit: invalid config")
+	assert.Zero(t, reported.Load(), "no limit was checked")
 }

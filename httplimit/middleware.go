@@ -36,11 +36,16 @@ func New(cfg Config) (*Middleware, error) {
 // concurrency slot (see the package documentation for the answers
 // otherwise). next's request context is cancelled if the request's
 // concurrency lease is lost. The Handler of a nil or zero Middleware, not
-// made by New, answers every request 500 Internal Server Error.
+// made by New, or of a nil next, answers every request 500 Internal
+// Server Error, and checks no limit.
 func (m *Middleware) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if m == nil || !m.made {
 			http.Error(w, ErrInvalidConfig.Error()+": not made by New", http.StatusInternalServerError)
+			return
+		}
+		if next == nil {
+			http.Error(w, ErrInvalidConfig.Error()+": the handler is nil", http.StatusInternalServerError)
 			return
 		}
 		if !m.rate(w, r) {
