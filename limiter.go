@@ -208,13 +208,19 @@ func (l *Limiter) Acquire(ctx context.Context, holder string) (Result, error) {
 // up to a second past ctx's end, and it also frees a lease holder held
 // before the call: after a failed AcquireN, holder holds nothing.
 //
-// Units a release hands over are returned the moment its notice arrives,
-// with ExpiresAt the full lease time from the release; the claim that
-// holds them to that deadline follows at once, off the caller's path. In
-// the one case where that claim cannot reach Redis within the 3-second
-// claim time, the lease lapses then, before ExpiresAt; AcquireLease marks
-// such a lease lost, so that KeepAlive's context ends. With
-// Config.Replicas set, the claim is made, and acknowledged, first.
+// Units a release hands over are held for the waiter for the 3-second
+// claim time, or its lease time if shorter, from the release, by the
+// server's clock. AcquireN returns them the moment the release's notice
+// arrives, with ExpiresAt the full lease time from the release, if they
+// must still be held for it with time for the claim to arrive; the claim
+// that holds them to that deadline follows at once, off the caller's path.
+// A waiter that reads the notice later (its process was stopped or
+// starved) tries again instead, and returns only once that try holds the
+// units, so it never returns with units whose hand-off lapsed and another
+// holder took. In the one case where the claim behind the return cannot
+// reach Redis in time, the lease lapses then, before ExpiresAt;
+// AcquireLease marks such a lease lost, so that KeepAlive's context ends.
+// With Config.Replicas set, the claim is made, and acknowledged, first.
 func (l *Limiter) AcquireN(ctx context.Context, holder string, n int64) (Result, error) {
 	return l.acquireN(ctx, holder, n, nil)
 }

@@ -275,6 +275,46 @@ func TestHandedLeaseReturnsOnTheNotice(t *testing.T) {
 	})
 }
 
+// A waiter whose lease time is shorter than the time since its last try
+// still returns on the notice of a release that hands it units: its try
+// read the server's clock, so it knows that the units must still be held
+// for it, and needs no second try.
+func TestShortLeaseHandedLongAfterTheTryReturnsOnTheNotice(t *testing.T) {
+	b := newRealRedis(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	key := testKey(t, b)
+	holder := newLimiter(t, b, key, 1, time.Minute)
+	client, tries := countedClient(t, b)
+	const ttl = 250 * time.Millisecond
+	waiter := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: 1, TTL: ttl})
+
+	_, err := holder.TryAcquire(ctx, "holder")
+	require.NoError(t, err)
+	got := make(chan slotlimit.Result, 1)
+	go func() {
+		res, err := waiter.Acquire(ctx, "waiter")
+		assert.NoError(t, err)
+		got <- res
+	}()
+	awaitQueued(t, b, key, 1)
+	awaitSubscribed(t, b, key)
+	acquires := tries.get("acquire")
+	for settled := false; !settled; {
+		time.Sleep(100 * time.Millisecond)
+		now := tries.get("acquire")
+		settled, acquires = now == acquires, now
+	}
+	// The waiter tries again a second after its last try; hand it the
+	// unit well past its lease time after that try, before the next.
+	time.Sleep(ttl + 100*time.Millisecond)
+	_, err = holder.Release(ctx, "holder")
+	require.NoError(t, err)
+	res := <-got
+	require.True(t, res.Acquired)
+	assert.Equal(t, acquires, tries.get("acquire"), "handed over, not taken by a try")
+}
+
 // A Ring client waits on notices like any other.
 func TestRingClientWaits(t *testing.T) {
 	b := newMiniredis(t)
