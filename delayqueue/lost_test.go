@@ -106,3 +106,21 @@ func TestRequeueAndDropLostThenRepeated(t *testing.T) {
 		assert.Equal(t, [4]int64{1, 0, 0, 0}, lens(t, q), "dropped once, nothing else")
 	})
 }
+
+// A Poll whose reply is lost for good gives back what it may have taken:
+// the message is due again at once, for the next Poll, with no attempt
+// spent on a delivery nobody got.
+func TestPollLostGivesBack(t *testing.T) {
+	lostQueue(t, 0, func(t *testing.T, q *delayqueue.Queue, lose func(string, func() error)) {
+		ctx := context.Background()
+		id, err := q.Push(ctx, []byte("job"), 0)
+		require.NoError(t, err)
+		lose("poll", func() error { _, err := pollWithin(t, q, 5*time.Second); return err })
+		assert.Equal(t, [4]int64{1, 0, 0, 0}, lens(t, q), "ready again, not in flight for nobody")
+		m, err := pollWithin(t, q, 2*time.Second)
+		require.NoError(t, err, "the same call made again gets it")
+		assert.Equal(t, id, m.ID)
+		assert.Equal(t, 1, m.Attempt, "no attempt was spent")
+		require.NoError(t, q.Ack(ctx, m))
+	})
+}

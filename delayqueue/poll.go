@@ -37,10 +37,13 @@ const leaveTimeout = time.Second
 // got.
 //
 // If ctx ends first, Poll returns an error that matches ctx.Err() and
-// leaves the waiters. An error from Redis is returned at once. When a
-// call's outcome is unknown as ctx ends, a message it took is in flight
-// for nobody, and is delivered again when its lease lapses: delivery is at
-// least once.
+// leaves the waiters. An error from Redis is returned at once. A Poll that
+// fails with an unknown outcome (its reply lost for good, or ctx ended
+// while its call was out) gives back, before it returns, the delivery its
+// call may have made: the message is due again at once, with no attempt
+// spent, for the next Poll. If that give-back cannot reach Redis either,
+// the message is in flight for nobody, and is delivered again when its
+// lease lapses: delivery is at least once.
 func (q *Queue) Poll(ctx context.Context) (Message, error) {
 	m, _, err := q.poll(ctx)
 	return m, err
@@ -66,7 +69,7 @@ func (q *Queue) poll(ctx context.Context) (Message, time.Time, error) {
 		sent := time.Now()
 		m, wait, err := q.pollOnce(ctx, name)
 		if err != nil {
-			if waiting {
+			if waiting || callerr.OutcomeUnknown(err) {
 				q.leave(ctx, name)
 			}
 			return Message{}, time.Time{}, q.fail(ctx, "poll", err)
@@ -114,9 +117,10 @@ func (q *Queue) pollOnce(ctx context.Context, name string) (Message, time.Durati
 	return Message{}, 0, callerr.UnexpectedReply(reply)
 }
 
-// leave takes a consumer whose Poll ended off the waiters, detached from
-// ctx and bounded by leaveTimeout; a consumer it cannot reach lapses from
-// the waiters within the registration time.
+// leave takes a consumer whose Poll ended off the waiters, and gives back
+// a delivery named by its name that the Poll never got (see leave.lua),
+// detached from ctx and bounded by leaveTimeout; a consumer it cannot
+// reach lapses from the waiters within the registration time.
 func (q *Queue) leave(ctx context.Context, name string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaveTimeout)
 	defer cancel()

@@ -1,11 +1,19 @@
--- leave: a consumer that stops waiting leaves the waiters; if it was the
--- keeper, another waiter is woken to take its place.
+-- leave: a consumer whose Poll ended without a message leaves the waiters;
+-- if it was the keeper, another waiter is woken to take its place. A
+-- delivery its name names, which a call of that Poll made though the Poll
+-- never got its reply, is given back: the message is due again, when it
+-- was due before, with the attempt that delivery counted taken back, and
+-- one waiter is woken to take it.
 --
 -- KEYS     the queue's seven keys (see lib.lua)
--- ARGV[1]  the consumer's name
+-- ARGV[1]  the consumer's name: its Poll's delivery token
 -- ARGV[2]  'command channel' for notices (see push.lua)
 --
--- Returns 1 when the consumer was a waiter, else 0.
+-- Returns 1 when the consumer was a waiter, else 0. A leave sent again
+-- finds nothing more to do: its first run took the name off the waiters,
+-- and the delivery out of leases and attempts. Only a Poll that failed or
+-- ended runs this script, so the common path pays nothing for the give
+-- back: one HGET here.
 
 -- #include lib.lua
 
@@ -15,7 +23,23 @@ if err then
 end
 local name, notify = ARGV[1], ARGV[2]
 local was = redis.call('ZREM', waiters, name)
-if redis.call('HGET', info, 'keeper') == name then
+local woke = false
+local due, id = delivery(name)
+if id then
+	redis.call('ZREM', leases, name)
+	redis.call('HDEL', attempts, name)
+	if redis.call('HINCRBY', attempts, id, -1) <= 0 then
+		redis.call('HDEL', attempts, id)
+	end
+	local now = now_ms()
+	redis.call('ZADD', queue, due, entry(now, 0, id))
+	if redis.call('HGET', info, 'keeper') == name then
+		redis.call('HDEL', info, 'armed', 'keeper')
+	end
+	schedule(due, now, notify)
+	woke = true
+end
+if not woke and redis.call('HGET', info, 'keeper') == name then
 	redis.call('HDEL', info, 'armed', 'keeper')
 	wake_one(now_ms(), notify)
 end
