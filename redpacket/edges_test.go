@@ -3,6 +3,7 @@ package redpacket_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,4 +99,40 @@ func TestGrabSentAgainAtTheEdges(t *testing.T) {
 		assert.ErrorIs(t, err, redpacket.ErrExpired, "refused again, as the first run was")
 		assert.Zero(t, logged(t, b.Client, s, "c", e.ID, "bob"))
 	})
+}
+
+// A persister's errors name the method that met them, Drain, Run (to
+// OnError) or Pending, and the package once, with the step that failed.
+func TestPersisterErrorsNameTheMethod(t *testing.T) {
+	ctx := context.Background()
+	s := redpacket.New(downClient(t))
+	var mu sync.Mutex
+	var reported []error
+	p, err := s.NewPersister(redpacket.PersisterConfig{DB: sqltest.SQLite(t), Dialect: redpacket.SQLite,
+		OnError: func(err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			reported = append(reported, err)
+		}})
+	require.NoError(t, err)
+	_, drain := p.Drain(ctx)
+	_, pending := p.Pending(ctx)
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	require.NoError(t, p.Run(short))
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, reported)
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{drain, `redpacket: drain "{redpacket:0}:log": group: `},
+		{pending, `redpacket: pending "{redpacket:0}:log": `},
+		{reported[0], `redpacket: run "{redpacket:0}:log": group: `},
+	} {
+		require.Error(t, tt.err, tt.want)
+		assert.True(t, strings.HasPrefix(tt.err.Error(), tt.want), "%q, want %q", tt.err, tt.want)
+		assert.Equal(t, 1, strings.Count(tt.err.Error(), "redpacket: "), "%q", tt.err)
+	}
 }

@@ -171,7 +171,7 @@ func (p *Persister) Run(ctx context.Context) error {
 
 // runShard is Run for one shard.
 func (p *Persister) runShard(ctx context.Context, sh shard) {
-	st := &shardState{pending: true}
+	st := &shardState{method: "run", pending: true}
 	pause := time.Duration(0)
 	for ctx.Err() == nil {
 		_, err := p.step(ctx, sh, st, true)
@@ -204,7 +204,7 @@ func (p *Persister) Drain(ctx context.Context) (int, error) {
 	}
 	total := 0
 	for n := range p.store.cfg.Shards {
-		st := &shardState{pending: true}
+		st := &shardState{method: "drain", pending: true}
 		for {
 			written, err := p.step(ctx, p.store.cfg.shardN(n), st, false)
 			total += written
@@ -221,6 +221,7 @@ func (p *Persister) Drain(ctx context.Context) (int, error) {
 
 // shardState is what a persister remembers of one shard between steps.
 type shardState struct {
+	method      string    // the method that steps: "run" or "drain"
 	grouped     bool      // the consumer group exists
 	pending     bool      // own unacked entries may be left
 	reclaimed   time.Time // end of the last full scan for others' idle entries
@@ -239,12 +240,12 @@ func (p *Persister) step(ctx context.Context, sh shard, st *shardState, wait boo
 	if !st.grouped {
 		err := c.XGroupCreateMkStream(ctx, sh.log(), p.cfg.Group, "0").Err()
 		if err != nil && !isBusyGroup(err) {
-			return 0, p.fail(ctx, "group", sh, err)
+			return 0, p.fail(ctx, st, "group", sh, err)
 		}
 		st.grouped = true
 	}
 	if st.pending {
-		msgs, err := p.read(ctx, sh, "0", -1)
+		msgs, err := p.read(ctx, sh, st, "0", -1)
 		if err != nil {
 			return 0, err
 		}
@@ -277,7 +278,7 @@ func (p *Persister) step(ctx context.Context, sh shard, st *shardState, wait boo
 			block = min(block, max(time.Until(st.nextDue), time.Millisecond))
 		}
 	}
-	msgs, err := p.read(ctx, sh, ">", block)
+	msgs, err := p.read(ctx, sh, st, ">", block)
 	if err != nil {
 		return 0, err
 	}
@@ -296,7 +297,7 @@ func (p *Persister) step(ctx context.Context, sh shard, st *shardState, wait boo
 // read reads up to Batch entries of sh's log: from "0", this consumer's
 // unacked ones; from ">", new ones, waiting up to block (none when
 // negative).
-func (p *Persister) read(ctx context.Context, sh shard, from string, block time.Duration) ([]redis.XMessage, error) {
+func (p *Persister) read(ctx context.Context, sh shard, st *shardState, from string, block time.Duration) ([]redis.XMessage, error) {
 	streams, err := p.store.client.XReadGroup(ctx, &redis.XReadGroupArgs{
 		Group: p.cfg.Group, Consumer: p.cfg.Consumer, Streams: []string{sh.log(), from},
 		Count: int64(p.cfg.Batch), Block: block,
@@ -305,7 +306,7 @@ func (p *Persister) read(ctx context.Context, sh shard, from string, block time.
 		return nil, nil
 	}
 	if err != nil {
-		return nil, p.fail(ctx, "read", sh, err)
+		return nil, p.fail(ctx, st, "read", sh, err)
 	}
 	if len(streams) == 0 {
 		return nil, nil
@@ -327,7 +328,7 @@ func (p *Persister) reclaim(ctx context.Context, sh shard, st *shardState) ([]re
 			MinIdle: p.cfg.ClaimIdle, Start: st.cursor, Count: int64(p.cfg.Batch),
 		}).Result()
 		if err != nil {
-			return nil, p.fail(ctx, "reclaim", sh, err)
+			return nil, p.fail(ctx, st, "reclaim", sh, err)
 		}
 		st.cursor = next
 		if next == "0-0" {
@@ -347,7 +348,7 @@ func (p *Persister) sweep(ctx context.Context, sh shard, st *shardState) error {
 	for range p.cfg.Batch {
 		ids, err := p.store.client.ZRange(ctx, sh.due(), 0, 0).Result()
 		if err != nil {
-			return p.fail(ctx, "sweep", sh, err)
+			return p.fail(ctx, st, "sweep", sh, err)
 		}
 		if len(ids) == 0 {
 			// None to expire: look again after ClaimIdle, or as soon as
@@ -365,12 +366,12 @@ func (p *Persister) sweep(ctx context.Context, sh shard, st *shardState) error {
 			// LOADING) passes, and the sweep is tried again.
 			p.report(p.store.fail(ctx, "expire", ids[0], err))
 			if err := p.store.client.ZRem(ctx, sh.due(), ids[0]).Err(); err != nil {
-				return p.fail(ctx, "sweep", sh, err)
+				return p.fail(ctx, st, "sweep", sh, err)
 			}
 			continue
 		}
 		if err != nil {
-			return p.fail(ctx, "expire", sh, err)
+			return p.fail(ctx, st, "expire", sh, err)
 		}
 		if len(reply) == 2 && reply[0] == int64(1) {
 			// Look again by ClaimIdle at the latest: a packet created
@@ -410,11 +411,11 @@ func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []
 	if p.store.cfg.Replicas > 0 {
 		// Commit only what a failover would keep.
 		if err := p.store.runner.Run(ctx, syncScript, []string{sh.sync()}).Err(); err != nil {
-			return 0, p.fail(ctx, "sync", sh, err)
+			return 0, p.fail(ctx, st, "sync", sh, err)
 		}
 	}
 	if err := p.commit(ctx, entries); err != nil {
-		return 0, fmt.Errorf("redpacket: write %d log entries of %s: %w", len(entries), sh.log(), err)
+		return 0, &methodError{st.method, fmt.Errorf("write %d log entries of %s: %w", len(entries), sh.log(), err)}
 	}
 	// Expiries are reported before the ack: a persister that stops in
 	// between reports again.
@@ -434,7 +435,7 @@ func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []
 	}
 	// No WAIT: an ack a failover loses only has the entries written again.
 	if err := ackScript.Run(ctx, p.store.client, []string{sh.log()}, args...).Err(); err != nil {
-		return 0, p.fail(ctx, "ack", sh, err)
+		return 0, p.fail(ctx, st, "ack", sh, err)
 	}
 	return len(ids), nil
 }
@@ -445,10 +446,22 @@ func (p *Persister) report(err error) {
 	}
 }
 
-// fail names the operation and the log in err.
-func (p *Persister) fail(ctx context.Context, op string, sh shard, err error) error {
-	return p.store.fail(ctx, "persister "+op, sh.log(), err)
+// fail names, in err, the method that stepped, the log and the step op
+// that failed: `redpacket: drain "{redpacket:0}:log": read: ...`.
+func (p *Persister) fail(ctx context.Context, st *shardState, op string, sh shard, err error) error {
+	return p.store.fail(ctx, st.method, sh.log(), &stepError{op, err})
 }
+
+// A stepError is the error err of a persister's step op.
+type stepError struct {
+	op  string
+	err error
+}
+
+func (e *stepError) Error() string {
+	return e.op + ": " + strings.TrimPrefix(e.err.Error(), "redpacket: ")
+}
+func (e *stepError) Unwrap() error { return e.err }
 
 func isBusyGroup(err error) bool {
 	var reply redis.Error
@@ -468,7 +481,7 @@ func (p *Persister) Pending(ctx context.Context) (int64, error) {
 		sh := p.store.cfg.shardN(n)
 		l, err := p.store.client.XLen(ctx, sh.log()).Result()
 		if err != nil {
-			return 0, p.fail(ctx, "pending", sh, err)
+			return 0, p.store.fail(ctx, "pending", sh.log(), err)
 		}
 		total += l
 	}
