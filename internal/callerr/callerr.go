@@ -59,17 +59,30 @@ func Op(pkg, op, key string, err error) error {
 // err leaves the outcome unknown (go-redis reports a ctx deadline as an
 // i/o timeout when ContextTimeoutEnabled is set), the error matches
 // ctx.Err() as well as err.
+//
+// When err leaves the outcome unknown, the error also matches the
+// module's ErrOutcomeUnknown (see Is).
 func Call(ctx context.Context, pkg, op, key string, err error) error {
-	if ctxErr := ContextDone(ctx); ctxErr != nil && OutcomeUnknown(err) && !errors.Is(err, ctxErr) {
-		return &opError{pkg: pkg, op: op, key: key, errs: []error{ctxErr, err}}
+	e := &opError{pkg: pkg, op: op, key: key, errs: []error{err}, unknown: OutcomeUnknown(err)}
+	if ctxErr := ContextDone(ctx); ctxErr != nil && e.unknown && !errors.Is(err, ctxErr) {
+		e.errs = []error{ctxErr, err}
 	}
-	return Op(pkg, op, key, err)
+	return e
 }
 
 // An opError is an error of operation op of package pkg on key.
 type opError struct {
 	pkg, op, key string
 	errs         []error
+	unknown      bool // the call was sent and its outcome is unknown
+}
+
+// Is reports whether target is the module's ErrOutcomeUnknown, known by
+// its method OutcomeUnknown, and e's outcome is unknown. The value lives
+// in the public package, which this one cannot import.
+func (e *opError) Is(target error) bool {
+	_, ok := target.(interface{ OutcomeUnknown() })
+	return ok && e.unknown
 }
 
 func (e *opError) Error() string {
