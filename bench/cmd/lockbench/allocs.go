@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 	"github.com/slotlimit/slotlimit/lock"
 )
 

@@ -37,7 +37,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
 const (

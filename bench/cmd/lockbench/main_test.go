@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slotlimit/slotlimit/bench/harness"
-	"github.com/slotlimit/slotlimit/bench/harness/harnesstest"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness/harnesstest"
 )
 
 func TestMain(m *testing.M) { harnesstest.Main(m) }

@@ -51,7 +51,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 	"github.com/slotlimit/slotlimit/redpacket"
 )
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotlimit/slotlimit/bench/harness"
-	"github.com/slotlimit/slotlimit/bench/harness/harnesstest"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness/harnesstest"
 	"github.com/slotlimit/slotlimit/internal/sqltest"
 )
 

@@ -15,7 +15,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
 
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 	"github.com/slotlimit/slotlimit/internal/sqltest"
 	"github.com/slotlimit/slotlimit/redpacket"
 )

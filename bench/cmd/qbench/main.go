@@ -39,7 +39,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
 // settings are qbench's own flags, beside the harness's.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
 // Target figures that no flag changes.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
 // An allocRow is the heap allocations of one variant's call, in this

@@ -37,7 +37,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
 // settings are recentbench's own flags, beside the harness's.

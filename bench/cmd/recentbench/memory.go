@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
 // A memoryRow is the MEMORY USAGE of one variant's lists, each full.

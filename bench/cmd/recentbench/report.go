@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
 // Target figures that no flag changes.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/slotlimit/slotlimit"
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
 // A burst is the batch comparison at one number of callers: each caller

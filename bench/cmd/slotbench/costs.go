@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/slotlimit/slotlimit"
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
 // A scriptCost is the server time of one script, run alone in its phase.

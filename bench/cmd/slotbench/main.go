@@ -43,7 +43,7 @@ import (
 	"time"
 
 	"github.com/slotlimit/slotlimit"
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
 // settings are slotbench's own flags, beside the harness's.

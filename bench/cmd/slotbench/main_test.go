@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/slotlimit/slotlimit/bench/harness"
-	"github.com/slotlimit/slotlimit/bench/harness/harnesstest"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness/harnesstest"
 )
 
 func TestMain(m *testing.M) { harnesstest.Main(m) }

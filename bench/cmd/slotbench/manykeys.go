@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
 // A manyKeys result is scenario 3: one TryAcquire+Release on each of -keys

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/slotlimit/slotlimit"
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
 // memory holds MEMORY USAGE figures, in bytes, summed over a Limiter's

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
 // results are every figure of one run.

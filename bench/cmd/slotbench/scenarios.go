@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/slotlimit/slotlimit"
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
 // Shapes of the scenarios that no flag changes.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotlimit/slotlimit/bench/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 	"github.com/slotlimit/slotlimit/internal/redistest"
 )
 
