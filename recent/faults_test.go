@@ -23,6 +23,9 @@ import (
 // with nothing sent, and never panic.
 func TestBadInputSendsNothing(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		client := b.NewClient(t)
+		count := &counter{}
+		client.AddHook(count)
 		for _, cfg := range []recent.Config{
 			{},
 			{Key: "k"},
@@ -34,19 +37,21 @@ func TestBadInputSendsNothing(t *testing.T) {
 			{Key: "k", Max: math.MinInt64},
 			{Key: "k", Max: 1, TTL: math.MinInt64},
 		} {
-			_, err := recent.New(b.Client, cfg)
+			l, err := recent.New(client, cfg)
 			assert.ErrorIs(t, err, recent.ErrInvalidConfig, "%+v", cfg)
+			assert.Nil(t, l, "%+v", cfg)
 		}
 		_, err := recent.New(nil, recent.Config{Key: "k", Max: 1})
 		assert.ErrorIs(t, err, recent.ErrInvalidConfig)
 		var nilClient *redis.Client
 		_, err = recent.New(nilClient, recent.Config{Key: "k", Max: 1})
 		assert.ErrorIs(t, err, recent.ErrInvalidConfig)
+		var nilUniversal redis.UniversalClient = nilClient
+		_, err = recent.New(nilUniversal, recent.Config{Key: "k", Max: 1})
+		assert.ErrorIs(t, err, recent.ErrInvalidConfig, "a typed nil in the interface")
+		assert.Zero(t, count.n.Load(), "New sent nothing")
 
 		ctx := context.Background()
-		client := b.NewClient(t)
-		count := &counter{}
-		client.AddHook(count)
 		l := newListOn(t, client, recent.Config{Key: b.Key(t, "recent-test:"), Max: 3})
 		tooMany := make([]string, recent.MaxBatch+1)
 		var nilCtx context.Context
