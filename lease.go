@@ -99,17 +99,11 @@ func NewHolderID() string {
 func (l *Limiter) AcquireLease(ctx context.Context, n int64) (*Lease, error) {
 	x := l.Lease(NewHolderID())
 	start := time.Now()
-	res, err := l.acquireN(ctx, x.holder, n, func(ok bool) {
-		if !ok {
-			x.lose()
-			x.keep.Lose() // the handed lease lapses with its claim time
-		}
-	})
+	res, err := l.acquireN(ctx, x.holder, n, x) // x learns the lease's deadline
 	if err != nil {
 		return nil, err
 	}
 	x.res = res
-	x.heldUntil(res.ExpiresAt)
 	x.keep.Taken(start)
 	return x, nil
 }

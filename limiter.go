@@ -225,8 +225,8 @@ func (l *Limiter) AcquireN(ctx context.Context, holder string, n int64) (Result,
 	return l.acquireN(ctx, holder, n, nil)
 }
 
-// acquireN is AcquireN; claimed is as for wait.
-func (l *Limiter) acquireN(ctx context.Context, holder string, n int64, claimed func(ok bool)) (Result, error) {
+// acquireN is AcquireN; x is as for wait.
+func (l *Limiter) acquireN(ctx context.Context, holder string, n int64, x *Lease) (Result, error) {
 	if err := l.check(ctx, holder, n); err != nil {
 		return Result{Limit: l.Config().Limit}, err
 	}
@@ -236,7 +236,7 @@ func (l *Limiter) acquireN(ctx context.Context, holder string, n int64, claimed 
 		c.Failed(ctx, err)
 		return Result{Limit: l.cfg.Limit}, err
 	}
-	res, err := l.wait(ctx, holder, n, claimed, &c)
+	res, err := l.wait(ctx, holder, n, x, &c)
 	res, err = acquireOutcome(ctx, l.cfg, res, err)
 	observeResult(ctx, &c, res, err)
 	return res, err

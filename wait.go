@@ -22,13 +22,14 @@ import (
 // full lease time from the release. wait returns that lease the moment
 // the notice arrives, with no round trip on its path, if they must still
 // be held for it with time for the claim to arrive, and sends the claim
-// behind it (see claimHanded); claimed, if not nil, learns how the claim
-// went. A waiter that reads the notice later (its process was stopped or
+// behind it (see claimHanded). x, the Lease being acquired if any, learns
+// the deadline the server gave it: its grant's, or its hand-off's until
+// the claim lands and then the claim's; a failed claim marks it lost. A waiter that reads the notice later (its process was stopped or
 // starved) tries again instead. With Config.Replicas set, it claims first,
 // so that the replicas acknowledge the lease before it is returned.
 //
 // c, the observed call, learns whether it waited and was handed units.
-func (l *Limiter) wait(ctx context.Context, holder string, n int64, claimed func(ok bool), c *observe.Call) (Result, error) {
+func (l *Limiter) wait(ctx context.Context, holder string, n int64, x *Lease, c *observe.Call) (Result, error) {
 	var res Result
 	var refused, released time.Time // the first refusal and the hand-over's release, when observed
 	err := waitqueue.Run(ctx, l.notices, l.channel, holder, waitqueue.Steps{
@@ -36,6 +37,9 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64, claimed func
 			var try waitqueue.Try
 			var err error
 			res, try, err = l.try(ctx, holder, n, true)
+			if err == nil && res.Acquired && x != nil {
+				x.heldUntil(res.ExpiresAt)
+			}
 			if c.On() && err == nil && !res.Acquired && refused.IsZero() {
 				refused = time.Now()
 			}
@@ -44,9 +48,15 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64, claimed func
 		Take: func(h waitqueue.Handed) (bool, error) {
 			handed := Result{Acquired: true, Count: h.Value, Limit: l.cfg.Limit, ExpiresAt: h.Deadline, Weight: n}
 			if l.cfg.Replicas == 0 {
-				go l.claimHanded(ctx, holder, h.Deadline, claimed)
+				if x != nil {
+					// Live while the server's clock is before HeldUntil + 1 ms.
+					x.heldUntil(h.HeldUntil.Add(time.Millisecond))
+				}
+				go l.claimHanded(ctx, holder, h.Deadline, x)
 			} else if live, err := l.claim(ctx, holder, h.Deadline); err != nil || !live {
 				return false, err
+			} else if x != nil {
+				x.heldUntil(h.Deadline)
 			}
 			res, released = handed, h.HandedAt
 			return true, nil
@@ -63,15 +73,20 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64, claimed func
 }
 
 // claimHanded claims a lease handed to holder for deadline, detached from
-// ctx and bounded by cleanupTimeout, and tells claimed, if not nil,
-// whether it holds the lease now. A claim that fails leaves the lease to
-// lapse when its claim time runs out.
-func (l *Limiter) claimHanded(ctx context.Context, holder string, deadline time.Time, claimed func(ok bool)) {
+// ctx and bounded by cleanupTimeout, and tells x, if not nil, the deadline
+// the server now gives it, or marks x lost when it holds no lease. A claim
+// that fails leaves the lease to lapse when its claim time runs out.
+func (l *Limiter) claimHanded(ctx context.Context, holder string, deadline time.Time, x *Lease) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	live, err := l.claim(ctx, holder, deadline)
-	if claimed != nil {
-		claimed(err == nil && live)
+	switch {
+	case x == nil:
+	case err == nil && live:
+		x.heldUntil(deadline)
+	default:
+		x.lose()
+		x.keep.Lose() // the handed lease lapses with its claim time
 	}
 }
 
