@@ -49,8 +49,8 @@
 //
 // go-redis sends a command again when its reply was lost
 // (Options.MaxRetries, 3 by default), so the server may run one call
-// twice. Add and Remove are safe to run twice, and to call again when an
-// error leaves their outcome unknown: the list holds the values one call
+// twice. Add and Remove are safe to run twice, and to call again when
+// their error matches ErrOutcomeUnknown: the list holds the values one call
 // would leave. What a second run changes is said exactly in their docs: a
 // re-sent Add gives its values the time of the second run, which puts
 // them in front of items added between the runs, and a re-sent Remove

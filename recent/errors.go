@@ -3,6 +3,8 @@ package recent
 import (
 	"errors"
 	"fmt"
+
+	"github.com/slotlimit/slotlimit"
 )
 
 var (
@@ -17,6 +19,16 @@ var (
 	// offset or count, for more than MaxBatch values in one call, and for
 	// a nil ctx.
 	ErrInvalidArgument = errors.New("recent: invalid argument")
+
+	// ErrOutcomeUnknown matches the error of an Add or Remove that was
+	// sent and got no answer (the connection broke or timed out, or ctx
+	// ended mid-call): it may or may not have taken effect. Call again
+	// with the same values; each method's doc says what that changes. It
+	// is one value, shared by every package of the module:
+	// errors.Is(err, slotlimit.ErrOutcomeUnknown) agrees. A Redis error
+	// reply (such as WRONGTYPE) and an error returned before anything was
+	// sent never match it.
+	ErrOutcomeUnknown = slotlimit.ErrOutcomeUnknown
 )
 
 func invalidConfig(format string, args ...any) error {

@@ -71,6 +71,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 		} {
 			err := c.call()
 			assert.ErrorIs(t, err, recent.ErrInvalidArgument, c.name)
+			assert.NotErrorIs(t, err, recent.ErrOutcomeUnknown, c.name)
 			assertNamesMethodOnce(t, err, c.method, c.name)
 		}
 		assert.NoError(t, l.Add(ctx))
@@ -95,6 +96,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 			} {
 				err := c.call()
 				assert.ErrorIs(t, err, recent.ErrInvalidConfig, c.method)
+				assert.NotErrorIs(t, err, recent.ErrOutcomeUnknown, c.method)
 				assertNamesMethodOnce(t, err, c.method, "a zero or nil List")
 			}
 			assert.Equal(t, recent.Config{}, z.Config())
@@ -120,6 +122,7 @@ func TestWrongTypeLeavesKeyUntouched(t *testing.T) {
 			for i, err := range errs {
 				require.Error(t, err, "call %d", i)
 				assert.Contains(t, err.Error(), "WRONGTYPE", "call %d", i)
+				assert.NotErrorIs(t, err, recent.ErrOutcomeUnknown, "call %d: a Redis error reply is a known outcome", i)
 				assert.Contains(t, err.Error(), key, "call %d names the key", i)
 				assertNamesMethodOnce(t, err, []string{"add", "items", "remove", "len"}[i], "WRONGTYPE")
 			}
@@ -190,13 +193,17 @@ func TestRedisDownAndContext(t *testing.T) {
 	defer client.Close()
 	l := newListOn(t, client, recent.Config{Key: "k", Max: 3})
 	ctx := context.Background()
-	assert.Error(t, l.Add(ctx, "a"))
+	errs := []error{l.Add(ctx, "a")}
 	_, err := l.Items(ctx, 0, 3)
-	assert.Error(t, err)
+	errs = append(errs, err)
 	_, err = l.Remove(ctx, "a")
-	assert.Error(t, err)
+	errs = append(errs, err)
 	_, err = l.Len(ctx)
-	assert.Error(t, err)
+	errs = append(errs, err)
+	for i, err := range errs {
+		assert.Error(t, err, "call %d", i)
+		assert.NotErrorIs(t, err, recent.ErrOutcomeUnknown, "call %d: never sent, for want of a connection", i)
+	}
 
 	b := redistest.Miniredis(t)
 	l = newList(t, b, recent.Config{Max: 3})
@@ -204,6 +211,11 @@ func TestRedisDownAndContext(t *testing.T) {
 	cancel()
 	err = l.Add(cancelled, "a")
 	assert.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, recent.ErrOutcomeUnknown, "an ended ctx sends nothing")
+	assertNamesMethodOnce(t, err, "add", "an ended ctx")
+	_, err = l.Remove(cancelled, "a")
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, recent.ErrOutcomeUnknown, "an ended ctx sends nothing")
 	_, err = l.Items(cancelled, 0, 3)
 	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
 	assert.Zero(t, b.Client.Exists(ctx, l.Config().Key).Val(), "nothing was added")

@@ -94,7 +94,9 @@ func (l *List) Config() Config {
 //
 // No values send nothing and return nil. It returns an error matching
 // ErrInvalidArgument, with nothing sent, for more than MaxBatch values or
-// a nil ctx. On any other error, all of the Add happened or none of it.
+// a nil ctx, and one matching ctx.Err(), with nothing sent, for a ctx
+// that has ended. On any other error, all of the Add happened or none of
+// it.
 //
 // Adding values again is safe: it moves them to the front once more, with
 // the time of the second Add, and restarts the TTL. That is also what a
@@ -104,9 +106,9 @@ func (l *List) Config() Config {
 // between the two runs, and the list holds the values it would after one
 // Add, unless items added between the runs had dropped some of them
 // beyond Max (the second run brings those back, as a second Add would).
-// When the error leaves the outcome unknown (a timeout, a broken
-// connection), the values may have been added; call Add again with the
-// same values.
+// When the error matches ErrOutcomeUnknown (a timeout, a broken
+// connection, a ctx that ended mid-call), the values may have been added;
+// call Add again with the same values.
 func (l *List) Add(ctx context.Context, values ...string) error {
 	if err := l.check(ctx, "add"); err != nil {
 		return err
@@ -148,8 +150,9 @@ func (l *List) Items(ctx context.Context, offset, count int64) ([]Item, error) {
 // in it (items beyond Max or older than MaxAge, which Items no longer
 // reads, are dropped first and do not count). A list emptied leaves no
 // key. No values send nothing and return 0; more than MaxBatch values or
-// a nil ctx return an error matching ErrInvalidArgument, with nothing
-// sent. On any other error, all of the Remove happened or none of it.
+// a nil ctx return an error matching ErrInvalidArgument, and a ctx that
+// has ended one matching ctx.Err(), with nothing sent. On any other
+// error, all of the Remove happened or none of it.
 //
 // Removing values again is safe: the list ends the same, and the count is
 // of the values still there. That is also what a re-sent Remove does.
@@ -158,9 +161,9 @@ func (l *List) Items(ctx context.Context, offset, count int64) ([]Item, error) {
 // list is as after one Remove, but the count returned is the second
 // run's, which leaves out the values the first run removed. So the count
 // can be lower than the number removed, down to 0, and never higher.
-// When the error leaves the outcome unknown (a timeout, a broken
-// connection), the values may have been removed; call Remove again with
-// the same values.
+// When the error matches ErrOutcomeUnknown (a timeout, a broken
+// connection, a ctx that ended mid-call), the values may have been
+// removed; call Remove again with the same values.
 func (l *List) Remove(ctx context.Context, values ...string) (int64, error) {
 	if err := l.check(ctx, "remove"); err != nil {
 		return 0, err
@@ -186,13 +189,17 @@ func (l *List) Len(ctx context.Context) (int64, error) {
 }
 
 // check returns the error of method op, before anything is sent, of a
-// zero or nil List or a nil ctx.
+// zero or nil List, a nil ctx or one that has ended (whose error then
+// matches ctx's, and not ErrOutcomeUnknown, since nothing was sent).
 func (l *List) check(ctx context.Context, op string) error {
 	if l == nil || l.client == nil {
 		return unusable(op)
 	}
 	if ctx == nil {
 		return l.invalid(op, "ctx is nil")
+	}
+	if err := ctx.Err(); err != nil {
+		return callerr.Op("recent", op, l.cfg.Key, err)
 	}
 	return nil
 }

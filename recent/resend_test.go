@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotlimit/slotlimit"
 	"github.com/slotlimit/slotlimit/internal/redistest"
 	"github.com/slotlimit/slotlimit/recent"
 )
@@ -120,14 +121,18 @@ func TestLostReplyThenCallAgain(t *testing.T) {
 		require.NoError(t, l.Add(ctx, "a"))
 
 		cutter.Arm(10, "evalsha", key)
-		require.Error(t, l.Add(ctx, "b", "c"))
+		err := l.Add(ctx, "b", "c")
+		assert.ErrorIs(t, err, recent.ErrOutcomeUnknown)
+		assert.ErrorIs(t, err, slotlimit.ErrOutcomeUnknown, "one value, shared by every package")
+		assertNamesMethodOnce(t, err, "add", "a lost reply")
 		cutter.Arm(0)
 		require.NoError(t, l.Add(ctx, "b", "c"))
 		assert.Equal(t, []string{"c", "b", "a"}, values(t, l))
 
 		cutter.Arm(10, "evalsha", key)
-		_, err := l.Remove(ctx, "a", "c")
-		require.Error(t, err)
+		_, err = l.Remove(ctx, "a", "c")
+		assert.ErrorIs(t, err, recent.ErrOutcomeUnknown)
+		assertNamesMethodOnce(t, err, "remove", "a lost reply")
 		cutter.Arm(0)
 		n, err := l.Remove(ctx, "a", "c")
 		require.NoError(t, err)
