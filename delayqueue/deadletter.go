@@ -25,13 +25,13 @@ func (q *Queue) DeadLetters(ctx context.Context, n int) ([]Message, error) {
 	}
 	fields, ok := reply.([]any)
 	if !ok || len(fields)%4 != 0 {
-		return nil, q.fail(ctx, "dead letters", callerr.UnexpectedReply(reply))
+		return nil, q.refuse("dead letters", callerr.UnexpectedReply(reply))
 	}
 	dead := make([]Message, 0, len(fields)/4)
 	for i := 0; i < len(fields); i += 4 {
 		m, err := decodeMessage(append(fields[i:i+4:i+4], int64(0)))
 		if err != nil {
-			return nil, q.fail(ctx, "dead letters", err)
+			return nil, q.refuse("dead letters", err)
 		}
 		dead = append(dead, m)
 	}
@@ -79,7 +79,7 @@ func (q *Queue) deadOp(ctx context.Context, op string, s *script.Script, args []
 	}
 	n, ok := reply.(int64)
 	if !ok {
-		return 0, q.fail(ctx, op, callerr.UnexpectedReply(reply))
+		return 0, q.refuse(op, callerr.UnexpectedReply(reply))
 	}
 	return int(n), nil
 }

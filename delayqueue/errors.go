@@ -3,6 +3,8 @@ package delayqueue
 import (
 	"errors"
 	"fmt"
+
+	"github.com/slotlimit/slotlimit"
 )
 
 var (
@@ -28,6 +30,15 @@ var (
 	// messages or MaxBatchBytes, a bad count of workers or a nil handler
 	// for Run, and a nil context, given to any method.
 	ErrInvalidArgument = errors.New("delayqueue: invalid argument")
+
+	// ErrOutcomeUnknown matches every error of a call that was sent to
+	// Redis and got no answer: the connection broke or timed out, or the
+	// context ended mid-call. The call may or may not have taken effect;
+	// each method's doc says what calling it again does. It is one value,
+	// shared by every package of the module: slotlimit.ErrOutcomeUnknown.
+	// An error returned before anything was sent, ErrNotHeld, and a
+	// Redis error reply (such as WRONGTYPE) never match it.
+	ErrOutcomeUnknown = slotlimit.ErrOutcomeUnknown
 )
 
 func invalidConfig(format string, args ...any) error {

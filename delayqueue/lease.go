@@ -93,10 +93,10 @@ func (q *Queue) settle(ctx context.Context, op string, m Message, s *script.Scri
 	}
 	n, ok := reply.(int64)
 	if !ok {
-		return 0, q.fail(ctx, op, callerr.UnexpectedReply(reply))
+		return 0, q.refuse(op, callerr.UnexpectedReply(reply))
 	}
 	if n == 0 {
-		return 0, q.fail(ctx, op, ErrNotHeld)
+		return 0, q.refuse(op, ErrNotHeld)
 	}
 	return n, nil
 }

@@ -66,3 +66,9 @@ func pollWithin(t *testing.T, q *delayqueue.Queue, within time.Duration) (delayq
 	defer cancel()
 	return q.Poll(ctx)
 }
+
+// queueKey is the name of the sorted set of the queue at key.
+func queueKey(key string) string { return key }
+
+// allKeys are every key of the queue at key.
+func allKeys(key string) []string { return append([]string{queueKey(key)}, sideKeys(key)...) }

@@ -56,7 +56,7 @@ func (q *Queue) poll(ctx context.Context) (Message, time.Time, error) {
 		return Message{}, time.Time{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Message{}, time.Time{}, q.fail(ctx, "poll", err)
+		return Message{}, time.Time{}, q.refuse("poll", err)
 	}
 	name := crand.Text()
 	w := q.notices.Join(q.channel, name, parseWake)
@@ -88,7 +88,7 @@ func (q *Queue) poll(ctx context.Context) (Message, time.Time, error) {
 		select {
 		case <-ctx.Done():
 			q.leave(ctx, name)
-			return Message{}, time.Time{}, q.fail(ctx, "poll", ctx.Err())
+			return Message{}, time.Time{}, q.refuse("poll", ctx.Err())
 		case <-w.Wake():
 		case <-timer.C:
 		}

@@ -44,9 +44,10 @@ type Job struct {
 //
 // It returns an error matching ErrInvalidArgument, with nothing sent, for
 // a delay that is negative or above MaxDelay, or a payload above
-// MaxPayload. When the error leaves the outcome unknown (see
-// callerr.OutcomeUnknown: a timeout, a broken connection), the message
-// may have been queued; pushing it again may deliver it twice.
+// MaxPayload. An error matching ErrOutcomeUnknown (a timeout, a broken
+// connection) leaves the message queued or not: a Push called again mints
+// a new ID, so the message is queued once more if the first call queued
+// it, and is delivered twice, never lost.
 func (q *Queue) Push(ctx context.Context, payload []byte, delay time.Duration) (id string, err error) {
 	ids, err := q.PushBatch(ctx, []Job{{Payload: payload, Delay: delay}})
 	if err != nil {
@@ -81,6 +82,8 @@ func (q *Queue) PushAt(ctx context.Context, payload []byte, at time.Time) (id st
 // than MaxBatch jobs, payloads above MaxBatchBytes together, and any job
 // Push or PushAt would refuse. No jobs send nothing and return no IDs. A
 // call sent again after its reply was lost queues each job once, as Push
+// does; after an error matching ErrOutcomeUnknown, a PushBatch called
+// again queues all of them again if the first call queued them, as Push
 // does.
 func (q *Queue) PushBatch(ctx context.Context, jobs []Job) (ids []string, err error) {
 	if err := q.usable(ctx); err != nil {
@@ -98,7 +101,7 @@ func (q *Queue) PushBatch(ctx context.Context, jobs []Job) (ids []string, err er
 		return nil, err
 	}
 	if n, ok := reply.(int64); !ok || n < 0 || n > int64(len(jobs)) {
-		return nil, q.fail(ctx, "push", callerr.UnexpectedReply(reply))
+		return nil, q.refuse("push", callerr.UnexpectedReply(reply))
 	}
 	return ids, nil
 }

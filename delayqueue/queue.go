@@ -110,8 +110,8 @@ func (q *Queue) fail(ctx context.Context, op string, err error) error {
 	return callerr.Call(ctx, "delayqueue", op, q.cfg.Key, err)
 }
 
-// refuse returns the error of operation op for input it refused, with
-// nothing sent, naming the queue.
+// refuse returns the error of operation op whose outcome is known, naming
+// the queue: input it refused with nothing sent, or a reply it read.
 func (q *Queue) refuse(op string, err error) error {
 	return callerr.Op("delayqueue", op, q.cfg.Key, err)
 }
@@ -130,12 +130,12 @@ func (q *Queue) Len(ctx context.Context) (ready, delayed, inflight, dead int64, 
 	}
 	n, ok := reply.([]any)
 	if !ok || len(n) != 4 {
-		return 0, 0, 0, 0, q.fail(ctx, "len", callerr.UnexpectedReply(reply))
+		return 0, 0, 0, 0, q.refuse("len", callerr.UnexpectedReply(reply))
 	}
 	var counts [4]int64
 	for i := range counts {
 		if counts[i], ok = n[i].(int64); !ok {
-			return 0, 0, 0, 0, q.fail(ctx, "len", callerr.UnexpectedReply(reply))
+			return 0, 0, 0, 0, q.refuse("len", callerr.UnexpectedReply(reply))
 		}
 	}
 	return counts[0], counts[1], counts[2], counts[3], nil
