@@ -40,7 +40,8 @@ func (i Info) Held() bool { return i.Token != "" }
 
 // Inspect reads the lock's owner, the time left on its lease and the
 // number of its waiters at one moment, in one script that writes
-// nothing. A key of another type fails with WRONGTYPE.
+// nothing. A key of another type fails with WRONGTYPE. After an error
+// matching ErrOutcomeUnknown, call it again.
 func (m *Mutex) Inspect(ctx context.Context) (Info, error) {
 	if err := m.usable(ctx); err != nil {
 		return Info{}, err
@@ -98,33 +99,39 @@ func decodeInfo(reply []any) (Info, bool) {
 //
 // The token, as Info.Token reports it, names the owner to break, so that a
 // lock that changed hands since it was read is left to its new owner.
-// Break reports false, and changes nothing, when that owner no longer
-// holds the lock: it unlocked it, its lease lapsed, or another owner holds
-// it now. The owner may be a Lock's or any other client's that keeps the
-// same data (the seed's scripts, redislock, redsync).
+// Break returns an error matching ErrNotHeld, and changes nothing, when
+// that owner no longer holds the lock: it unlocked it, its lease lapsed,
+// or another owner holds it now. The owner may be a Lock's or any other
+// client's that keeps the same data at the key (redislock, redsync, a SET
+// NX PX script). An empty token is refused with ErrInvalidArgument.
 //
 // Break reads the lock first, as Inspect does, and then frees it, passing
 // the owner's lease deadline it read, so that the second call, sent again
 // by go-redis after its reply was lost, finds the lock gone before that
-// deadline and reports true, as its first run did. An error from the
-// connection leaves the outcome unknown; Break can be called again, and
-// then reports false if the first call freed the lock.
-func (m *Mutex) Break(ctx context.Context, token string) (bool, error) {
+// deadline and reports success, as its first run did. An error matching
+// ErrOutcomeUnknown leaves it open whether the lock was broken: call
+// Break again with the same token; it then returns nil if the owner still
+// held the lock, and ErrNotHeld if the first call broke it (or the owner
+// let it go meanwhile). Either way that owner no longer holds it.
+func (m *Mutex) Break(ctx context.Context, token string) error {
 	if err := m.usable(ctx); err != nil {
-		return false, err
+		return err
 	}
 	if token == "" {
-		return false, nil
+		return callerr.Op("lock", "break", m.cfg.Key, errEmptyToken)
 	}
 	c := observe.Begin(m.cfg.Observer, "lock", "Break", m.cfg.Key, token, 1, 1)
 	held, err := m.breakOwner(ctx, token)
 	if err != nil {
 		err = callerr.Call(ctx, "lock", "break", m.cfg.Key, err)
 		c.Failed(ctx, err)
-		return false, err
+		return err
 	}
 	c.Released(ctx, held)
-	return held, nil
+	if !held {
+		return callerr.Op("lock", "break", m.cfg.Key, ErrNotHeld)
+	}
+	return nil
 }
 
 // breakOwner reads the lock and frees it if token holds it.

@@ -78,9 +78,7 @@ func TestBreakHandsLockToWaiterAsUnlockWould(t *testing.T) {
 		defer cancel()
 		m, key := newMutex(t, b, time.Minute)
 
-		ok, err := m.Break(ctx, "nobody")
-		require.NoError(t, err)
-		assert.False(t, ok, "a free lock")
+		assert.ErrorIs(t, m.Break(ctx, "nobody"), lock.ErrNotHeld, "a free lock")
 
 		owner, err := m.TryLock(ctx)
 		require.NoError(t, err)
@@ -95,18 +93,12 @@ func TestBreakHandsLockToWaiterAsUnlockWould(t *testing.T) {
 			return err == nil && info.Waiters == 1
 		}, 5*time.Second, time.Millisecond)
 
-		ok, err = m.Break(ctx, "not the owner")
-		require.NoError(t, err)
-		assert.False(t, ok, "another owner's token")
-		ok, err = m.Break(ctx, "")
-		require.NoError(t, err)
-		assert.False(t, ok)
+		assert.ErrorIs(t, m.Break(ctx, "not the owner"), lock.ErrNotHeld, "another owner's token")
+		assert.ErrorIs(t, m.Break(ctx, ""), lock.ErrInvalidArgument)
 		assert.Equal(t, owner.Token(), b.Client.Get(ctx, key).Val(), "still the owner's")
 
 		b.Advance(time.Millisecond)
-		ok, err = m.Break(ctx, owner.Token())
-		require.NoError(t, err)
-		assert.True(t, ok)
+		require.NoError(t, m.Break(ctx, owner.Token()))
 		var waiter *lock.Lock
 		select {
 		case waiter = <-got:
@@ -117,23 +109,17 @@ func TestBreakHandsLockToWaiterAsUnlockWould(t *testing.T) {
 		assert.Eventually(t, func() bool { return b.Client.Get(ctx, key).Val() == waiter.Token() }, 5*time.Second, time.Millisecond)
 		assert.ErrorIs(t, owner.Refresh(ctx), lock.ErrNotHeld, "the broken owner finds out on its next call")
 
-		ok, err = m.Break(ctx, owner.Token())
-		require.NoError(t, err)
-		assert.False(t, ok, "broken already")
+		assert.ErrorIs(t, m.Break(ctx, owner.Token()), lock.ErrNotHeld, "broken already")
 
 		// Nobody waits: the key goes; another client's value breaks too.
-		ok, err = m.Break(ctx, waiter.Token())
-		require.NoError(t, err)
-		assert.True(t, ok)
+		require.NoError(t, m.Break(ctx, waiter.Token()))
 		assert.Zero(t, b.Client.Exists(ctx, key).Val())
-		require.NoError(t, b.Client.Set(ctx, key, "seed-value", time.Minute).Err())
-		ok, err = m.Break(ctx, "seed-value")
-		require.NoError(t, err)
-		assert.True(t, ok)
+		require.NoError(t, b.Client.Set(ctx, key, "other-client", time.Minute).Err())
+		require.NoError(t, m.Break(ctx, "other-client"))
 		assert.Zero(t, b.Client.Exists(ctx, key).Val())
 
 		var zero lock.Mutex
-		_, err = zero.Break(ctx, "x")
+		err = zero.Break(ctx, "x")
 		assert.ErrorIs(t, err, lock.ErrInvalidConfig)
 		_, err = zero.Inspect(ctx)
 		assert.ErrorIs(t, err, lock.ErrInvalidConfig)

@@ -125,7 +125,9 @@ func (l *Lock) Fence() int64 {
 // matching ErrNotHeld when the lock is no longer held by this owner (and
 // the Lock is then lost); it never takes a lapsed lock again. Refresh can
 // be sent any number of times: a call that go-redis sends again after its
-// reply was lost answers as the first did.
+// reply was lost answers as the first did. After an error matching
+// ErrOutcomeUnknown, call Refresh again: it answers as the first run
+// would have.
 func (l *Lock) Refresh(ctx context.Context) error {
 	if l == nil || l.keep == nil {
 		return ErrNotHeld
@@ -146,8 +148,8 @@ func (l *Lock) Refresh(ctx context.Context) error {
 // Unlock frees the lock and stops KeepAlive; a waiter, if any, gets the
 // lock at once. It returns an error matching ErrNotHeld when this owner no
 // longer held the lock (it lapsed, or was broken), or when it was unlocked
-// already. After an Unlock that failed with another error, Unlock tries
-// again.
+// already. After an error matching ErrOutcomeUnknown, call Unlock again:
+// it answers as the first run would have, within the edges below.
 //
 // An Unlock whose first run freed the lock, or handed it on, and that
 // runs again (go-redis sends a call again when its reply was lost, and a

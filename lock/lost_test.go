@@ -9,11 +9,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotlimit/slotlimit"
 	"github.com/slotlimit/slotlimit/internal/redistest"
 	"github.com/slotlimit/slotlimit/lock"
 )
 
-// A call whose reply is lost for good fails with an unknown outcome; the
+// A call whose reply is lost for good fails with an error matching
+// ErrOutcomeUnknown; the
 // same call made again answers as the first run would have, and the lock
 // is left as one call leaves it.
 
@@ -27,6 +29,8 @@ func lostForGood(t *testing.T, cutter *redistest.ReplyCutter, call func() error,
 	cutter.Arm(0)
 	require.Greater(t, cutter.Cuts(), before, "the reply was cut")
 	require.Error(t, err, "the outcome is unknown")
+	require.ErrorIs(t, err, lock.ErrOutcomeUnknown)
+	require.ErrorIs(t, err, slotlimit.ErrOutcomeUnknown, "one value, shared")
 	return err
 }
 
@@ -78,6 +82,7 @@ func TestTryLockLostLeavesNothing(t *testing.T) {
 	require.Greater(t, cutter.Cuts(), before)
 	cutter.Arm(0)
 	assert.NotErrorIs(t, err, lock.ErrNotObtained)
+	assert.ErrorIs(t, err, lock.ErrOutcomeUnknown)
 	assert.Zero(t, b.Client.Exists(ctx, key).Val(), "no phantom is left")
 	l, err := m.TryLock(ctx)
 	require.NoError(t, err, "the same call made again takes it")
@@ -92,11 +97,9 @@ func TestBreakLostThenRepeated(t *testing.T) {
 		require.NoError(t, err)
 		m := newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute})
 		// Break's read goes through; its unlock's reply is lost.
-		lostForGood(t, cutter, func() error { _, err := m.Break(ctx, owner.Token()); return err }, "evalsha", key, owner.Token())
+		lostForGood(t, cutter, func() error { return m.Break(ctx, owner.Token()) }, "evalsha", key, owner.Token())
 		assert.Zero(t, b.Client.Exists(ctx, key).Val(), "the first run broke it")
-		broken, err := m.Break(ctx, owner.Token())
-		require.NoError(t, err)
-		assert.False(t, broken, "as Break's doc says, a repeat reports false")
+		assert.ErrorIs(t, m.Break(ctx, owner.Token()), lock.ErrNotHeld, "as Break's doc says, a repeat finds the owner gone")
 	})
 }
 

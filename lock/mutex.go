@@ -46,12 +46,12 @@ type Mutex struct {
 // ErrInvalidConfig when client is nil or cfg is invalid. New does not
 // contact Redis.
 func New(client redis.UniversalClient, cfg Config) (*Mutex, error) {
+	if script.IsNil(client) {
+		return nil, invalidConfig("client is nil")
+	}
 	cfg, err := cfg.check()
 	if err != nil {
 		return nil, err
-	}
-	if script.IsNil(client) {
-		return nil, invalidConfig("client is nil")
 	}
 	keys, channel, ok := keyNames(cfg.Key)
 	if !ok {
@@ -102,9 +102,9 @@ func (m *Mutex) usable(ctx context.Context) error {
 // go-redis sends again after its reply was lost finds the lock held by
 // its own token and returns the Lock, as its first run would have; its
 // fence is then read by the call sent again (see Lock.Fence). An error
-// from the connection leaves the outcome unknown; TryLock then unlocks
-// what it may have taken before it returns, so a failed TryLock holds
-// nothing.
+// from the connection leaves the outcome unknown and matches
+// ErrOutcomeUnknown; TryLock then unlocks what it may have taken before
+// it returns, so a failed TryLock holds nothing: call it again.
 func (m *Mutex) TryLock(ctx context.Context) (*Lock, error) {
 	if err := m.usable(ctx); err != nil {
 		return nil, err
@@ -117,13 +117,13 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lock, error) {
 		if callerr.OutcomeUnknown(err) {
 			l.unlockDetached(ctx)
 		}
-		err = callerr.Call(ctx, "lock", "obtain", m.cfg.Key, err)
+		err = callerr.Call(ctx, "lock", "try lock", m.cfg.Key, err)
 		c.Failed(ctx, err)
 		return nil, err
 	}
 	if fence == 0 {
 		c.Refused(ctx, 1)
-		return nil, callerr.Op("lock", "obtain", m.cfg.Key, ErrNotObtained)
+		return nil, callerr.Op("lock", "try lock", m.cfg.Key, ErrNotObtained)
 	}
 	l.taken(start, fence, deadline)
 	c.Acquired(ctx, 1)

@@ -29,8 +29,9 @@ import (
 // holds nothing and has left the queue: an Unlock never hands the lock to
 // a Lock that gave up, and a lock handed to it as it gave up is handed on
 // to the next waiter. Any other error is returned as it is; when it leaves
-// the outcome unknown (a broken connection, say), Lock unlocks what it may
-// have taken before it returns, so a failed Lock holds nothing. A try that
+// the outcome unknown (a broken connection, say), it matches
+// ErrOutcomeUnknown, and Lock unlocks what it may have taken before it
+// returns, so a failed Lock holds nothing: call it again. A try that
 // go-redis sends again after its reply was lost finds what its first run
 // did: the lock taken by the Lock's own token, or the same place in the
 // queue.
@@ -44,7 +45,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, callerr.Call(ctx, "lock", "obtain", m.cfg.Key, err)
+		return nil, callerr.Op("lock", "lock", m.cfg.Key, err) // nothing was sent
 	}
 	l := m.newLock()
 	c := l.begin("Lock")
@@ -89,7 +90,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
 		if ctxErr := callerr.ContextDone(ctx); ctxErr != nil && callerr.OutcomeUnknown(err) {
 			err = ctxErr
 		}
-		err = callerr.Call(ctx, "lock", "obtain", m.cfg.Key, err)
+		err = callerr.Call(ctx, "lock", "lock", m.cfg.Key, err)
 		c.Failed(ctx, err)
 		return nil, err
 	}

@@ -61,14 +61,15 @@ func TestErrorsNameTheirMethod(t *testing.T) {
 	require.NoError(t, err)
 	_, err = long.TryLock(ctx)
 	require.ErrorIs(t, err, lock.ErrNotObtained)
-	assert.Equal(t, `lock: obtain "`+key+`": not obtained`, err.Error())
+	assert.Equal(t, `lock: try lock "`+key+`": not obtained`, err.Error())
 	require.NoError(t, held.Unlock(ctx))
 
 	require.NoError(t, b.Client.RPush(ctx, key, "x").Err())
 	defer b.Client.Del(ctx, key)
 	for name, call := range map[string]func() error{
-		"obtain": func() error { _, err := long.TryLock(ctx); return err },
-		"break":  func() error { _, err := long.Break(ctx, "x"); return err },
+		"try lock": func() error { _, err := long.TryLock(ctx); return err },
+		"lock":     func() error { _, err := long.Lock(ctx); return err },
+		"break":    func() error { return long.Break(ctx, "x") },
 	} {
 		err := call()
 		require.Error(t, err, name)
@@ -107,8 +108,7 @@ func TestNilContextIsRefused(t *testing.T) {
 	assert.ErrorIs(t, err, lock.ErrInvalidArgument)
 	_, err = m.Inspect(nilCtx)
 	assert.ErrorIs(t, err, lock.ErrInvalidArgument)
-	_, err = m.Break(nilCtx, l.Token())
-	assert.ErrorIs(t, err, lock.ErrInvalidArgument)
+	assert.ErrorIs(t, m.Break(nilCtx, l.Token()), lock.ErrInvalidArgument)
 	assert.ErrorIs(t, l.Refresh(nilCtx), lock.ErrInvalidArgument)
 	assert.ErrorIs(t, l.Unlock(nilCtx), lock.ErrInvalidArgument)
 	assert.ErrorIs(t, context.Cause(l.KeepAlive(nilCtx)), lock.ErrInvalidArgument)
