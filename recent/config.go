@@ -3,6 +3,8 @@ package recent
 import (
 	"strconv"
 	"time"
+
+	"github.com/slotlimit/slotlimit/observe"
 )
 
 // Bounds of a Config, which New enforces so that every number a script
@@ -44,6 +46,14 @@ type Config struct {
 	// its TTL, when that is shorter), since all its items are too old by
 	// then. At most MaxDuration.
 	MaxAge time.Duration
+
+	// Observer, if set, is told of the outcome of each Add and Remove
+	// that is sent, as one final Event of package "recent": Done, with
+	// Units the values added or the values Remove counted, or Error, with
+	// Err and Units the values given. Items and Len, which write nothing, report nothing, nor does a
+	// call refused before anything is sent (invalid input, no values, a
+	// ctx that has ended). A nil Observer costs nothing.
+	Observer observe.Observer
 }
 
 // check validates c.

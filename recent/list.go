@@ -9,6 +9,7 @@ import (
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/script"
+	"github.com/slotlimit/slotlimit/observe"
 )
 
 // MaxBatch bounds the values of one Add or Remove, so that one script
@@ -119,7 +120,10 @@ func (l *List) Add(ctx context.Context, values ...string) error {
 	if len(values) > MaxBatch {
 		return l.invalid("add", "%d values, above MaxBatch %d", len(values), MaxBatch)
 	}
-	return l.add(ctx, values)
+	start := l.start()
+	err := l.add(ctx, values)
+	l.report(ctx, "Add", start, int64(len(values)), err)
+	return err
 }
 
 // Items returns up to count items, newest first, skipping the offset
@@ -174,7 +178,16 @@ func (l *List) Remove(ctx context.Context, values ...string) (int64, error) {
 	if len(values) > MaxBatch {
 		return 0, l.invalid("remove", "%d values, above MaxBatch %d", len(values), MaxBatch)
 	}
-	return l.remove(ctx, values)
+	start := l.start()
+	n, err := l.remove(ctx, values)
+	if l.cfg.Observer != nil {
+		units := n
+		if err != nil {
+			units = int64(len(values))
+		}
+		l.report(ctx, "Remove", start, units, err)
+	}
+	return n, err
 }
 
 // Len counts the items Items would read: those within Max and not older
@@ -221,6 +234,29 @@ func (l *List) run(ctx context.Context, op string, s *script.Script, args ...any
 // fail returns the error of operation op, naming the list.
 func (l *List) fail(ctx context.Context, op string, err error) error {
 	return callerr.Call(ctx, "recent", op, l.cfg.Key, err)
+}
+
+// start returns the time a call observed begins: now, or the zero time
+// with no Observer, which is then never read.
+func (l *List) start() time.Time {
+	if l.cfg.Observer == nil {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// report tells the Observer, if any, of the end of call op, begun at
+// start: Done, or Error with err, for units.
+func (l *List) report(ctx context.Context, op string, start time.Time, units int64, err error) {
+	if l.cfg.Observer == nil {
+		return
+	}
+	e := observe.Event{Kind: observe.Done, Package: "recent", Op: op, Key: l.cfg.Key,
+		Units: units, InUse: -1, Start: start, Duration: time.Since(start)}
+	if err != nil {
+		e.Kind, e.Err = observe.Error, err
+	}
+	l.cfg.Observer.Observe(ctx, e)
 }
 
 // ms is d in whole milliseconds, as the scripts take it.
