@@ -422,9 +422,9 @@ func TestACLKeyOutsidePrefixFailsWithNOPERM(t *testing.T) {
 		m, err := lock.New(s.user, lock.Config{Key: lockKey, TTL: 10 * time.Second})
 		require.NoError(t, err)
 		_, err = m.TryLock(ctx)
-		requireNOPERM(t, err, `lock: obtain "other:lock:1": `)
+		requireNOPERM(t, err, `lock: try lock "other:lock:1": `)
 		_, err = m.Lock(ctx)
-		requireNOPERM(t, err, `lock: obtain "other:lock:1": `)
+		requireNOPERM(t, err, `lock: lock "other:lock:1": `)
 	})
 
 	// A key the prefix does not cover is turned away before any script
