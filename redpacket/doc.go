@@ -3,12 +3,12 @@
 // the count, each user gets at most one, and every share taken reaches a
 // SQL database, exactly once as a row, through a durable claim log.
 //
-//	s := redpacket.New(client)
+//	s, err := redpacket.New(client, redpacket.Config{})
 //	err := s.Create(ctx, redpacket.Packet{ID: "p1", Total: 10000, Count: 100}) // ¥100.00 in 100 shares
 //	c, err := s.Grab(ctx, "p1", userID) // again: the same Claim
 //	shares, amount, err := s.Remaining(ctx, "p1")
 //
-//	p, err := s.NewPersister(redpacket.PersisterConfig{DB: db, Dialect: redpacket.SQLite})
+//	p, err := redpacket.NewPersister(client, redpacket.PersisterConfig{DB: db, Dialect: redpacket.SQLite})
 //	go p.Run(ctx) // claims to the database, acked after commit
 //
 // A common way to do this on Redis is a script that decrements a hash's

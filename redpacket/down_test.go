@@ -26,7 +26,7 @@ func downClient(t *testing.T) *redis.Client {
 // when its context ends.
 func TestRedisDownAndContext(t *testing.T) {
 	ctx := context.Background()
-	s := redpacket.New(downClient(t))
+	s := mustNew(t, downClient(t))
 	err := s.Create(ctx, redpacket.Packet{ID: "p", Total: 10, Count: 2})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "redpacket: create \"p\"")
@@ -35,7 +35,7 @@ func TestRedisDownAndContext(t *testing.T) {
 	_, _, err = s.Remaining(ctx, "p")
 	assert.ErrorContains(t, err, "connection refused")
 
-	p, err := s.NewPersister(redpacket.PersisterConfig{DB: sqltest.SQLite(t), Dialect: redpacket.SQLite})
+	p, err := persisterOf(s, redpacket.PersisterConfig{DB: sqltest.SQLite(t), Dialect: redpacket.SQLite})
 	require.NoError(t, err)
 	_, err = p.Drain(ctx)
 	assert.ErrorContains(t, err, "connection refused")
@@ -43,7 +43,7 @@ func TestRedisDownAndContext(t *testing.T) {
 	assert.ErrorContains(t, err, "connection refused")
 
 	var reported int
-	p, err = s.NewPersister(redpacket.PersisterConfig{DB: sqltest.SQLite(t), Dialect: redpacket.SQLite,
+	p, err = persisterOf(s, redpacket.PersisterConfig{DB: sqltest.SQLite(t), Dialect: redpacket.SQLite,
 		OnError: func(error) { reported++ }})
 	require.NoError(t, err)
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
@@ -53,13 +53,13 @@ func TestRedisDownAndContext(t *testing.T) {
 
 	ended, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err = redpacket.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})).Grab(ended, "p", "u")
+	_, err = mustNew(t, redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})).Grab(ended, "p", "u")
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
 // NewPersister refuses a config that cannot work.
 func TestPersisterConfigRefused(t *testing.T) {
-	s := redpacket.New(downClient(t))
+	s := mustNew(t, downClient(t))
 	db := sqltest.SQLite(t)
 	for name, cfg := range map[string]redpacket.PersisterConfig{
 		"no db":          {Dialect: redpacket.SQLite},
@@ -69,7 +69,7 @@ func TestPersisterConfigRefused(t *testing.T) {
 		"negative batch": {DB: db, Dialect: redpacket.SQLite, Batch: -1},
 		"idle too short": {DB: db, Dialect: redpacket.SQLite, ClaimIdle: time.Millisecond},
 	} {
-		_, err := s.NewPersister(cfg)
+		_, err := persisterOf(s, cfg)
 		assert.ErrorIs(t, err, redpacket.ErrInvalidConfig, name)
 	}
 	var zero *redpacket.Persister

@@ -21,7 +21,7 @@ func TestNilContextIsAnInvalidArgument(t *testing.T) {
 	b := redistest.Redis(t)
 	s := newStore(t, b, redpacket.Config{})
 	db := sqltest.SQLite(t)
-	p, err := s.NewPersister(redpacket.PersisterConfig{DB: db, Dialect: redpacket.SQLite})
+	p, err := persisterOf(s, redpacket.PersisterConfig{DB: db, Dialect: redpacket.SQLite})
 	require.NoError(t, err)
 	var nilCtx context.Context
 	_, grab := s.Grab(nilCtx, "p1", "u")
@@ -105,10 +105,10 @@ func TestGrabSentAgainAtTheEdges(t *testing.T) {
 // OnError) or Pending, and the package once, with the step that failed.
 func TestPersisterErrorsNameTheMethod(t *testing.T) {
 	ctx := context.Background()
-	s := redpacket.New(downClient(t))
+	s := mustNew(t, downClient(t))
 	var mu sync.Mutex
 	var reported []error
-	p, err := s.NewPersister(redpacket.PersisterConfig{DB: sqltest.SQLite(t), Dialect: redpacket.SQLite,
+	p, err := persisterOf(s, redpacket.PersisterConfig{DB: sqltest.SQLite(t), Dialect: redpacket.SQLite,
 		OnError: func(err error) {
 			mu.Lock()
 			defer mu.Unlock()

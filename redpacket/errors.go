@@ -40,9 +40,10 @@ var (
 	// a failover.
 	ErrNotReplicated = errors.New("redpacket: write not acknowledged by replicas")
 
-	// ErrInvalidConfig is returned by NewStore and NewPersister for a
-	// configuration that cannot work, and by every method of a Store made
-	// with a nil client, or of a zero or nil Store or Persister.
+	// ErrInvalidConfig is returned, with nothing sent, by New and
+	// NewPersister for a nil client or a configuration that cannot work,
+	// and by every method of a zero or nil Store or Persister, one that
+	// New or NewPersister did not make.
 	ErrInvalidConfig = errors.New("redpacket: invalid config")
 )
 
@@ -59,8 +60,8 @@ func invalidConfig(format string, args ...any) error {
 }
 
 // errUnusable is the error of every method of a Store or Persister that
-// New, NewStore or NewPersister did not make with a client.
-var errUnusable = fmt.Errorf("%w: no client (not made by New with a client)", ErrInvalidConfig)
+// New or NewPersister did not make.
+var errUnusable = fmt.Errorf("%w: not made by New", ErrInvalidConfig)
 
 // errNilContext is the error of every call given a nil ctx.
 var errNilContext = invalidArgument("ctx is nil")

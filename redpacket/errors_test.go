@@ -24,7 +24,7 @@ func TestErrorsNameTheMethodOnce(t *testing.T) {
 	require.NoError(t, s.Create(ctx, redpacket.Packet{ID: "one", Total: 1, Count: 1}))
 	_, err := s.Grab(ctx, "one", "alice")
 	require.NoError(t, err)
-	down := redpacket.New(downClient(t))
+	down := mustNew(t, downClient(t))
 	var zero *redpacket.Persister
 	_, grabSoldOut := s.Grab(ctx, "one", "bob")
 	_, grabBadUser := down.Grab(ctx, "one", "")
@@ -63,7 +63,7 @@ func TestConfigRefusesWhatRedisCannotTake(t *testing.T) {
 		"negative replicas":        {Replicas: -1},
 		"short linger":             {Linger: time.Millisecond},
 	} {
-		_, err := redpacket.NewStore(client, cfg)
+		_, err := redpacket.New(client, cfg)
 		assert.ErrorIs(t, err, redpacket.ErrInvalidConfig, name)
 	}
 }

@@ -134,7 +134,7 @@ func TestPersisterKilledMidBatch(t *testing.T) {
 // idle for 300ms, and prints "running".
 func persisterChild(t *testing.T) {
 	ctx, client := redistest.ChildSetup(t, 4)
-	s, err := redpacket.NewStore(client, redpacket.Config{Prefix: os.Getenv(childPrefixEnv)})
+	s, err := redpacket.New(client, redpacket.Config{Prefix: os.Getenv(childPrefixEnv)})
 	require.NoError(t, err)
 	db, err := sql.Open(os.Getenv(childDriverEnv), os.Getenv(childDSNEnv))
 	require.NoError(t, err)
@@ -143,7 +143,7 @@ func persisterChild(t *testing.T) {
 	if os.Getenv(childDriverEnv) == "pgx" {
 		d = redpacket.Postgres
 	}
-	p, err := s.NewPersister(redpacket.PersisterConfig{DB: db, Dialect: d, Batch: 20,
+	p, err := persisterOf(s, redpacket.PersisterConfig{DB: db, Dialect: d, Batch: 20,
 		Consumer: os.Getenv(childConsumerEnv), ClaimIdle: 300 * time.Millisecond,
 		OnError: func(err error) { fmt.Fprintln(os.Stderr, "persister:", err) }})
 	require.NoError(t, err)

@@ -27,6 +27,12 @@ const maxBlock = time.Second
 
 // PersisterConfig describes where and how a Persister writes.
 type PersisterConfig struct {
+	// Store is the Config of the Stores whose claim logs the persister
+	// writes: its Prefix and Shards say where the logs are, its Replicas
+	// and ReplicaTimeout what the persister waits for (see
+	// Config.Replicas). The zero Config is the zero Store Config's.
+	Store Config
+
 	// DB is the database the claims go to, with Schema in place (see
 	// CreateSchema). Required.
 	DB *sql.DB
@@ -98,13 +104,17 @@ type Persister struct {
 	cfg   PersisterConfig
 }
 
-// NewPersister returns a Persister that writes s's logs to cfg.DB, or an
-// error matching ErrInvalidConfig when cfg cannot work. It does not
-// contact Redis or the database.
-func (s *Store) NewPersister(cfg PersisterConfig) (*Persister, error) {
-	if err := s.usable(); err != nil {
-		return nil, &methodError{"new persister", err}
+// NewPersister returns a Persister that writes to cfg.DB the claim logs
+// of the Stores of cfg.Store on client's servers. It returns an error
+// matching ErrInvalidConfig, naming the field, when client is nil
+// (untyped, or a typed nil) or cfg cannot work. It does not contact Redis
+// or the database.
+func NewPersister(client redis.UniversalClient, cfg PersisterConfig) (*Persister, error) {
+	store, err := New(client, cfg.Store)
+	if err != nil {
+		return nil, &methodError{"new persister", errors.Unwrap(err)}
 	}
+	cfg.Store = store.cfg
 	if cfg.Group == "" {
 		cfg.Group = DefaultGroup
 	}
@@ -120,15 +130,18 @@ func (s *Store) NewPersister(cfg PersisterConfig) (*Persister, error) {
 	}
 	switch {
 	case cfg.DB == nil:
-		return nil, invalidConfig("DB is nil")
+		err = invalidConfig("DB is nil")
 	case cfg.Dialect != SQLite && cfg.Dialect != Postgres:
-		return nil, invalidConfig("Dialect is %v, must be SQLite or Postgres", cfg.Dialect)
+		err = invalidConfig("Dialect is %v, must be SQLite or Postgres", cfg.Dialect)
 	case cfg.Batch < 1 || cfg.Batch > 10_000:
-		return nil, invalidConfig("Batch is %d, must be 1 to 10000", cfg.Batch)
+		err = invalidConfig("Batch is %d, must be 1 to 10000", cfg.Batch)
 	case cfg.ClaimIdle < 10*time.Millisecond:
-		return nil, invalidConfig("ClaimIdle is %v, must be at least 10ms", cfg.ClaimIdle)
+		err = invalidConfig("ClaimIdle is %v, must be at least 10ms", cfg.ClaimIdle)
 	}
-	return &Persister{store: s, cfg: cfg}, nil
+	if err != nil {
+		return nil, &methodError{"new persister", err}
+	}
+	return &Persister{store: store, cfg: cfg}, nil
 }
 
 func (p *Persister) usable() error {

@@ -29,7 +29,7 @@ func newPersister(t *testing.T, s *redpacket.Store, db sqltest.Database, cfg red
 	t.Helper()
 	require.NoError(t, redpacket.CreateSchema(context.Background(), db.DB))
 	cfg.DB, cfg.Dialect = db.DB, dialect(db)
-	p, err := s.NewPersister(cfg)
+	p, err := persisterOf(s, cfg)
 	require.NoError(t, err)
 	return p
 }

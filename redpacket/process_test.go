@@ -77,7 +77,7 @@ func TestNoOversellAcrossProcesses(t *testing.T) {
 // prints each claim it gets, then "done".
 func grabberChild(t *testing.T) {
 	ctx, client := redistest.ChildSetup(t, 16)
-	s, err := redpacket.NewStore(client, redpacket.Config{Prefix: os.Getenv(childPrefixEnv), Shards: 4})
+	s, err := redpacket.New(client, redpacket.Config{Prefix: os.Getenv(childPrefixEnv), Shards: 4})
 	require.NoError(t, err)
 	var first, last int
 	_, err = fmt.Sscanf(os.Getenv(childUsersEnv), "%d-%d", &first, &last)

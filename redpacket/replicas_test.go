@@ -21,7 +21,7 @@ func TestReplicasHaveEveryClaim(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// Long enough for a busy machine's replica while it is up.
-	s, err := redpacket.NewStore(r.Client, redpacket.Config{Replicas: 1, ReplicaTimeout: 10 * time.Second})
+	s, err := redpacket.New(r.Client, redpacket.Config{Replicas: 1, ReplicaTimeout: 10 * time.Second})
 	require.NoError(t, err)
 	require.NoError(t, s.Create(ctx, redpacket.Packet{ID: "p", Total: 100, Count: 10}))
 	c, err := s.Grab(ctx, "p", "alice")
@@ -34,14 +34,14 @@ func TestReplicasHaveEveryClaim(t *testing.T) {
 	assert.Equal(t, int64(2), n, "the replica has the log: the packet and the claim")
 
 	r.CutOff(t)
-	s, err = redpacket.NewStore(r.Client, redpacket.Config{Replicas: 1, ReplicaTimeout: 300 * time.Millisecond})
+	s, err = redpacket.New(r.Client, redpacket.Config{Replicas: 1, ReplicaTimeout: 300 * time.Millisecond})
 	require.NoError(t, err)
 	start := time.Now()
 	_, err = s.Grab(ctx, "p", "bob")
 	assert.ErrorIs(t, err, redpacket.ErrNotReplicated)
 	assert.Less(t, time.Since(start), 2*time.Second)
 	// The master took the share: a Grab there returns it.
-	master, err := redpacket.NewStore(r.Client, redpacket.Config{})
+	master, err := redpacket.New(r.Client, redpacket.Config{})
 	require.NoError(t, err)
 	bob, err := master.Grab(ctx, "p", "bob")
 	require.NoError(t, err)
@@ -55,7 +55,7 @@ func TestPersisterCommitsOnlyWhatReplicasHave(t *testing.T) {
 	r := redistest.StartReplicated(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s, err := redpacket.NewStore(r.Client, redpacket.Config{Replicas: 1, ReplicaTimeout: 10 * time.Second})
+	s, err := redpacket.New(r.Client, redpacket.Config{Replicas: 1, ReplicaTimeout: 10 * time.Second})
 	require.NoError(t, err)
 	db := sqltest.Database{Name: "sqlite", DB: sqltest.SQLite(t)}
 	p := newPersister(t, s, db, redpacket.PersisterConfig{})
@@ -67,7 +67,7 @@ func TestPersisterCommitsOnlyWhatReplicasHave(t *testing.T) {
 	assert.Equal(t, 2, n, "the packet and alice's claim, which the replica has")
 
 	r.CutOff(t)
-	short, err := redpacket.NewStore(r.Client, redpacket.Config{Replicas: 1, ReplicaTimeout: 300 * time.Millisecond})
+	short, err := redpacket.New(r.Client, redpacket.Config{Replicas: 1, ReplicaTimeout: 300 * time.Millisecond})
 	require.NoError(t, err)
 	_, err = short.Grab(ctx, "p", "bob") // taken on the master only
 	require.ErrorIs(t, err, redpacket.ErrNotReplicated)

@@ -28,9 +28,9 @@ func cutStores(t *testing.T, b *redistest.Backend, cfg redpacket.Config) (cut *r
 	t.Helper()
 	cfg.Prefix = b.Key(t, "rp-cut:")
 	client, cutter := b.CutClient(t)
-	cut, err := redpacket.NewStore(client, cfg)
+	cut, err := redpacket.New(client, cfg)
 	require.NoError(t, err)
-	plain, err = redpacket.NewStore(b.Client, cfg)
+	plain, err = redpacket.New(b.Client, cfg)
 	require.NoError(t, err)
 	return cut, cutter, plain
 }

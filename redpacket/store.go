@@ -30,8 +30,8 @@ type Claim struct {
 // same script, to its shard's claim log, a stream that a Persister copies
 // into a database.
 //
-// A Store is safe for concurrent use. A zero or nil Store, or one made
-// with a nil client, returns ErrInvalidConfig from every method.
+// A Store is safe for concurrent use. A zero or nil Store, one not made by
+// New, returns ErrInvalidConfig from every method.
 type Store struct {
 	client redis.UniversalClient
 	runner script.Runner
@@ -39,24 +39,17 @@ type Store struct {
 	linger string // Linger in ms, as create.lua takes it
 }
 
-// New returns a Store with the default Config. It does not contact Redis.
-func New(client redis.UniversalClient) *Store {
-	s, err := NewStore(client, Config{})
-	if err != nil {
-		return &Store{}
+// New returns a Store for cfg; the zero Config is valid (see Config). It
+// returns an error matching ErrInvalidConfig, naming the field, when
+// client is nil (untyped, or a typed nil such as a nil *redis.Client) or
+// cfg cannot work. It does not contact Redis.
+func New(client redis.UniversalClient, cfg Config) (*Store, error) {
+	if script.IsNil(client) {
+		return nil, &methodError{"new", invalidConfig("client is nil")}
 	}
-	return s
-}
-
-// NewStore returns a Store for cfg, or an error matching ErrInvalidConfig
-// when client is nil or cfg cannot work. It does not contact Redis.
-func NewStore(client redis.UniversalClient, cfg Config) (*Store, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.check(); err != nil {
-		return nil, err
-	}
-	if script.IsNil(client) {
-		return nil, invalidConfig("client is nil")
+		return nil, &methodError{"new", err}
 	}
 	return &Store{
 		client: client,

@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotlimit/slotlimit/internal/redistest"
+	"github.com/slotlimit/slotlimit/internal/sqltest"
 	"github.com/slotlimit/slotlimit/redpacket"
 )
 
@@ -125,7 +128,7 @@ func TestCreateRefuses(t *testing.T) {
 		assert.ErrorIs(t, s.Create(ctx, p), redpacket.ErrExists, "another %s", name)
 	}
 
-	down := redpacket.New(downClient(t))
+	down := mustNew(t, downClient(t))
 	for name, p := range map[string]redpacket.Packet{
 		"empty id":        {Total: 5, Count: 5},
 		"long id":         {ID: strings.Repeat("a", redpacket.MaxIDLen+1), Total: 5, Count: 5},
@@ -152,23 +155,69 @@ func TestCreateRefuses(t *testing.T) {
 	assert.ErrorIs(t, err, redpacket.ErrInvalidArgument)
 }
 
-// A zero or nil Store, and one with a nil client, return ErrInvalidConfig
-// and do not panic.
+// New and NewPersister refuse a nil client, untyped or typed nil, with
+// ErrInvalidConfig and no Store; a zero or nil Store or Persister returns
+// ErrInvalidConfig from every method, and none panics.
 func TestUnusableStore(t *testing.T) {
 	ctx := context.Background()
-	for name, s := range map[string]*redpacket.Store{"nil": nil, "zero": {}, "nil client": redpacket.New(nil)} {
+	db := sqltest.SQLite(t)
+	for name, client := range map[string]redis.UniversalClient{
+		"nil": nil, "nil *redis.Client": (*redis.Client)(nil), "nil *redis.ClusterClient": (*redis.ClusterClient)(nil),
+	} {
+		s, err := redpacket.New(client, redpacket.Config{})
+		assert.ErrorIs(t, err, redpacket.ErrInvalidConfig, name)
+		assert.Nil(t, s, name)
+		assert.EqualError(t, err, "redpacket: new: invalid config: client is nil", name)
+		p, err := redpacket.NewPersister(client, redpacket.PersisterConfig{DB: db, Dialect: redpacket.SQLite})
+		assert.ErrorIs(t, err, redpacket.ErrInvalidConfig, name)
+		assert.Nil(t, p, name)
+		assert.EqualError(t, err, "redpacket: new persister: invalid config: client is nil", name)
+	}
+	for name, s := range map[string]*redpacket.Store{"nil": nil, "zero": {}} {
 		assert.ErrorIs(t, s.Create(ctx, redpacket.Packet{ID: "x", Total: 1, Count: 1}), redpacket.ErrInvalidConfig, name)
 		_, err := s.Grab(ctx, "x", "u")
 		assert.ErrorIs(t, err, redpacket.ErrInvalidConfig, name)
 		_, _, err = s.Remaining(ctx, "x")
 		assert.ErrorIs(t, err, redpacket.ErrInvalidConfig, name)
-		_, err = s.NewPersister(redpacket.PersisterConfig{})
-		assert.ErrorIs(t, err, redpacket.ErrInvalidConfig, name)
+		assert.Equal(t, redpacket.Config{}, s.Config(), name)
 	}
-	_, err := redpacket.NewStore(redistest.Miniredis(t).Client, redpacket.Config{Prefix: "a{b"})
+	_, err := redpacket.New(redistest.Miniredis(t).Client, redpacket.Config{Prefix: "a{b"})
 	assert.ErrorIs(t, err, redpacket.ErrInvalidConfig)
-	_, err = redpacket.NewStore(redistest.Miniredis(t).Client, redpacket.Config{Shards: 2000})
+	_, err = redpacket.New(redistest.Miniredis(t).Client, redpacket.Config{Shards: 2000})
 	assert.ErrorIs(t, err, redpacket.ErrInvalidConfig)
+	_, err = redpacket.NewPersister(redistest.Miniredis(t).Client, redpacket.PersisterConfig{
+		Store: redpacket.Config{Shards: -1}, DB: db, Dialect: redpacket.SQLite})
+	assert.ErrorIs(t, err, redpacket.ErrInvalidConfig)
+}
+
+// New and NewPersister send nothing: not even to a server that is up.
+func TestNewSendsNothing(t *testing.T) {
+	b := redistest.Redis(t)
+	var sent atomic.Int64
+	client := b.NewClient(t)
+	client.AddHook(countHook{&sent})
+	_, err := redpacket.New(client, redpacket.Config{Shards: 4, Replicas: 1})
+	require.NoError(t, err)
+	_, err = redpacket.NewPersister(client, redpacket.PersisterConfig{DB: sqltest.SQLite(t), Dialect: redpacket.SQLite})
+	require.NoError(t, err)
+	assert.Zero(t, sent.Load())
+}
+
+// countHook counts the commands and pipelines a client sends.
+type countHook struct{ n *atomic.Int64 }
+
+func (countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
+	}
 }
 
 // Many goroutines grabbing at once take every share exactly once.

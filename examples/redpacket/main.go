@@ -133,7 +133,8 @@ func run(o options) error {
 	// kept database may hold other runs'.
 	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
 	prefix := "example:redpacket:" + runID
-	store, err := redpacket.NewStore(client, redpacket.Config{Prefix: prefix})
+	cfg := redpacket.Config{Prefix: prefix}
+	store, err := redpacket.New(client, cfg)
 	if err != nil {
 		return err
 	}
@@ -146,8 +147,8 @@ func run(o options) error {
 		claims: make(map[string]redpacket.Claim), smallClaims: make(map[string]redpacket.Claim),
 		expired: make(chan redpacket.Expiry, 8),
 	}
-	s.persister, err = store.NewPersister(redpacket.PersisterConfig{
-		DB: db.db, Dialect: db.dialect, Consumer: "example",
+	s.persister, err = redpacket.NewPersister(client, redpacket.PersisterConfig{
+		Store: cfg, DB: db.db, Dialect: db.dialect, Consumer: "example",
 		OnExpired: func(e redpacket.Expiry) {
 			fmt.Printf("expired: %s, %d shares unclaimed; refund %s to its sender\n", e.PacketID, e.Shares, yuan(e.Amount))
 			select {
