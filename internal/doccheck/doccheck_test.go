@@ -1,0 +1,108 @@
+// Package doccheck_test checks the module's documentation: every complete
+// program in a README builds against the module as it is, and no public
+// doc speaks of things a user cannot act on.
+package doccheck_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// root returns the module's root directory.
+func root(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+// docs returns the Markdown files users read: every README and docs/,
+// but not the CHANGELOG, which is history, nor the benchmark module's.
+func docs(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() && path != dir && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "bench") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(name, ".md") && name != "CHANGELOG.md" && name != "BENCHMARKS.md" {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+var goBlock = regexp.MustCompile("(?s)```go\n(package main\n.*?)```")
+
+// Every README program that is a whole `package main` builds against the
+// module as it is now.
+func TestReadmeProgramsBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds programs")
+	}
+	dir := root(t)
+	n := 0
+	for _, file := range docs(t, dir) {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range goBlock.FindAllSubmatch(text, -1) {
+			n++
+			rel, _ := filepath.Rel(dir, file)
+			tmp, err := os.MkdirTemp(dir, "_readme")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(tmp)
+			if err := os.WriteFile(filepath.Join(tmp, "main.go"), m[1], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("go", "vet", "./"+filepath.Base(tmp))
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("%s, program %d does not build: %v\n%s", rel, i+1, err, out)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("found no README program")
+	}
+}
+
+// No public doc names the design documents the project grew from, or an
+// internal package, which a user can neither read nor import.
+func TestDocsSpeakToUsers(t *testing.T) {
+	dir := root(t)
+	banned := regexp.MustCompile(`(?i)\bseeds?\b|design note|internal/|callerr`)
+	for _, file := range docs(t, dir) {
+		rel, _ := filepath.Rel(dir, file)
+		if strings.HasPrefix(rel, "internal"+string(filepath.Separator)) {
+			continue // written for those who work on the module
+		}
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range bytes.Split(text, []byte("\n")) {
+			if banned.Match(line) {
+				t.Errorf("%s:%d: %s", rel, i+1, line)
+			}
+		}
+	}
+}
