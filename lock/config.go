@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/slotlimit/slotlimit/internal/observe"
+	"github.com/slotlimit/slotlimit/observe"
 )
 
 // DefaultTTL is the lease time used when Config.TTL is 0.
@@ -19,8 +19,9 @@ const MaxTTL = 365 * 24 * time.Hour
 // Config describes one lock.
 type Config struct {
 	// Key is the Redis key that holds the lock's owner token. Every Mutex
-	// built with the same Key guards the same lock; so do the seed's
-	// scripts, redislock and redsync, which keep the same data there.
+	// built with the same Key guards the same lock; so do redislock,
+	// redsync and the classic SET NX PX scripts, which keep the same data
+	// there (the plain string holding the owner's token).
 	Key string
 
 	// TTL is the lease time: a lock that is neither refreshed nor unlocked
@@ -38,17 +39,18 @@ type Config struct {
 	// means one second.
 	ReplicaTimeout time.Duration
 
-	// Observer, if set, is told of each lock taken or refused, wait,
-	// hand-over, unlock, refresh (KeepAlive's included), lost lock and
-	// failed call (see slotlimit.Event: a lock reports the same kinds,
-	// with Holder the owner token, and Units, Limit and InUse 1 when
-	// taken). nil, the default, costs nothing.
-	Observer Observer
+	// Observer, if set, is told of each call's outcome as one final event:
+	// Acquired or Refused for TryLock and Lock (with Units, Limit and
+	// InUse 1), Renewed for Refresh, KeepAlive's refreshes included, and
+	// Released for Unlock and Break (Held reports whether the owner still
+	// held the lock), or Error with the call's error. Before the final
+	// event, a Lock that waited reports Waited, and one handed the lock by
+	// an Unlock reports HandedOver; a Lock found lost reports LeaseLost
+	// once. Package is "lock", Key is Config.Key and Holder the owner's
+	// token. Reads (Inspect) and calls refused before anything is sent
+	// (invalid input) report nothing. nil, the default, costs nothing.
+	Observer observe.Observer
 }
-
-// An Observer is told of what a Mutex and its Locks do: see
-// slotlimit.Observer, which is the same interface.
-type Observer = observe.Observer
 
 // check validates c and fills in the defaults.
 func (c Config) check() (Config, error) {

@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/slotlimit/slotlimit/internal/observe"
 	"github.com/slotlimit/slotlimit/internal/observe/observetest"
 	"github.com/slotlimit/slotlimit/internal/redistest"
 	"github.com/slotlimit/slotlimit/lock"
+	"github.com/slotlimit/slotlimit/observe"
 )
 
 // final asserts that events is one final event of kind from op by owner.
@@ -47,7 +47,10 @@ func TestObserverReportsEachCallOnce(t *testing.T) {
 
 		_, err = m.TryLock(ctx)
 		require.ErrorIs(t, err, lock.ErrNotObtained)
-		assert.Equal(t, int64(1), rec.Take()[0].InUse, "refused with the lock in use")
+		refused := rec.Take()
+		require.Len(t, refused, 1)
+		assert.Equal(t, observe.Refused, refused[0].Kind)
+		assert.Equal(t, int64(1), refused[0].InUse, "refused with the lock in use")
 
 		require.NoError(t, owner.Refresh(ctx))
 		assert.True(t, final(t, rec.Take(), observe.Renewed, "Refresh", owner.Token()).Held)
@@ -93,5 +96,38 @@ func TestObserverReportsEachCallOnce(t *testing.T) {
 		require.Len(t, lost, 1)
 		assert.Equal(t, waiter.Token(), lost[0].Holder)
 		assert.True(t, errors.Is(lost[0].Err, lock.ErrNotHeld))
+		assert.ErrorIs(t, waiter.Unlock(ctx), lock.ErrNotHeld)
+		assert.False(t, final(t, rec.Take(), observe.Released, "Unlock", waiter.Token()).Held)
+
+		// Break reports Released, Held when it broke the owner's lock.
+		broken, err := m.TryLock(ctx)
+		require.NoError(t, err)
+		rec.Take()
+		require.NoError(t, m.Break(ctx, broken.Token()))
+		assert.True(t, final(t, rec.Take(), observe.Released, "Break", broken.Token()).Held)
+		require.ErrorIs(t, m.Break(ctx, broken.Token()), lock.ErrNotHeld)
+		assert.False(t, final(t, rec.Take(), observe.Released, "Break", broken.Token()).Held)
+
+		// A Redis error reply is reported as Error, with the call's error.
+		require.NoError(t, b.Client.RPush(ctx, key, "x").Err())
+		_, err = m.TryLock(ctx)
+		require.Error(t, err)
+		events := rec.Take()
+		require.Len(t, events, 1)
+		assert.Equal(t, observe.Error, events[0].Kind)
+		assert.Equal(t, "TryLock", events[0].Op)
+		assert.Equal(t, err, events[0].Err)
 	})
+}
+
+// Calls refused before anything is sent report nothing.
+func TestObserverIsNotToldOfInvalidCalls(t *testing.T) {
+	b := redistest.Miniredis(t)
+	rec := &observetest.Recorder{}
+	m := newMutexOn(t, b.Client, lock.Config{Key: b.Key(t, "lock-test:"), Observer: rec})
+	var nilCtx context.Context
+	_, err := m.TryLock(nilCtx)
+	require.ErrorIs(t, err, lock.ErrInvalidArgument)
+	require.ErrorIs(t, m.Break(context.Background(), ""), lock.ErrInvalidArgument)
+	assert.Empty(t, rec.Take())
 }
