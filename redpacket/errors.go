@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/slotlimit/slotlimit"
 )
 
 var (
@@ -17,8 +19,9 @@ var (
 	ErrNotFound = errors.New("redpacket: packet not found")
 
 	// ErrInvalidPacket is returned by Create, with nothing sent, for a
-	// Packet that cannot be stored: see Packet for the rules.
-	ErrInvalidPacket = errors.New("redpacket: invalid packet")
+	// Packet that cannot be stored: see Packet for the rules. It matches
+	// ErrInvalidArgument.
+	ErrInvalidPacket error = &invalidInput{"redpacket: invalid packet"}
 
 	// ErrExpired is returned by Grab, to a user who holds no claim, once
 	// the packet's TTL has passed on the server's clock with shares left.
@@ -27,6 +30,16 @@ var (
 	// ErrExists is returned by Create, with nothing written, when a packet
 	// with the id exists already.
 	ErrExists = errors.New("redpacket: packet exists")
+
+	// ErrOutcomeUnknown matches the error of a call that was sent to Redis
+	// and got no answer: the connection broke or timed out, or the
+	// context ended mid-call. The call may or may not have taken effect;
+	// call again with the same arguments, which is safe since every write
+	// takes effect once, however often it is sent. It is one value,
+	// shared by every package of the module (slotlimit.ErrOutcomeUnknown).
+	// A Redis error reply and an error returned before anything was sent
+	// do not match it.
+	ErrOutcomeUnknown = slotlimit.ErrOutcomeUnknown
 
 	// ErrInvalidArgument is returned, with nothing sent, for a packet id
 	// or user that is empty, longer than MaxIDLen bytes, not UTF-8, or
@@ -46,6 +59,12 @@ var (
 	// New or NewPersister did not make.
 	ErrInvalidConfig = errors.New("redpacket: invalid config")
 )
+
+// An invalidInput is an input error that also matches ErrInvalidArgument.
+type invalidInput struct{ text string }
+
+func (e *invalidInput) Error() string        { return e.text }
+func (e *invalidInput) Is(target error) bool { return target == ErrInvalidArgument }
 
 func invalidPacket(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidPacket}, args...)...)

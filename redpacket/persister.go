@@ -210,7 +210,9 @@ func (p *Persister) runShard(ctx context.Context, sh shard) {
 // and new ones; and expires every packet that is due. It returns the
 // number of entries written, and stops at the first error, or when a read
 // finds nothing new: under grabs that outpace it, it goes on. Tests, tools
-// and a shutdown use it; a service runs Run.
+// and a shutdown use it; a service runs Run. Every entry is written once
+// however often Drain runs, so after an error (one matching
+// ErrOutcomeUnknown among them), call it again.
 func (p *Persister) Drain(ctx context.Context) (int, error) {
 	if err := p.ready(ctx); err != nil {
 		return 0, &methodError{"drain", err}
@@ -484,7 +486,8 @@ func isBusyGroup(err error) bool {
 // Pending returns the number of log entries, over every shard, that no
 // persister has written yet: those waiting to be read and those read but
 // not yet acked. Written entries are deleted from the logs, so 0 means
-// the database has every claim taken so far. It reads only.
+// the database has every claim taken so far. It reads only: after an
+// error matching ErrOutcomeUnknown, call it again.
 func (p *Persister) Pending(ctx context.Context) (int64, error) {
 	if err := p.ready(ctx); err != nil {
 		return 0, &methodError{"pending", err}

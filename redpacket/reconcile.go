@@ -2,6 +2,7 @@ package redpacket
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -27,7 +28,8 @@ func (r Reconciliation) OK() bool {
 // Reconcile compares the claims of a packet in Redis with its rows in the
 // database, each list sorted by Seq. It returns ErrNotFound when Redis
 // has no such packet (never created, or lapsed). Claims taken while it
-// runs may show as Missing.
+// runs may show as Missing. It reads only: after an error matching
+// ErrOutcomeUnknown, or one of the database's, call it again.
 func (p *Persister) Reconcile(ctx context.Context, packetID string) (Reconciliation, error) {
 	if err := p.ready(ctx); err != nil {
 		return Reconciliation{}, refused("reconcile", packetID, err)
@@ -57,7 +59,7 @@ func (p *Persister) Reconcile(ctx context.Context, packetID string) (Reconciliat
 	}
 	rows, err := p.cfg.DB.QueryContext(ctx, selectClaims+p.cfg.Dialect.placeholder(1), packetID)
 	if err != nil {
-		return Reconciliation{}, err
+		return Reconciliation{}, refused("reconcile", packetID, fmt.Errorf("database: %w", err))
 	}
 	defer rows.Close()
 	r := Reconciliation{PacketID: packetID, Claims: len(inRedis)}
@@ -65,7 +67,7 @@ func (p *Persister) Reconcile(ctx context.Context, packetID string) (Reconciliat
 		var c Claim
 		var at int64
 		if err := rows.Scan(&c.User, &c.Amount, &c.Seq, &at); err != nil {
-			return Reconciliation{}, err
+			return Reconciliation{}, refused("reconcile", packetID, fmt.Errorf("database: %w", err))
 		}
 		c.PacketID, c.At = packetID, time.UnixMilli(at)
 		r.Rows++
@@ -81,7 +83,7 @@ func (p *Persister) Reconcile(ctx context.Context, packetID string) (Reconciliat
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return Reconciliation{}, err
+		return Reconciliation{}, refused("reconcile", packetID, fmt.Errorf("database: %w", err))
 	}
 	for _, c := range inRedis {
 		r.Missing = append(r.Missing, c)

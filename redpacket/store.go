@@ -97,7 +97,7 @@ func (s *Store) ready(ctx context.Context) error {
 // finds the same Packet stored (the same ID, Total, Count, Split and TTL)
 // writes nothing and returns nil, as the call that stored it did. So a
 // Create whose reply was lost, and which go-redis sent again, returns nil;
-// and when a Create fails with an error that leaves its outcome unknown
+// and when a Create fails with an error that matches ErrOutcomeUnknown
 // (a timeout, a broken connection), or one that wraps ErrNotReplicated,
 // call Create again with the same Packet: nil says the packet is stored,
 // once, with the shares of the run that stored it. An id must therefore
@@ -159,10 +159,10 @@ func (s *Store) Create(ctx context.Context, p Packet) error {
 //
 // Grab is idempotent: a grab whose reply was lost, and which go-redis
 // sent again, returns the claim its first run took, and the claim is
-// logged once. When the error leaves the outcome unknown (a timeout, a
+// logged once. When the error matches ErrOutcomeUnknown (a timeout, a
 // broken connection), or wraps ErrNotReplicated, the user may have taken
-// a share on the master: Grab again returns it, if the master still has
-// it. A claim and
+// a share on the master: call Grab again with the same arguments, which
+// returns it, if the master still has it. A claim and
 // its log entry are written by one script, so a failover that loses one
 // loses both. A claim reaches the database only through Redis, so a
 // claim Grab returned survives what Redis survives: with Config.Replicas,
@@ -205,7 +205,8 @@ func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) 
 // Remaining returns the shares of the packet not yet taken, and their
 // sum. Once the packet has expired, none can be taken: they are what is
 // left to refund. It returns ErrNotFound when there is no such packet,
-// and reads only.
+// and reads only: after an error matching ErrOutcomeUnknown, call it
+// again.
 func (s *Store) Remaining(ctx context.Context, packetID string) (shares int, amount int64, err error) {
 	if err := s.ready(ctx); err != nil {
 		return 0, 0, refused("remaining", packetID, err)
