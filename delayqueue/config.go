@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"time"
+
+	"github.com/slotlimit/slotlimit/observe"
 )
 
 const (
@@ -44,6 +46,21 @@ type Config struct {
 	// message is then delivered again once its lease lapses. It is
 	// called from Run's workers, possibly at once from several.
 	OnError func(error)
+
+	// Observer, if set, is told of each call's outcome, as one final
+	// event, with Package "delayqueue" and Op the method's name:
+	// Push, PushAt and PushBatch report Done, Units the messages given
+	// and Holder the message's ID (empty for a PushBatch); Poll reports
+	// Acquired, after Waited when it slept; Ack and Nack report Released,
+	// and Extend Renewed, Held false when they returned ErrNotHeld;
+	// Requeue and Drop report Done, Units the IDs given; a call that
+	// failed reports Error. Poll, Ack, Nack and Extend name the delivery's
+	// Token as the Holder, so one delivery's events share it. Run reports
+	// the calls it makes, but not a Poll its ctx ended, and a LeaseLost
+	// when a handler's lease is lost. Reads (Len, DeadLetters), and calls
+	// refused before anything is sent, report nothing. A nil Observer
+	// costs nothing.
+	Observer observe.Observer
 }
 
 // DefaultBackoff is Run's delay before delivering again a message whose

@@ -2,6 +2,7 @@ package delayqueue
 
 import (
 	"context"
+	"strings"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/script"
@@ -46,7 +47,7 @@ func (q *Queue) DeadLetters(ctx context.Context, n int) ([]Message, error) {
 // the first moved, and moves nothing twice. The others are left alone. It
 // refuses more than MaxBatch ids with ErrInvalidArgument.
 func (q *Queue) Requeue(ctx context.Context, ids ...string) (int, error) {
-	return q.deadOp(ctx, "requeue", requeueScript, []any{q.notify}, ids)
+	return q.deadOp(ctx, "Requeue", requeueScript, []any{q.notify}, ids)
 }
 
 // Drop deletes the dead letters among ids for good, and returns how many
@@ -56,11 +57,12 @@ func (q *Queue) Requeue(ctx context.Context, ids ...string) (int, error) {
 // are still dead letters when it runs: it may report fewer than were
 // deleted, never more, and deletes nothing but dead letters.
 func (q *Queue) Drop(ctx context.Context, ids ...string) (int, error) {
-	return q.deadOp(ctx, "drop", dropScript, nil, ids)
+	return q.deadOp(ctx, "Drop", dropScript, nil, ids)
 }
 
 // deadOp runs a script that takes ids after args and returns a count.
-func (q *Queue) deadOp(ctx context.Context, op string, s *script.Script, args []any, ids []string) (int, error) {
+func (q *Queue) deadOp(ctx context.Context, method string, s *script.Script, args []any, ids []string) (int, error) {
+	op := strings.ToLower(method)
 	if err := q.usable(ctx); err != nil {
 		return 0, err
 	}
@@ -73,13 +75,16 @@ func (q *Queue) deadOp(ctx context.Context, op string, s *script.Script, args []
 	for _, id := range ids {
 		args = append(args, id)
 	}
+	c := q.begin(method, "", int64(len(ids)))
 	reply, err := q.run(ctx, op, s, args...)
+	n, ok := reply.(int64)
+	if err == nil && !ok {
+		err = q.refuse(op, callerr.UnexpectedReply(reply))
+	}
 	if err != nil {
+		c.Failed(ctx, err)
 		return 0, err
 	}
-	n, ok := reply.(int64)
-	if !ok {
-		return 0, q.refuse(op, callerr.UnexpectedReply(reply))
-	}
+	c.Done(ctx)
 	return int(n), nil
 }

@@ -3,6 +3,7 @@ package delayqueue
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
@@ -24,7 +25,7 @@ import (
 // the message is gone either way. m.Deadline is the one Poll gave; an
 // Extend does not move it, so that past it a repeat is ErrNotHeld too.
 func (q *Queue) Ack(ctx context.Context, m Message) error {
-	_, err := q.settle(ctx, "ack", m, ackScript, deadlineArg(m))
+	_, err := q.settle(ctx, "Ack", m, ackScript, deadlineArg(m))
 	return err
 }
 
@@ -44,7 +45,7 @@ func (q *Queue) Nack(ctx context.Context, m Message, delay time.Duration) error 
 	if err := checkDelay(delay); err != nil {
 		return q.refuse("nack", err)
 	}
-	_, err := q.settle(ctx, "nack", m, nackScript, deadlineArg(m), ms(delay), q.max, q.notify)
+	_, err := q.settle(ctx, "Nack", m, nackScript, deadlineArg(m), ms(delay), q.max, q.notify)
 	return err
 }
 
@@ -61,7 +62,7 @@ func (q *Queue) Extend(ctx context.Context, m Message) error {
 
 // extend is Extend, and also returns the new deadline.
 func (q *Queue) extend(ctx context.Context, m Message) (time.Time, error) {
-	deadline, err := q.settle(ctx, "extend", m, extendScript, q.vis)
+	deadline, err := q.settle(ctx, "Extend", m, extendScript, q.vis)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -77,23 +78,32 @@ func deadlineArg(m Message) string {
 	return strconv.FormatInt(max(m.Deadline.UnixMilli(), 0), 10)
 }
 
-// settle runs one of the scripts that act on a delivery, which all take
-// its id and token first and return 0 when the delivery no longer holds
-// its lease; it returns the script's reply otherwise.
-func (q *Queue) settle(ctx context.Context, op string, m Message, s *script.Script, args ...any) (int64, error) {
+// settle runs one of the scripts that act on a delivery, for the method
+// named method (Ack, Nack or Extend), which all take its id and token
+// first and return 0 when the delivery no longer holds its lease; it
+// returns the script's reply otherwise.
+func (q *Queue) settle(ctx context.Context, method string, m Message, s *script.Script, args ...any) (int64, error) {
+	op := strings.ToLower(method)
 	if err := q.usable(ctx); err != nil {
 		return 0, err
 	}
 	if m.ID == "" || m.Token == "" {
 		return 0, q.refuse(op, ErrNotHeld)
 	}
+	c := q.begin(method, m.Token, 1)
 	reply, err := q.run(ctx, op, s, append([]any{m.ID, m.Token}, args...)...)
+	n, ok := reply.(int64)
+	if err == nil && !ok {
+		err = q.refuse(op, callerr.UnexpectedReply(reply))
+	}
 	if err != nil {
+		c.Failed(ctx, err)
 		return 0, err
 	}
-	n, ok := reply.(int64)
-	if !ok {
-		return 0, q.refuse(op, callerr.UnexpectedReply(reply))
+	if method == "Extend" {
+		c.Renewed(ctx, n != 0)
+	} else {
+		c.Released(ctx, n != 0)
 	}
 	if n == 0 {
 		return 0, q.refuse(op, ErrNotHeld)

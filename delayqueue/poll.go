@@ -45,13 +45,14 @@ const leaveTimeout = time.Second
 // the message is in flight for nobody, and is delivered again when its
 // lease lapses: delivery is at least once.
 func (q *Queue) Poll(ctx context.Context) (Message, error) {
-	m, _, err := q.poll(ctx)
+	m, _, err := q.poll(ctx, false)
 	return m, err
 }
 
 // poll is Poll, and also returns when the call that took the message was
 // sent, so that its lease cannot lapse before that time plus Visibility.
-func (q *Queue) poll(ctx context.Context) (Message, time.Time, error) {
+// In Run, quiet, a Poll that ctx ended reports nothing to the Observer.
+func (q *Queue) poll(ctx context.Context, quiet bool) (m Message, sent time.Time, err error) {
 	if err := q.usable(ctx); err != nil {
 		return Message{}, time.Time{}, err
 	}
@@ -59,6 +60,20 @@ func (q *Queue) poll(ctx context.Context) (Message, time.Time, error) {
 		return Message{}, time.Time{}, q.refuse("poll", err)
 	}
 	name := crand.Text()
+	var slept time.Time // when it first found nothing due
+	if c := q.begin("Poll", name, 1); c.On() {
+		defer func() {
+			if !slept.IsZero() {
+				c.Waited(ctx, slept)
+			}
+			switch {
+			case err == nil:
+				c.Acquired(ctx, -1)
+			case !quiet || ctx.Err() == nil:
+				c.Failed(ctx, err)
+			}
+		}()
+	}
 	w := q.notices.Join(q.channel, name, parseWake)
 	defer w.Leave()
 	w.Expect(func(string) bool { return true })
@@ -77,7 +92,9 @@ func (q *Queue) poll(ctx context.Context) (Message, time.Time, error) {
 		if m.ID != "" {
 			return m, sent, nil
 		}
-		waiting = true
+		if !waiting {
+			waiting, slept = true, time.Now()
+		}
 		if wait >= refresh {
 			wait += rand.N(refresh / 10) // spread the polls of idle consumers
 		}

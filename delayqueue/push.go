@@ -49,7 +49,7 @@ type Job struct {
 // a new ID, so the message is queued once more if the first call queued
 // it, and is delivered twice, never lost.
 func (q *Queue) Push(ctx context.Context, payload []byte, delay time.Duration) (id string, err error) {
-	ids, err := q.PushBatch(ctx, []Job{{Payload: payload, Delay: delay}})
+	ids, err := q.push(ctx, "Push", []Job{{Payload: payload, Delay: delay}})
 	if err != nil {
 		return "", err
 	}
@@ -69,7 +69,7 @@ func (q *Queue) PushAt(ctx context.Context, payload []byte, at time.Time) (id st
 	if at.IsZero() {
 		return "", q.refuse("push", invalidArgument("the time is zero"))
 	}
-	ids, err := q.PushBatch(ctx, []Job{{Payload: payload, At: at}})
+	ids, err := q.push(ctx, "PushAt", []Job{{Payload: payload, At: at}})
 	if err != nil {
 		return "", err
 	}
@@ -86,6 +86,11 @@ func (q *Queue) PushAt(ctx context.Context, payload []byte, at time.Time) (id st
 // again queues all of them again if the first call queued them, as Push
 // does.
 func (q *Queue) PushBatch(ctx context.Context, jobs []Job) (ids []string, err error) {
+	return q.push(ctx, "PushBatch", jobs)
+}
+
+// push is PushBatch, observed as the method named method.
+func (q *Queue) push(ctx context.Context, method string, jobs []Job) (ids []string, err error) {
 	if err := q.usable(ctx); err != nil {
 		return nil, err
 	}
@@ -96,13 +101,22 @@ func (q *Queue) PushBatch(ctx context.Context, jobs []Job) (ids []string, err er
 	if err != nil {
 		return nil, q.refuse("push", err)
 	}
+	holder := ""
+	if len(ids) == 1 {
+		holder = ids[0]
+	}
+	c := q.begin(method, holder, int64(len(jobs)))
 	reply, err := q.run(ctx, "push", pushScript, args...)
+	if err == nil {
+		if n, ok := reply.(int64); !ok || n < 0 || n > int64(len(jobs)) {
+			err = q.refuse("push", callerr.UnexpectedReply(reply))
+		}
+	}
 	if err != nil {
+		c.Failed(ctx, err)
 		return nil, err
 	}
-	if n, ok := reply.(int64); !ok || n < 0 || n > int64(len(jobs)) {
-		return nil, q.refuse("push", callerr.UnexpectedReply(reply))
-	}
+	c.Done(ctx)
 	return ids, nil
 }
 

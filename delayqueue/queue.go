@@ -9,6 +9,7 @@ import (
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/notice"
+	"github.com/slotlimit/slotlimit/internal/observe"
 	"github.com/slotlimit/slotlimit/internal/script"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
@@ -82,6 +83,11 @@ func (q *Queue) Config() Config {
 		return Config{}
 	}
 	return q.cfg
+}
+
+// begin starts observing a call of method, for holder and units.
+func (q *Queue) begin(method, holder string, units int64) observe.Call {
+	return observe.Begin(q.cfg.Observer, "delayqueue", method, q.cfg.Key, holder, units, 0)
 }
 
 // usable returns the error of a call to a zero or nil Queue, or with a

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/slotlimit/slotlimit/internal/keepalive"
+	"github.com/slotlimit/slotlimit/internal/observe"
 )
 
 // settleTimeout bounds the Ack or Nack that follows a handler in Run.
@@ -66,7 +67,7 @@ func (q *Queue) Run(ctx context.Context, workers int, handler Handler) error {
 func (q *Queue) work(ctx context.Context, handler Handler) {
 	pause := 10 * time.Millisecond
 	for ctx.Err() == nil {
-		m, sent, err := q.poll(ctx)
+		m, sent, err := q.poll(ctx, true)
 		if err != nil {
 			if ctx.Err() == nil {
 				q.report(err)
@@ -113,6 +114,9 @@ func (q *Queue) handle(ctx context.Context, m Message, sent time.Time, handler H
 			return q.held(q.Nack(ctx, settled(), delay))
 		},
 		ErrLost: ErrNotHeld,
+		OnLost: func(ctx context.Context) {
+			observe.Lost(ctx, q.cfg.Observer, "delayqueue", q.cfg.Key, m.Token, ErrNotHeld)
+		},
 	})
 	lease.Taken(sent)
 	failed = call(lease.KeepAlive(ctx), m, handler)
