@@ -25,3 +25,15 @@ func LoadScripts(ctx context.Context, client redis.UniversalClient) error {
 func allScripts() []*redis.Script {
 	return []*redis.Script{obtainQueuedScript.Script, unlockScript.Script, handOffScript.Script, refreshScript.Script, claimScript.Script, inspectScript.Script}
 }
+
+// SideKey returns the name of the key beside the lock at key with suffix
+// ("q", "qd", "qw"): its waiting queue.
+func SideKey(key, suffix string) string {
+	names, _, _ := keyNames(key)
+	for i, s := range sideSuffixes {
+		if s == sidePrefix+suffix {
+			return names[keyQueue+i]
+		}
+	}
+	panic("no side key " + suffix)
+}

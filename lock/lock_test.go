@@ -153,8 +153,9 @@ func TestBadInputAndZeroValues(t *testing.T) {
 		{Key: "k", Replicas: -1},
 		{Key: "k", ReplicaTimeout: -time.Second},
 		{Key: "a}b"},
-		{Key: "{t}:q"},
-		{Key: "{t}/qw"},
+		{Key: "{t}:lock:q"},
+		{Key: "{t}:x:lock:qd"},
+		{Key: "{t}/lock:qw"},
 	} {
 		_, err := lock.New(b.Client, cfg)
 		assert.ErrorIs(t, err, lock.ErrInvalidConfig, "%+v", cfg)

@@ -28,7 +28,7 @@ func startLock(t *testing.T, ctx context.Context, b *redistest.Backend, m *lock.
 		defer close(c.done)
 		c.l, c.err = m.Lock(ctx)
 	}()
-	queue := "{" + m.Config().Key + "}/q"
+	queue := lock.SideKey(m.Config().Key, "q")
 	require.Eventually(t, func() bool { return b.Client.ZCard(ctx, queue).Val() == queued }, 5*time.Second, time.Millisecond, "%d waiters queue", queued)
 	return c
 }

@@ -117,7 +117,7 @@ func TestLockLostLeavesNothing(t *testing.T) {
 		owner, err := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: time.Minute}).TryLock(ctx)
 		require.NoError(t, err)
 		lostForGood(t, cutter, func() error { _, err := m.Lock(ctx); return err }, "evalsha", key, "60000")
-		assert.Zero(t, b.Client.ZCard(ctx, "{"+key+"}/q").Val(), "its place in the queue was left")
+		assert.Zero(t, b.Client.ZCard(ctx, lock.SideKey(key, "q")).Val(), "its place in the queue was left")
 		require.NoError(t, owner.Unlock(ctx))
 		assert.Zero(t, b.Client.Exists(ctx, key).Val(), "nobody was handed the lock")
 	})

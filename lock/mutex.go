@@ -58,7 +58,7 @@ func New(client redis.UniversalClient, cfg Config) (*Mutex, error) {
 		return nil, invalidConfig("Key %q has a '}' but no hash tag", cfg.Key)
 	}
 	if isSideKey(cfg.Key) {
-		return nil, invalidConfig("Key %q is the name of a key beside another lock's: a key with a hash tag must not end in ':' or '/' and q, qd or qw", cfg.Key)
+		return nil, invalidConfig("Key %q is the name of a key beside another lock's: a key with a hash tag must not end in ':' or '/' and lock:q, lock:qd or lock:qw", cfg.Key)
 	}
 	m := &Mutex{
 		client:  client,

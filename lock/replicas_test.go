@@ -100,7 +100,7 @@ func TestReplicaLostLockIsNotTaken(t *testing.T) {
 				t.Logf("%s returned in %v (ReplicaTimeout %v): %v", c.name, took, timeout, err)
 				// A WAIT's timeout fires on the server's next tick, 100ms at most later.
 				assert.Less(t, took, timeout+300*time.Millisecond, "%s returned within about ReplicaTimeout", c.name)
-				assert.Zero(t, r.Client.Exists(ctx, key, "{"+key+"}/q").Val(), "%s unlocked what it took on the master", c.name)
+				assert.Zero(t, r.Client.Exists(ctx, key, lock.SideKey(key, "q")).Val(), "%s unlocked what it took on the master", c.name)
 			}
 		})
 	}
@@ -128,7 +128,7 @@ func TestReplicaLostOnFreshServerLockIsNotLeft(t *testing.T) {
 		t.Logf("%s returned in %v (ReplicaTimeout %v): %v", name, time.Since(start), m.Config().ReplicaTimeout, err)
 		assert.ErrorIs(t, err, lock.ErrNotReplicated, name)
 		assert.Nil(t, l, name)
-		assert.Zero(t, r.Client.Exists(ctx, key, "{"+key+"}/q").Val(), "%s unlocked what it took on the master", name)
+		assert.Zero(t, r.Client.Exists(ctx, key, lock.SideKey(key, "q")).Val(), "%s unlocked what it took on the master", name)
 	}
 }
 
@@ -180,7 +180,7 @@ func TestHandedLockIsClaimedOnReplicaBeforeLockReturns(t *testing.T) {
 		l, err := waiting.Lock(ctx)
 		got <- result{l, err}
 	}()
-	queue := "{" + key + "}/q"
+	queue := lock.SideKey(key, "q")
 	require.Eventually(t, func() bool { return r.Client.ZCard(ctx, queue).Val() == 1 }, 5*time.Second, time.Millisecond)
 	// Wait until the waiter's subscription is confirmed and its tries
 	// settle, so that the unlock's notice, not a try, wakes it.

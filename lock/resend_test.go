@@ -101,13 +101,13 @@ func TestLockResentHoldsOnce(t *testing.T) {
 		cutter.Arm(1, "evalsha", key)
 		waiter := startLock(t, ctx, b, m, 1)
 		requireCut(t, cutter, 1)
-		assert.Equal(t, "1", b.Client.HGet(ctx, "{"+key+"}/qw", "").Val(), "one arrival")
+		assert.Equal(t, "1", b.Client.HGet(ctx, lock.SideKey(key, "qw"), "").Val(), "one arrival")
 		require.NoError(t, l.Unlock(ctx))
 		w, err := waiter.result(5 * time.Second)
 		require.NoError(t, err)
 		assert.Greater(t, w.Fence(), l.Fence())
 		require.NoError(t, w.Unlock(ctx))
-		assert.Zero(t, b.Client.Exists(ctx, key, "{"+key+"}/q").Val())
+		assert.Zero(t, b.Client.Exists(ctx, key, lock.SideKey(key, "q")).Val())
 	})
 }
 
@@ -176,7 +176,7 @@ func TestUnlockResentHandsOffOnce(t *testing.T) {
 		requireCut(t, cutter, 0)
 		l, err := first.result(900 * time.Millisecond) // a waiter's own retry comes after a second
 		require.NoError(t, err, "the first waiter is handed the lock")
-		assert.Equal(t, int64(1), b.Client.ZCard(ctx, "{"+key+"}/q").Val(), "one waiter was served")
+		assert.Equal(t, int64(1), b.Client.ZCard(ctx, lock.SideKey(key, "q")).Val(), "one waiter was served")
 		assert.Greater(t, l.Fence(), owner.Fence())
 		require.NoError(t, l.Unlock(ctx))
 		l, err = second.result(5 * time.Second)
@@ -256,7 +256,7 @@ func TestLockThatGaveUpLeavesOnceResent(t *testing.T) {
 		_, err = giving.result(5 * time.Second)
 		assert.ErrorIs(t, err, context.Canceled)
 		requireCut(t, cutter, 0)
-		assert.Equal(t, int64(1), b.Client.ZCard(ctx, "{"+key+"}/q").Val(), "the waiter that gave up left the queue")
+		assert.Equal(t, int64(1), b.Client.ZCard(ctx, lock.SideKey(key, "q")).Val(), "the waiter that gave up left the queue")
 		require.NoError(t, owner.Unlock(ctx))
 		l, err := live.result(900 * time.Millisecond) // a waiter's own retry comes after a second
 		require.NoError(t, err, "the live waiter is handed the lock")

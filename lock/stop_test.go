@@ -41,7 +41,7 @@ func TestStoppedWaiterDoesNotTrustLapsedHandOff(t *testing.T) {
 
 	child := startLockChild(t, b, "TestStoppedWaiterDoesNotTrustLapsedHandOff", "stopped-waiter", key, ttl)
 	child.Await(t, "waiting", 10*time.Second)
-	queue := "{" + key + "}/q"
+	queue := lock.SideKey(key, "q")
 	require.Eventually(t, func() bool { return b.Client.ZCard(ctx, queue).Val() == 1 }, 10*time.Second, time.Millisecond)
 	time.Sleep(300 * time.Millisecond) // its notice subscription settles
 

@@ -61,7 +61,7 @@ func TestUnlockWakesOneWaiter(t *testing.T) {
 				}
 			}()
 		}
-		queue := "{" + key + "}/q"
+		queue := lock.SideKey(key, "q")
 		require.Eventually(t, func() bool { return b.Client.ZCard(ctx, queue).Val() == waiters }, 5*time.Second, time.Millisecond)
 		// Until its subscription is confirmed a waiter tries every 100ms at
 		// most, and the confirmation wakes it to try once more: wait until

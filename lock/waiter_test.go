@@ -30,7 +30,7 @@ func TestLockThatGaveUpIsNotHandedTheLock(t *testing.T) {
 		stop()
 		_, err = giving.result(5 * time.Second)
 		assert.ErrorIs(t, err, context.Canceled)
-		assert.Equal(t, int64(1), b.Client.ZCard(ctx, "{"+key+"}/q").Val(), "the waiter that gave up left the queue")
+		assert.Equal(t, int64(1), b.Client.ZCard(ctx, lock.SideKey(key, "q")).Val(), "the waiter that gave up left the queue")
 
 		b.Advance(time.Millisecond)
 		require.NoError(t, owner.Unlock(ctx))
