@@ -13,30 +13,41 @@
 //	ctx = l.KeepAlive(ctx) // renews every TTL/3; cancelled if the lock is lost
 //	return store.Write(ctx, l.Fence(), data)
 //
-// It grew from a design note (seed 001) that guards a counter with a lock:
-// SETNX and PEXPIRE with a unique value, a compare-and-delete unlock, and
-// an INCR in between. It keeps that note's data, so the note's scripts,
-// redislock and redsync interoperate with it on one key, and fixes its
-// flaws:
+// The lock is a plain string at the key, holding the owner's token with
+// a PX expiry: the data redislock, redsync and the classic SET NX PX (or
+// SETNX and PEXPIRE) scripts with a compare-and-delete unlock keep, so
+// that they and a Mutex keep each other out on one key. What it adds to
+// those scripts:
 //
-//   - The note's combined script calls redis.call('eval', ...), which Redis
-//     refuses inside a script. Here every operation is one script of its
-//     own (scripts/), and none calls another.
-//   - INCR is atomic already, so a lock adds nothing to a counter. Use INCR,
-//     or slotlimit.Counter for a counter with a limit; take a lock for work
-//     that one process at a time must do.
-//   - A lock that is not obtained silently dropped the increment. Here
-//     TryLock returns ErrNotObtained, and Lock waits for the lock.
-//   - Nothing renewed a lock whose work outlasted its TTL. KeepAlive renews
-//     it, and its context ends, with cause ErrNotHeld, if the lock is lost.
-//   - Nothing stopped an owner that paused past its TTL from writing after
-//     a new owner took the lock. Every owner gets a fence, a number that
+//   - Every operation is one script of its own (scripts/), and none calls
+//     another: Redis refuses redis.call('eval', ...) inside a script.
+//   - A lock that is not obtained is reported: TryLock returns
+//     ErrNotObtained, and Lock waits for the lock without polling.
+//   - A lock whose work outlasts its TTL is renewed: KeepAlive renews it,
+//     and its context ends, with cause ErrNotHeld, if the lock is lost.
+//   - An owner that paused past its TTL can be stopped from writing after
+//     a new owner took the lock: every owner gets a fence, a number that
 //     grows with every owner (see Lock.Fence), for storage to refuse the
 //     writes of an owner that no longer holds the lock.
 //
-// The key holds the owner's token as a plain string with a PX expiry. A
-// queue of waiters, while there are some, lives in keys beside it in its
-// Redis Cluster hash slot, and lapses by itself.
+// A lock is not needed around one INCR, which is atomic already: use INCR,
+// or slotlimit.Counter for a counter with a limit; take a lock for work
+// that one process at a time must do.
+//
+// A queue of waiters, while there are some, lives in keys beside the
+// lock's key, in its Redis Cluster hash slot, named for the package:
+// "{k}/lock:q", "{k}/lock:qd" and "{k}/lock:qw" beside a key k without a
+// hash tag, "{t}:x:lock:q" and so on beside a key "{t}:x"; it lapses by
+// itself. No other package of the module reads or writes them, and a
+// package that meets the lock's string at its own key refuses it with
+// WRONGTYPE and writes nothing.
+//
+// Errors match ErrInvalidConfig (a nil client or a Config New cannot
+// work with; a Mutex not made by New), ErrInvalidArgument (a nil context,
+// an empty token; nothing was sent), ErrNotObtained (TryLock's refusal),
+// ErrNotHeld (the lock is no longer this owner's), ErrNotReplicated, or
+// ErrOutcomeUnknown: the call was sent and no answer came back, so it may
+// or may not have taken effect. Call again with the same arguments then.
 //
 // Every write takes effect once, however often it is sent. go-redis sends
 // a call again when its reply was lost (MaxRetries, 3 by default), so each
@@ -48,6 +59,6 @@
 // lock leaves no token behind, so Unlock, and Break, pass the lease
 // deadline the server gave the owner: a call that finds the lock gone
 // before that deadline was run already, and answers as its first run did
-// (see Lock.Unlock for the narrow edges). Errors name the operation that
+// (see Lock.Unlock for the narrow edges). Errors name the method that
 // failed and the key, as `lock: refresh "k": not held`.
 package lock

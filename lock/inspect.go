@@ -14,7 +14,7 @@ import (
 // Info is the state of a lock at one moment, read by one script.
 type Info struct {
 	// Token is the owner's token: the value the key holds, a Lock's Token
-	// or the value that the seed's scripts, redislock or redsync wrote.
+	// or the value that redislock, redsync or a SET NX PX script wrote.
 	// It is "" when the lock is free.
 	Token string
 

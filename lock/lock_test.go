@@ -76,31 +76,32 @@ func TestRefreshExtendsLease(t *testing.T) {
 	})
 }
 
-// Seed 001's two scripts, verbatim, on the same key.
+// The classic lock scripts, SETNX and PEXPIRE, and compare-and-delete,
+// verbatim, on the same key.
 const (
-	seedLock   = "local lock_key = KEYS[1]\nlocal lock_timeout = tonumber(ARGV[1])\nlocal unique_value = ARGV[2]\n\nlocal locked = redis.call('setnx', lock_key, unique_value)\nif locked == 1 then\nredis.call('pexpire', lock_key, lock_timeout)\nend\n\nreturn locked\n"
-	seedUnlock = "local lock_key = KEYS[1]\nlocal unique_value = ARGV[1]\n\nif redis.call('get', lock_key) == unique_value then\nreturn redis.call('del', lock_key)\nelse\nreturn 0\nend\n"
+	classicLock   = "local lock_key = KEYS[1]\nlocal lock_timeout = tonumber(ARGV[1])\nlocal unique_value = ARGV[2]\n\nlocal locked = redis.call('setnx', lock_key, unique_value)\nif locked == 1 then\nredis.call('pexpire', lock_key, lock_timeout)\nend\n\nreturn locked\n"
+	classicUnlock = "local lock_key = KEYS[1]\nlocal unique_value = ARGV[1]\n\nif redis.call('get', lock_key) == unique_value then\nreturn redis.call('del', lock_key)\nelse\nreturn 0\nend\n"
 )
 
-func TestInteropWithSeedScripts(t *testing.T) {
+func TestClassicScriptsShareTheLock(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
 		m, key := newMutex(t, b, time.Minute)
-		seedLock, seedUnlock := redis.NewScript(seedLock), redis.NewScript(seedUnlock)
+		classicLock, classicUnlock := redis.NewScript(classicLock), redis.NewScript(classicUnlock)
 
-		// The seed holds it: TryLock is refused, and our unlock never frees it.
-		require.Equal(t, int64(1), seedLock.Run(ctx, b.Client, []string{key}, 60000, "seed-owner").Val())
+		// A classic script holds it: TryLock is refused, and our unlock never frees it.
+		require.Equal(t, int64(1), classicLock.Run(ctx, b.Client, []string{key}, 60000, "classic-owner").Val())
 		_, err := m.TryLock(ctx)
 		assert.ErrorIs(t, err, lock.ErrNotObtained)
-		assert.Equal(t, "seed-owner", b.Client.Get(ctx, key).Val())
-		require.Equal(t, int64(1), seedUnlock.Run(ctx, b.Client, []string{key}, "seed-owner").Val())
+		assert.Equal(t, "classic-owner", b.Client.Get(ctx, key).Val())
+		require.Equal(t, int64(1), classicUnlock.Run(ctx, b.Client, []string{key}, "classic-owner").Val())
 
-		// We hold it: the seed's lock is refused, its unlock with its own
+		// A Mutex holds it: the classic lock is refused, its unlock with its own
 		// value never frees ours.
 		l, err := m.TryLock(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, int64(0), seedLock.Run(ctx, b.Client, []string{key}, 60000, "seed-owner").Val())
-		assert.Equal(t, int64(0), seedUnlock.Run(ctx, b.Client, []string{key}, "seed-owner").Val())
+		assert.Equal(t, int64(0), classicLock.Run(ctx, b.Client, []string{key}, 60000, "classic-owner").Val())
+		assert.Equal(t, int64(0), classicUnlock.Run(ctx, b.Client, []string{key}, "classic-owner").Val())
 		assert.Equal(t, l.Token(), b.Client.Get(ctx, key).Val())
 		require.NoError(t, l.Unlock(ctx))
 		assert.Zero(t, b.Client.Exists(ctx, key).Val())

@@ -21,8 +21,8 @@ import (
 // every new owner.
 //
 // The key holds the owner's token as a plain string with a PX expiry: the
-// data of the seed's scripts, of redislock and of redsync, so that a lock
-// taken by any of them keeps the others out. Every expiry is on the Redis
+// data of redislock, of redsync and of the classic SET NX PX scripts, so
+// that a lock taken by any of them keeps the others out. Every expiry is on the Redis
 // server's clock. A Mutex waits without polling: Lock joins a queue in
 // Redis, and Unlock hands the lock straight to the first waiter and wakes
 // it alone, through a notice on pub/sub; a lock that lapses instead wakes

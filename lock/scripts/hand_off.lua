@@ -15,7 +15,7 @@
 --          unlock.lua; 0 when it is not known, as for a waiter
 --
 -- Returns 1 when the caller held the lock, else 0: a lock that lapsed, or
--- that another owner holds now (the seed's, say), is left as it is. A
+-- that another owner holds now (another client's, say), is left as it is. A
 -- caller that does not hold the lock is taken out of the queue, if it is
 -- in it. A call sent again after its first run handed the lock on finds
 -- it gone before the caller's deadline, and answers 1 (see gone.lua).
@@ -24,7 +24,7 @@
 -- in µs, as when a lock is taken: see obtain.go), for the claim time or
 -- its lease time if shorter, and a notice
 -- '*now ms:held until ms:deadline ms:fence:arrival number:token' tells its
--- process (see internal/waitqueue): there the waiter, if the notice comes
+-- process: there the waiter, if the notice comes
 -- while the lock is still held for it, returns at once and claims the
 -- lock (claim.lua) until the deadline, its full lease time from now. Only
 -- that waiter wakes. A waiter that died while queued holds the lock for

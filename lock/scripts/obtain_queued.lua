@@ -3,7 +3,7 @@
 -- that an unlock can hand the lock straight to it (see hand_off.lua).
 --
 -- KEYS[1]  the lock: a string holding the owner's token, with a PX expiry
---          (the seed's data, and redislock's and redsync's)
+--          (redislock's and redsync's data too)
 -- KEYS[2]  queue: sorted set, waiting token -> arrival number
 -- KEYS[3]  queue deadlines: sorted set, waiting token -> when its entry lapses (ms)
 -- KEYS[4]  queue wants: hash, waiting token -> '1:lease ms'; '' -> last arrival number

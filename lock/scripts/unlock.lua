@@ -8,8 +8,8 @@
 --          0 when it is not known
 --
 -- Returns 1 when the owner held the lock and it is free now; 0 when the
--- owner no longer held it (it lapsed, or another owner holds it now, the
--- seed's say), which is left as it is; 2 when the owner holds it and
+-- owner no longer held it (it lapsed, or another owner holds it now,
+-- another client's say), which is left as it is; 2 when the owner holds it and
 -- someone waits, for the owner to hand it over with hand_off.lua. The
 -- commonest unlock, with nobody waiting, thus takes the keys of a bare
 -- compare-and-delete and one read more.
