@@ -4,8 +4,10 @@
 // clients where they stand in the IETF RateLimit-Policy and RateLimit
 // headers (draft-ietf-httpapi-ratelimit-headers).
 //
+//	rate, err := ratelimit.New(client, ratelimit.Config{})
+//	...
 //	m, err := httplimit.New(httplimit.Config{
-//		Rate: ratelimit.New(client),
+//		Rate: rate,
 //		Policies: []httplimit.Policy{{
 //			Name:  "per-user",
 //			Limit: ratelimit.PerSecond(10),

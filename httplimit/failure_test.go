@@ -29,7 +29,7 @@ func TestRedisDownFailsOpenOrClosed(t *testing.T) {
 		name string
 		cfg  httplimit.Config
 	}{
-		{"rate", httplimit.Config{Rate: ratelimit.New(down), Policies: []httplimit.Policy{{Name: "all", Limit: ratelimit.PerSecond(1), Key: everyone}}}},
+		{"rate", httplimit.Config{Rate: newRate(t, down), Policies: []httplimit.Policy{{Name: "all", Limit: ratelimit.PerSecond(1), Key: everyone}}}},
 		{"concurrency", httplimit.Config{Concurrency: slots}},
 		{"concurrency wait", httplimit.Config{Concurrency: slots, Wait: 50 * time.Millisecond}},
 	} {
@@ -59,7 +59,7 @@ func TestRedisDownFailsOpenOrClosed(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	limiter := ratelimit.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}))
+	limiter := newRate(t, redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}))
 	key := func(*http.Request) string { return "k" }
 	good := httplimit.Policy{Name: "p", Limit: ratelimit.PerSecond(1), Key: key}
 	slots, err := slotlimit.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), slotlimit.Config{Key: "k", Limit: 1})
@@ -94,7 +94,7 @@ func TestHandlerOfNilAnswers500(t *testing.T) {
 	defer down.Close()
 	var reported atomic.Int64
 	m, err := httplimit.New(httplimit.Config{
-		Rate:     ratelimit.New(down),
+		Rate:     newRate(t, down),
 		Policies: []httplimit.Policy{{Name: "all", Limit: ratelimit.PerSecond(1), Key: func(*http.Request) string { return "k" }}},
 		FailOpen: true,
 		OnError:  func(*http.Request, error) { reported.Add(1) },

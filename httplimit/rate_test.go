@@ -63,7 +63,7 @@ func TestRateRefusalAnswers429(t *testing.T) {
 		prefix := b.Key(t, "rl-http:") + ":"
 		t.Cleanup(func() { b.Client.Del(context.Background(), prefix+"ann", prefix+"bob") })
 		m, err := httplimit.New(httplimit.Config{
-			Rate:     ratelimit.New(b.Client),
+			Rate:     newRate(t, b.Client),
 			Policies: []httplimit.Policy{{Name: "per-user", Limit: ratelimit.Limit{Rate: 3, Period: 3 * time.Second}, Key: userKey(prefix)}},
 		})
 		require.NoError(t, err)
@@ -99,7 +99,7 @@ func TestTwoPolicies(t *testing.T) {
 		tenant := "{" + b.Key(t, "rl-http:") + "}"
 		t.Cleanup(func() { b.Client.Del(context.Background(), tenant, tenant+":ann", tenant+":bob") })
 		m, err := httplimit.New(httplimit.Config{
-			Rate: ratelimit.New(b.Client),
+			Rate: newRate(t, b.Client),
 			Policies: []httplimit.Policy{
 				{Name: "per-user", Limit: ratelimit.Limit{Rate: 5, Period: 500 * time.Millisecond}, Key: userKey(tenant + ":")},
 				{Name: "per-tenant", Limit: ratelimit.Limit{Rate: 3, Period: time.Hour, Algorithm: ratelimit.FixedWindow}, Key: func(*http.Request) string { return tenant }},

@@ -29,7 +29,7 @@ func TestResentRateCheckNeverServesBeyondTheLimit(t *testing.T) {
 		var failures []error
 		var mu sync.Mutex
 		m, err := httplimit.New(httplimit.Config{
-			Rate:     ratelimit.New(client),
+			Rate:     newRate(t, client),
 			Policies: []httplimit.Policy{{Name: "per-user", Limit: limit, Key: userKey(prefix)}},
 			OnError: func(r *http.Request, err error) {
 				mu.Lock()
@@ -39,9 +39,9 @@ func TestResentRateCheckNeverServesBeyondTheLimit(t *testing.T) {
 		})
 		require.NoError(t, err)
 		srv, served := serve(t, m, nil)
-		_, err = ratelimit.New(b.Client).AllowN(t.Context(), key, limit, 0)
+		_, err = newRate(t, b.Client).AllowN(t.Context(), key, limit, 0)
 		require.NoError(t, err, "the script is loaded")
-		_, err = ratelimit.New(b.Client).AllowAll(t.Context(), []ratelimit.Rule{{Key: key, Limit: limit}})
+		_, err = newRate(t, b.Client).AllowAll(t.Context(), []ratelimit.Rule{{Key: key, Limit: limit}})
 		require.NoError(t, err, "the script is loaded")
 		require.NoError(t, b.Client.Del(t.Context(), key).Err())
 
@@ -54,7 +54,7 @@ func TestResentRateCheckNeverServesBeyondTheLimit(t *testing.T) {
 		assert.Equal(t, []int{http.StatusOK, http.StatusTooManyRequests, http.StatusTooManyRequests, http.StatusTooManyRequests}, codes,
 			"the first request took two of three; the second took the last and was refused")
 		assert.Equal(t, int64(1), served.Load())
-		res, err := ratelimit.New(b.Client).AllowN(t.Context(), key, limit, 0)
+		res, err := newRate(t, b.Client).AllowN(t.Context(), key, limit, 0)
 		require.NoError(t, err)
 		assert.Zero(t, res.Remaining, "three counted, never more")
 		mu.Lock()

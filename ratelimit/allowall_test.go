@@ -18,7 +18,7 @@ import (
 func TestAllowAllIsAllOrNothing(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		limiter := ratelimit.New(b.Client)
+		limiter := newLimiter(t, b.Client)
 		tenant := "{" + b.Key(t, "rl-test:") + "}"
 		userA, userB, userC := tenant+":user:a", tenant+":user:b", tenant+":user:c"
 		t.Cleanup(func() { b.Client.Del(ctx, tenant, userA, userB, userC) })
@@ -61,7 +61,7 @@ func TestAllowAllIsAllOrNothing(t *testing.T) {
 func TestAllowAllRefusesBadRules(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		limiter := ratelimit.New(b.Client)
+		limiter := newLimiter(t, b.Client)
 		a, c := b.Key(t, "rl-test:a:"), b.Key(t, "rl-test:c:")
 		limit := ratelimit.PerSecond(5)
 		for _, tt := range []struct {
@@ -88,14 +88,16 @@ func TestAllowAllRefusesBadRules(t *testing.T) {
 func TestAllowAllWrongTypeWritesNothing(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		limiter := ratelimit.New(b.Client)
+		limiter := newLimiter(t, b.Client)
 		tag := "{" + b.Key(t, "rl-test:") + "}"
-		count, list := tag+":count", tag+":list"
+		// A GCRA limit on tag+":user" keeps its time at tag+":user:ratelimit",
+		// which holds a list here.
+		count, user, list := tag+":count", tag+":user", tag+":user:ratelimit"
 		t.Cleanup(func() { b.Client.Del(ctx, count, list) })
 		require.NoError(t, b.Client.Set(ctx, count, "2", 0).Err())
 		require.NoError(t, b.Client.RPush(ctx, list, "x").Err())
 		window := ratelimit.Limit{Rate: 5, Period: time.Second, Algorithm: ratelimit.FixedWindow}
-		_, err := limiter.AllowAll(ctx, []ratelimit.Rule{{Key: count, Limit: window}, {Key: list, Limit: ratelimit.PerSecond(5)}})
+		_, err := limiter.AllowAll(ctx, []ratelimit.Rule{{Key: count, Limit: window}, {Key: user, Limit: ratelimit.PerSecond(5)}})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "WRONGTYPE")
 		assert.Equal(t, "2", b.Client.Get(ctx, count).Val())

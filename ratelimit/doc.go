@@ -2,7 +2,8 @@
 // process that shares one Redis: per user, per tenant, per API key, with
 // any number of limits checked together in one atomic call.
 //
-//	limiter := ratelimit.New(client)
+//	limiter, err := ratelimit.New(client, ratelimit.Config{})
+//	...
 //	res, err := limiter.Allow(ctx, "user:42", ratelimit.PerSecond(10))
 //	if err != nil {
 //		return err // Redis failed: the caller chooses to fail open or closed
@@ -13,8 +14,10 @@
 //
 // Two algorithms share one API (see Algorithm). GCRA, the default, spaces
 // events evenly at Rate per Period and lets up to Burst through at once;
-// its key holds one integer, the theoretical arrival time, and lapses when
-// the key is back to its full allowance. FixedWindow is the classic
+// it keeps one integer, the theoretical arrival time, under a name of its
+// own beside the key ("{k}/ratelimit" for a key "k", "{t}:k:ratelimit" for
+// a key "{t}:k" with a hash tag), in the key's hash slot, and lets it
+// lapse when the key is back to its full allowance. FixedWindow is the classic
 // fixed-window counter: the key holds a plain integer, the count of the
 // current window, whose expiry is the window.
 //

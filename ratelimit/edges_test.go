@@ -17,13 +17,13 @@ import (
 // the method once, with nothing sent and no panic.
 func TestNilContextIsAnInvalidArgument(t *testing.T) {
 	b := redistest.Redis(t)
-	limiter := ratelimit.New(b.Client)
+	limiter := newLimiter(t, b.Client)
 	key := b.Key(t, "rl-test:")
 	var nilCtx context.Context
 	_, allow := limiter.Allow(nilCtx, key, ratelimit.PerSecond(1))
 	_, allowN := limiter.AllowN(nilCtx, key, ratelimit.Limit{Rate: 1, Period: time.Second, Algorithm: ratelimit.FixedWindow}, 1)
 	_, allowAll := limiter.AllowAll(nilCtx, []ratelimit.Rule{{Key: key, Limit: ratelimit.PerSecond(1)}})
-	reset := limiter.Reset(nilCtx, key)
+	reset := limiter.Reset(nilCtx, key, ratelimit.PerSecond(1))
 	for _, tt := range []struct {
 		err  error
 		want string
@@ -47,7 +47,7 @@ func TestNilContextIsAnInvalidArgument(t *testing.T) {
 func TestFixedWindowCountsExactlyAtMaxRate(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		limiter := ratelimit.New(b.Client)
+		limiter := newLimiter(t, b.Client)
 		limit := ratelimit.Limit{Rate: ratelimit.MaxRate, Period: time.Hour, Algorithm: ratelimit.FixedWindow}
 		allowN := func(key string, n int64) ratelimit.Result {
 			res, err := limiter.AllowN(ctx, key, limit, n)

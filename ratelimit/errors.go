@@ -3,9 +3,21 @@ package ratelimit
 import (
 	"errors"
 	"fmt"
+
+	"github.com/slotlimit/slotlimit"
 )
 
 var (
+	// ErrInvalidConfig is returned by New for a nil client (untyped, or a
+	// typed nil such as a nil *redis.Client), and by every method of a
+	// zero or nil Limiter, one not made by New. Nothing is sent to Redis.
+	ErrInvalidConfig = errors.New("ratelimit: invalid config")
+
+	// ErrInvalidArgument is returned by every method given an argument no
+	// call could work with: a nil ctx, or any of the errors below but
+	// ErrOutcomeUnknown, which all match it. Nothing is sent to Redis.
+	ErrInvalidArgument = errors.New("ratelimit: invalid argument")
+
 	// ErrInvalidLimit is returned when a Limit cannot be kept: a Rate
 	// below 1 or above MaxRate, a Period under a millisecond or not a
 	// whole number of milliseconds, a Burst below 0 or above MaxRate, an
@@ -13,37 +25,57 @@ var (
 	// Rate or whose Period is longer than MaxBurstTime, or a GCRA limit
 	// whose share of a period per event (Period/Rate) is under a
 	// microsecond or whose full burst (Burst×Period/Rate) is longer than
-	// MaxBurstTime. It is also returned for an AllowAll with no rules.
-	// Nothing is sent to Redis.
-	ErrInvalidLimit = errors.New("ratelimit: invalid limit")
+	// MaxBurstTime. It is also returned for an AllowAll with no rules. It
+	// matches ErrInvalidArgument. Nothing is sent to Redis.
+	ErrInvalidLimit error = &argError{"ratelimit: invalid limit"}
 
 	// ErrInvalidN is returned by AllowN and AllowAll when n is negative
 	// or above MaxRate, more events than the scripts count exactly and
-	// more than any Limit allows. Nothing is sent to Redis.
-	ErrInvalidN = errors.New("ratelimit: invalid n")
+	// more than any Limit allows. It matches ErrInvalidArgument. Nothing
+	// is sent to Redis.
+	ErrInvalidN error = &argError{"ratelimit: invalid n"}
 
-	// ErrInvalidKey is returned when a key is empty, or when one key
-	// appears twice in an AllowAll. Nothing is sent to Redis.
-	ErrInvalidKey = errors.New("ratelimit: invalid key")
+	// ErrInvalidKey is returned when a key is empty, has a '}' but no
+	// hash tag (no name of this package's can share its hash slot), ends
+	// in ":ratelimit" or "/ratelimit" after a hash tag (the name this
+	// package gives a GCRA limit's data beside another key), or appears
+	// twice in an AllowAll. It matches ErrInvalidArgument. Nothing is
+	// sent to Redis.
+	ErrInvalidKey error = &argError{"ratelimit: invalid key"}
 
 	// ErrCrossSlot is returned by AllowAll when its keys do not all share
 	// one Redis Cluster hash slot (on a Ring, one hash tag), on any
 	// client, so that a program behaves the same on a single server and
 	// on a Cluster. Put a common hash tag in the keys, as "{tenant:7}" and
-	// "{tenant:7}:user:42". Nothing is sent to Redis.
-	ErrCrossSlot = errors.New("ratelimit: keys in more than one hash slot")
+	// "{tenant:7}:user:42". It matches ErrInvalidArgument. Nothing is sent
+	// to Redis.
+	ErrCrossSlot error = &argError{"ratelimit: keys in more than one hash slot"}
 
-	// ErrInvalidArgument is returned by every method given a nil ctx.
-	// Nothing is sent to Redis.
-	ErrInvalidArgument = errors.New("ratelimit: invalid argument")
-
-	// ErrNoClient is returned by every method of a Limiter made by New
-	// with a nil client, of a zero Limiter and of a nil *Limiter.
-	ErrNoClient = errors.New("ratelimit: no Redis client")
+	// ErrOutcomeUnknown is matched by every error of a call that was sent
+	// to Redis and got no answer: the connection broke or timed out, or
+	// the context ended mid-call, so the call may or may not have taken
+	// effect. Calling again is safe: Reset made again deletes again, and
+	// AllowN and AllowAll made again count anew, against what the first
+	// call may have counted, so they can refuse early but never admit
+	// beyond the limit (see AllowN). It is slotlimit.ErrOutcomeUnknown,
+	// the one value every package of the module shares. Invalid input,
+	// and a Redis error reply such as WRONGTYPE, never match it.
+	ErrOutcomeUnknown = slotlimit.ErrOutcomeUnknown
 )
+
+// An argError is a specific error for bad input, which also matches
+// ErrInvalidArgument.
+type argError struct{ text string }
+
+func (e *argError) Error() string { return e.text }
+
+func (e *argError) Is(target error) bool { return target == ErrInvalidArgument }
 
 // errNilContext is the error of every call given a nil ctx.
 var errNilContext = invalid(ErrInvalidArgument, "ctx is nil")
+
+// errUnusable is the error of every method of a zero or nil Limiter.
+var errUnusable = fmt.Errorf("%w: the Limiter was not made by New", ErrInvalidConfig)
 
 func invalid(sentinel error, format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)

@@ -21,7 +21,10 @@ func ExampleLimiter_Allow() {
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer client.Close()
 
-	limiter := ratelimit.New(client)
+	limiter, err := ratelimit.New(client, ratelimit.Config{})
+	if err != nil {
+		panic(err)
+	}
 	limit := ratelimit.Limit{Rate: 1, Period: 3 * time.Minute, Burst: 2}
 	for range 3 {
 		res, err := limiter.Allow(context.Background(), "user:42", limit)
@@ -47,7 +50,10 @@ func ExampleLimiter_AllowAll() {
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer client.Close()
 
-	limiter := ratelimit.New(client)
+	limiter, err := ratelimit.New(client, ratelimit.Config{})
+	if err != nil {
+		panic(err)
+	}
 	rules := []ratelimit.Rule{
 		{Key: "{tenant:7}:user:42", Limit: ratelimit.PerSecond(10)},
 		{Key: "{tenant:7}", Limit: ratelimit.PerMinute(1000)}, // one hash tag: one slot

@@ -38,7 +38,7 @@ return c;
 func TestInteropWithSeedScript(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		limiter := ratelimit.New(b.Client)
+		limiter := newLimiter(t, b.Client)
 		classic := redis.NewScript(classicFilter)
 		key := b.Key(t, "rl-test:")
 		limit := ratelimit.Limit{Rate: 5, Period: time.Second, Algorithm: ratelimit.FixedWindow}
@@ -96,7 +96,7 @@ func TestInteropWithSeedScriptUnderLoad(t *testing.T) {
 	for _, b := range realBackends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			limiter := ratelimit.New(b.Client)
+			limiter := newLimiter(t, b.Client)
 			classic := redis.NewScript(classicFilter)
 			key := b.Key(t, "rl-test:")
 			const rate, window = 20, time.Second // the classic EXPIRE is in whole seconds

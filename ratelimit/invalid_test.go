@@ -49,7 +49,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 		ctx := context.Background()
 		key := b.Key(t, "rl-test:")
 		for _, client := range []redis.UniversalClient{b.Client, down} {
-			limiter := ratelimit.New(client)
+			limiter := newLimiter(t, client)
 			for _, limit := range invalidLimits {
 				_, err := limiter.Allow(ctx, key, limit)
 				assert.ErrorIs(t, err, ratelimit.ErrInvalidLimit, "%+v", limit)
@@ -58,7 +58,10 @@ func TestBadInputSendsNothing(t *testing.T) {
 			assert.ErrorIs(t, err, ratelimit.ErrInvalidN)
 			_, err = limiter.Allow(ctx, "", ratelimit.PerSecond(1))
 			assert.ErrorIs(t, err, ratelimit.ErrInvalidKey)
-			assert.ErrorIs(t, limiter.Reset(ctx, ""), ratelimit.ErrInvalidKey)
+			assert.ErrorIs(t, limiter.Reset(ctx, "", ratelimit.PerSecond(1)), ratelimit.ErrInvalidKey)
+			for _, limit := range invalidLimits {
+				assert.ErrorIs(t, limiter.Reset(ctx, key, limit), ratelimit.ErrInvalidLimit, "%+v", limit)
+			}
 		}
 		assert.Zero(t, b.Client.Exists(ctx, key).Val())
 	})
@@ -67,7 +70,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 func TestLimitsAtTheEdgesAreValid(t *testing.T) {
 	b := redistest.Miniredis(t)
 	ctx := context.Background()
-	limiter := ratelimit.New(b.Client)
+	limiter := newLimiter(t, b.Client)
 	for _, limit := range []ratelimit.Limit{
 		{Rate: 1000, Period: time.Millisecond},       // 1µs an event
 		{Rate: 1, Period: time.Millisecond},          // the shortest period
@@ -82,34 +85,40 @@ func TestLimitsAtTheEdgesAreValid(t *testing.T) {
 	}
 }
 
-// A nil, zero or nil-client Limiter returns ErrNoClient; a Redis that is
-// down returns the client's error; a cancelled ctx, an error matching it.
-// Nothing panics.
-func TestNoClientRedisDownAndContext(t *testing.T) {
+// New refuses a nil client, untyped or typed nil, with ErrInvalidConfig;
+// a nil or zero Limiter returns ErrInvalidConfig from every method; a
+// Redis that is down returns the client's error; a cancelled ctx, an error
+// matching it. Nothing panics.
+func TestNilClientRedisDownAndContext(t *testing.T) {
 	ctx := context.Background()
 	var nilClient *redis.Client
-	for _, limiter := range []*ratelimit.Limiter{nil, {}, ratelimit.New(nil), ratelimit.New(nilClient)} {
+	for _, client := range []redis.UniversalClient{nil, nilClient} {
+		limiter, err := ratelimit.New(client, ratelimit.Config{})
+		assert.ErrorIs(t, err, ratelimit.ErrInvalidConfig)
+		assert.Nil(t, limiter)
+	}
+	for _, limiter := range []*ratelimit.Limiter{nil, {}} {
 		_, err := limiter.Allow(ctx, "k", ratelimit.PerSecond(1))
-		assert.ErrorIs(t, err, ratelimit.ErrNoClient)
+		assert.ErrorIs(t, err, ratelimit.ErrInvalidConfig)
 		_, err = limiter.AllowAll(ctx, []ratelimit.Rule{{Key: "k", Limit: ratelimit.PerSecond(1)}})
-		assert.ErrorIs(t, err, ratelimit.ErrNoClient)
-		assert.ErrorIs(t, limiter.Reset(ctx, "k"), ratelimit.ErrNoClient)
+		assert.ErrorIs(t, err, ratelimit.ErrInvalidConfig)
+		assert.ErrorIs(t, limiter.Reset(ctx, "k", ratelimit.PerSecond(1)), ratelimit.ErrInvalidConfig)
 	}
 
 	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
 	defer down.Close()
-	limiter := ratelimit.New(down)
+	limiter := newLimiter(t, down)
 	_, err := limiter.Allow(ctx, "k", ratelimit.PerSecond(1))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `ratelimit: allow "k"`)
 	_, err = limiter.AllowAll(ctx, []ratelimit.Rule{{Key: "k", Limit: ratelimit.PerSecond(1)}})
 	assert.Error(t, err)
-	assert.Error(t, limiter.Reset(ctx, "k"))
+	assert.Error(t, limiter.Reset(ctx, "k", ratelimit.PerSecond(1)))
 
 	b := redistest.Miniredis(t)
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err = ratelimit.New(b.Client).Allow(cancelled, "k", ratelimit.PerSecond(1))
+	_, err = newLimiter(t, b.Client).Allow(cancelled, "k", ratelimit.PerSecond(1))
 	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
 	assert.Zero(t, b.Client.Exists(ctx, "k").Val())
 }
@@ -118,7 +127,7 @@ func TestNoClientRedisDownAndContext(t *testing.T) {
 func TestReset(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		limiter := ratelimit.New(b.Client)
+		limiter := newLimiter(t, b.Client)
 		for _, limit := range bothAlgorithms {
 			key := b.Key(t, "rl-test:")
 			res, err := limiter.AllowN(ctx, key, limit, 5)
@@ -127,8 +136,8 @@ func TestReset(t *testing.T) {
 			res, err = limiter.Allow(ctx, key, limit)
 			require.NoError(t, err)
 			require.False(t, res.Allowed, "%v", limit)
-			require.NoError(t, limiter.Reset(ctx, key))
-			require.NoError(t, limiter.Reset(ctx, key), "idempotent")
+			require.NoError(t, limiter.Reset(ctx, key, limit))
+			require.NoError(t, limiter.Reset(ctx, key, limit), "idempotent")
 			res, err = limiter.AllowN(ctx, key, limit, 5)
 			require.NoError(t, err)
 			assert.True(t, res.Allowed, "%v", limit)
@@ -158,7 +167,7 @@ func TestLimitString(t *testing.T) {
 func TestNBeyondMaxRateIsInvalid(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		limiter := ratelimit.New(b.Client)
+		limiter := newLimiter(t, b.Client)
 		key := b.Key(t, "rl-test:")
 		huge := ratelimit.Limit{Rate: ratelimit.MaxRate, Period: time.Hour, Algorithm: ratelimit.FixedWindow}
 		for _, limit := range []ratelimit.Limit{huge, ratelimit.PerSecond(1)} {
@@ -184,9 +193,11 @@ func TestNBeyondMaxRateIsInvalid(t *testing.T) {
 func TestErrorsNameTheMethodOnce(t *testing.T) {
 	b := redistest.Redis(t)
 	ctx := context.Background()
-	limiter := ratelimit.New(b.Client)
+	limiter := newLimiter(t, b.Client)
 	text := b.Key(t, "rl-test:")
 	require.NoError(t, b.Client.Set(ctx, text, "abc", 0).Err())
+	require.NoError(t, b.Client.Set(ctx, gcraKey(text), "abc", 0).Err())
+	t.Cleanup(func() { b.Client.Del(ctx, gcraKey(text)) })
 	_, noRules := limiter.AllowAll(ctx, nil)
 	_, badLimit := limiter.Allow(ctx, "k", ratelimit.Limit{})
 	_, badN := limiter.AllowN(ctx, "k", ratelimit.PerSecond(1), -1)
@@ -202,10 +213,10 @@ func TestErrorsNameTheMethodOnce(t *testing.T) {
 		{badLimit, `ratelimit: allow "k": invalid limit: `},
 		{badN, `ratelimit: allow "k": invalid n: `},
 		{badRule, `ratelimit: allow all "k": invalid n: `},
-		{limiter.Reset(ctx, ""), `ratelimit: reset "": invalid key: `},
+		{limiter.Reset(ctx, "", ratelimit.PerSecond(1)), `ratelimit: reset "": invalid key: `},
 		{gcraText, `ratelimit: allow "` + text + `": ERR the key holds a string that is not a GCRA time`},
 		{windowText, `ratelimit: allow "` + text + `": ERR the key holds a string that is not a count`},
-		{allText, `ratelimit: allow all "` + text + `": ERR ` + text + ` holds a string that is not a GCRA time`},
+		{allText, `ratelimit: allow all "` + text + `": ERR the key of rule 1 holds a string that is not a GCRA time`},
 	} {
 		require.Error(t, tt.err, tt.want)
 		assert.True(t, strings.HasPrefix(tt.err.Error(), tt.want), "%q, want %q", tt.err, tt.want)

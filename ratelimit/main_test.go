@@ -4,11 +4,29 @@ import (
 	"os"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
 	"github.com/slotlimit/slotlimit/internal/redistest"
+	"github.com/slotlimit/slotlimit/ratelimit"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	redistest.Shutdown()
 	os.Exit(code)
+}
+
+// newLimiter returns a Limiter on client with a zero Config.
+func newLimiter(t testing.TB, client redis.UniversalClient) *ratelimit.Limiter {
+	t.Helper()
+	limiter, err := ratelimit.New(client, ratelimit.Config{})
+	require.NoError(t, err)
+	return limiter
+}
+
+// gcraKey is where a GCRA limit on key, which has no hash tag, keeps its
+// time.
+func gcraKey(key string) string {
+	return "{" + key + "}/ratelimit"
 }

@@ -134,7 +134,7 @@ func callerChild(t *testing.T) {
 	startNs, err := strconv.ParseInt(os.Getenv(childStartEnv), 10, 64)
 	require.NoError(t, err)
 	key, limit := os.Getenv(childKeyEnv), loadLimits[ratelimit.Algorithm(algo)]
-	limiter := ratelimit.New(client)
+	limiter := newLimiter(t, client)
 	time.Sleep(time.Until(time.Unix(0, startNs)))
 	deadline := time.Now().Add(loadRun)
 	var mu sync.Mutex

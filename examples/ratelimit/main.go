@@ -74,13 +74,17 @@ func runExample(addr string) error {
 	defer func() {
 		keys := []string{tenant}
 		for _, u := range users {
-			keys = append(keys, tenant+":user:"+u)
+			keys = append(keys, tenant+":user:"+u+":ratelimit") // a GCRA limit's time, beside its key
 		}
 		client.Del(context.Background(), keys...)
 	}()
 
+	rate, err := ratelimit.New(client, ratelimit.Config{})
+	if err != nil {
+		return err
+	}
 	m, err := httplimit.New(httplimit.Config{
-		Rate: ratelimit.New(client),
+		Rate: rate,
 		Policies: []httplimit.Policy{
 			{Name: "per-user", Limit: perUser, Key: func(r *http.Request) string { return tenant + ":user:" + r.Header.Get("X-User") }},
 			{Name: "per-tenant", Limit: perTenant, Key: func(*http.Request) string { return tenant }},

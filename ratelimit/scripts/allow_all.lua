@@ -1,15 +1,16 @@
 -- allow_all: count each rule's events against its limit if every rule's
 -- events fit now; otherwise count none. The keys share one hash slot.
 --
--- KEYS[i]        rule i's key, as in allow_gcra.lua or allow_window.lua
+-- KEYS[i]        rule i's data key, as in allow_gcra.lua or allow_window.lua
 -- ARGV[4i-3]     rule i's algorithm: 'g' GCRA, 'w' fixed window
 -- ARGV[4i-2..4i] its arguments as in allow_gcra.lua (cost, tau, n) or
 --                allow_window.lua (window, rate, n)
 --
--- Returns 4 numbers per rule, in order, as those scripts do; a rule's
--- allowed is 1 when its own events fit, and they were counted only if
--- every rule's did. Every key is read before any is written, so a key of
--- another kind fails the whole call with nothing written.
+-- Returns {status, then 4 numbers per rule, in order, as those scripts
+-- reply}: status is 1 when every rule's events fit and all were counted,
+-- 0 when none were; a rule's allowed is 1 when its own events fit. Every
+-- key is read before any is written, so a key of another kind fails the
+-- whole call with nothing written.
 --
 -- A call carries no identity, so a re-sent call (its reply lost) runs
 -- again as a new one, against what its first run counted: it counts
@@ -27,13 +28,13 @@ for i, key in ipairs(KEYS) do
 	if r.kind == 'g' then
 		r.tat = gcra_tat(key, now)
 		if not r.tat then
-			return redis.error_reply('ERR ' .. key .. ' holds a string that is not a GCRA time')
+			return redis.error_reply('ERR the key of rule ' .. i .. ' holds a string that is not a GCRA time')
 		end
 		r.ok = gcra_fits(r.tat, now, r.cost, r.tau, r.n)
 	else
 		r.count, r.ttl = window_read(key)
 		if not r.count then
-			return redis.error_reply('ERR ' .. key .. ' holds a string that is not a count')
+			return redis.error_reply('ERR the key of rule ' .. i .. ' holds a string that is not a count')
 		end
 		r.ok = window_fits(r.count, r.n, r.tau)
 	end
@@ -41,7 +42,7 @@ for i, key in ipairs(KEYS) do
 	rules[i] = r
 end
 
-local reply = {}
+local reply = {all and 1 or 0}
 for i, key in ipairs(KEYS) do
 	local r, out = rules[i], nil
 	if r.kind == 'g' then

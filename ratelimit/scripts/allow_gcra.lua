@@ -1,13 +1,15 @@
 -- allow_gcra: count n events against a GCRA limit if all of them fit now.
 --
--- KEYS[1]  the limit's key: its TAT, µs on the server's clock, as an
---          integer string that lapses when it has passed (see gcra.lua)
+-- KEYS[1]  the limit's data key, this package's name beside the user's
+--          key ("{k}/ratelimit", "{t}:k:ratelimit"): its TAT, µs on the
+--          server's clock, as an integer string that lapses when it has
+--          passed (see gcra.lua)
 -- ARGV[1]  cost: one event's share of the period, µs
 -- ARGV[2]  tau: a full burst's share, µs
 -- ARGV[3]  n, the events asked for, 0 to 2^53; 0 asks without counting
 --
--- Returns {allowed (0|1), remaining, retry after µs (0 when allowed, -1
--- when n never fits), reset after µs}. A refusal writes nothing, and the
+-- Returns {allowed (0|1), the status; remaining; retry after µs (0 when
+-- allowed, -1 when n never fits); reset after µs}. A refusal writes nothing, and the
 -- key is read before any write, so a key of another kind fails with an
 -- error and is left as it was.
 --

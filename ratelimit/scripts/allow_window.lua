@@ -8,8 +8,8 @@
 -- ARGV[2]  the rate: the most events per window
 -- ARGV[3]  n, the events asked for, 0 to 2^53; 0 asks without counting
 --
--- Returns {allowed (0|1), remaining, retry after µs (0 when allowed, -1
--- when n is above the rate), reset after µs}. A refusal counts nothing;
+-- Returns {allowed (0|1), the status; remaining; retry after µs (0 when
+-- allowed, -1 when n is above the rate); reset after µs}. A refusal counts nothing;
 -- a count found without an expiry gets the window as one either way. The
 -- key is read before any write, so a key of another kind fails with an
 -- error and is left as it was.

@@ -1,0 +1,19 @@
+package ratelimit
+
+import "github.com/slotlimit/slotlimit/observe"
+
+// Config describes a Limiter. Its zero value is valid: the limits are
+// given with each call, not here.
+type Config struct {
+	// Observer, when not nil, is told of each call's outcome as one final
+	// event, with Package "ratelimit" and Op the method's name ("Allow",
+	// "AllowN", "AllowAll", "Reset"): Acquired when the events were
+	// counted, Refused when they were not, Done for a Reset, and Error
+	// with the call's error. For Allow and AllowN, Key is the call's key,
+	// Units its n, Limit the most events the limit allows at once (Burst
+	// for GCRA, Rate for FixedWindow) and InUse that less the Remaining
+	// the reply reported. For AllowAll, Key is the rules' keys joined by
+	// spaces, Units the events of every rule, and Limit and InUse are
+	// those of the first rule. A nil Observer costs nothing.
+	Observer observe.Observer
+}
