@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/slotlimit/slotlimit/observe"
 )
 
 // Defaults for a Config that leaves a field zero.
@@ -45,6 +47,21 @@ type Config struct {
 	// ReplicaTimeout bounds the wait for Replicas, in whole milliseconds:
 	// 0 means one second; between 0 and 1ms it is refused.
 	ReplicaTimeout time.Duration
+
+	// Observer, if set, is told of each call's outcome, as one final
+	// event with Package "redpacket" and Key the packet id:
+	//   - Create: Done, with Units and Limit the packet's Count;
+	//   - Grab: Acquired, with Holder the user, Units 1 (one share; the
+	//     amount is the Claim's) and InUse the claim's Seq, the shares
+	//     taken once it was; or Refused, InUse -1, when the packet is
+	//     sold out or expired;
+	//   - a Persister's batch, from Run or Drain: Done, with Key the
+	//     shard's log, Holder the consumer and Units the log entries
+	//     written and acked;
+	//   - and Error, with Err, for any other error of these calls.
+	// Reads (Remaining, Pending, Reconcile) report nothing. A nil
+	// Observer costs nothing.
+	Observer observe.Observer
 }
 
 // withDefaults returns c with its zero fields set to the defaults.

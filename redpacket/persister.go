@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit/internal/observe"
 )
 
 // Defaults for a PersisterConfig that leaves a field zero.
@@ -30,7 +32,8 @@ type PersisterConfig struct {
 	// Store is the Config of the Stores whose claim logs the persister
 	// writes: its Prefix and Shards say where the logs are, its Replicas
 	// and ReplicaTimeout what the persister waits for (see
-	// Config.Replicas). The zero Config is the zero Store Config's.
+	// Config.Replicas), and its Observer is told of each batch written
+	// and each error met (see Config.Observer).
 	Store Config
 
 	// DB is the database the claims go to, with Schema in place (see
@@ -184,7 +187,7 @@ func (p *Persister) Run(ctx context.Context) error {
 
 // runShard is Run for one shard.
 func (p *Persister) runShard(ctx context.Context, sh shard) {
-	st := &shardState{method: "run", pending: true}
+	st := &shardState{method: "run", op: "Run", pending: true}
 	pause := time.Duration(0)
 	for ctx.Err() == nil {
 		_, err := p.step(ctx, sh, st, true)
@@ -195,7 +198,7 @@ func (p *Persister) runShard(ctx context.Context, sh shard) {
 		if ctx.Err() != nil {
 			return
 		}
-		p.report(err)
+		p.report(ctx, sh, st, err)
 		st.pending, st.grouped = true, false
 		pause = min(max(2*pause, 50*time.Millisecond), 5*time.Second)
 		select {
@@ -219,11 +222,13 @@ func (p *Persister) Drain(ctx context.Context) (int, error) {
 	}
 	total := 0
 	for n := range p.store.cfg.Shards {
-		st := &shardState{method: "drain", pending: true}
+		st := &shardState{method: "drain", op: "Drain", pending: true}
 		for {
-			written, err := p.step(ctx, p.store.cfg.shardN(n), st, false)
+			sh := p.store.cfg.shardN(n)
+			written, err := p.step(ctx, sh, st, false)
 			total += written
 			if err != nil {
+				p.observeError(ctx, sh, st, err)
 				return total, err
 			}
 			if written == 0 && !st.pending && st.swept {
@@ -237,6 +242,7 @@ func (p *Persister) Drain(ctx context.Context) (int, error) {
 // shardState is what a persister remembers of one shard between steps.
 type shardState struct {
 	method      string    // the method that steps: "run" or "drain"
+	op          string    // and as the Observer is told: "Run" or "Drain"
 	grouped     bool      // the consumer group exists
 	pending     bool      // own unacked entries may be left
 	reclaimed   time.Time // end of the last full scan for others' idle entries
@@ -379,7 +385,7 @@ func (p *Persister) sweep(ctx context.Context, sh shard, st *shardState) error {
 			// The packet's key holds something else, for good: report it,
 			// and let it not stop the sweep. Any other error (OOM, BUSY,
 			// LOADING) passes, and the sweep is tried again.
-			p.report(p.store.fail(ctx, "expire", ids[0], err))
+			p.report(ctx, sh, st, p.store.fail(ctx, "expire", ids[0], err))
 			if err := p.store.client.ZRem(ctx, sh.due(), ids[0]).Err(); err != nil {
 				return p.fail(ctx, st, "sweep", sh, err)
 			}
@@ -409,6 +415,7 @@ func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []
 	if len(msgs) == 0 {
 		return 0, nil
 	}
+	c := observe.Begin(p.store.cfg.Observer, pkg, st.op, sh.log(), p.cfg.Consumer, int64(len(msgs)), 0)
 	entries := make([]entry, 0, len(msgs))
 	ids := make([]string, 0, len(msgs))
 	for _, m := range msgs {
@@ -418,7 +425,7 @@ func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []
 		}
 		e, err := parseEntry(m)
 		if err != nil {
-			p.report(err)
+			p.report(ctx, sh, st, err)
 			continue
 		}
 		entries = append(entries, e)
@@ -452,12 +459,24 @@ func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []
 	if err := ackScript.Run(ctx, p.store.client, []string{sh.log()}, args...).Err(); err != nil {
 		return 0, p.fail(ctx, st, "ack", sh, err)
 	}
+	c.Done(ctx)
 	return len(ids), nil
 }
 
-func (p *Persister) report(err error) {
+// report passes err, met by a step of st on sh, to OnError and the
+// Observer.
+func (p *Persister) report(ctx context.Context, sh shard, st *shardState, err error) {
+	p.observeError(ctx, sh, st, err)
 	if p.cfg.OnError != nil {
 		p.cfg.OnError(err)
+	}
+}
+
+// observeError tells the Observer of err, met by a step of st on sh.
+func (p *Persister) observeError(ctx context.Context, sh shard, st *shardState, err error) {
+	if obs := p.store.cfg.Observer; obs != nil {
+		c := observe.Begin(obs, pkg, st.op, sh.log(), p.cfg.Consumer, 0, 0)
+		c.Failed(ctx, err)
 	}
 }
 

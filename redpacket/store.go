@@ -2,6 +2,7 @@ package redpacket
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/observe"
 	"github.com/slotlimit/slotlimit/internal/script"
 )
 
@@ -115,6 +117,18 @@ func (s *Store) Create(ctx context.Context, p Packet) error {
 	if err := s.ready(ctx); err != nil {
 		return refused("create", p.ID, err)
 	}
+	c := observe.Begin(s.cfg.Observer, pkg, "Create", p.ID, "", int64(p.Count), int64(p.Count))
+	err := s.create(ctx, p)
+	if err != nil {
+		c.Failed(ctx, err)
+	} else {
+		c.Done(ctx)
+	}
+	return err
+}
+
+// create is Create for a usable s and a non-nil ctx.
+func (s *Store) create(ctx context.Context, p Packet) error {
 	if err := p.check(); err != nil {
 		return refused("create", p.ID, err)
 	}
@@ -172,6 +186,22 @@ func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) 
 	if err := s.ready(ctx); err != nil {
 		return Claim{}, refused("grab", packetID, err)
 	}
+	c := observe.Begin(s.cfg.Observer, pkg, "Grab", packetID, user, 1, 0)
+	claim, err := s.grab(ctx, packetID, user)
+	switch {
+	case !c.On():
+	case err == nil:
+		c.Acquired(ctx, int64(claim.Seq))
+	case errors.Is(err, ErrSoldOut) || errors.Is(err, ErrExpired):
+		c.Refused(ctx, -1)
+	default:
+		c.Failed(ctx, err)
+	}
+	return claim, err
+}
+
+// grab is Grab for a usable s and a non-nil ctx.
+func (s *Store) grab(ctx context.Context, packetID, user string) (Claim, error) {
 	if err := checkID("packet id", packetID); err != nil {
 		return Claim{}, refused("grab", packetID, err)
 	}
@@ -230,9 +260,12 @@ func (s *Store) Remaining(ctx context.Context, packetID string) (shares int, amo
 	return left, sum, nil
 }
 
+// pkg is the package's name, as errors and events give it.
+const pkg = "redpacket"
+
 // fail returns the error of operation op on packet id.
 func (s *Store) fail(ctx context.Context, op, id string, err error) error {
-	return callerr.Call(ctx, "redpacket", op, id, err)
+	return callerr.Call(ctx, pkg, op, id, err)
 }
 
 // refused returns err, one of this package's, as the error of operation
@@ -241,7 +274,7 @@ func refused(op, id string, err error) error {
 	if len(id) > 64 {
 		id = id[:64] + "..."
 	}
-	return callerr.Op("redpacket", op, id, err)
+	return callerr.Op(pkg, op, id, err)
 }
 
 // checkID refuses an empty or over-long packet id or user, and one that
