@@ -19,9 +19,15 @@ const (
 
 // Config describes one queue.
 type Config struct {
-	// Key is the queue's name: the Redis key of its sorted set of
-	// messages, beside which its other keys live, in its Redis Cluster
-	// hash slot. Required.
+	// Key is the queue's name. Its keys carry the package's name inside
+	// Key's hash tag: its sorted set of messages is Key + ":delayqueue"
+	// for a Key with a hash tag such as "{tenant}:jobs", and
+	// "{" + Key + "}:delayqueue" for any other, and its other keys add a
+	// suffix of their own to that, all in one Redis Cluster hash slot.
+	// Nothing is kept at Key itself, so another package's primitive given
+	// the same Key (a slotlimit.Limiter, a recent.List) never touches the
+	// queue's messages, nor the queue its data. A Key with a '}' but no
+	// hash tag is refused. Required.
 	Key string
 
 	// Visibility is the lease on a polled message: unacked by then, by

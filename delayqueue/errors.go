@@ -10,8 +10,8 @@ import (
 var (
 	// ErrInvalidConfig is returned by New when the client or the Config
 	// cannot work, and by every method of a zero or nil Queue. New refuses
-	// a nil client, an empty Key, a Key with a '}' but no hash tag, a Key
-	// that names a key beside another queue's, a negative Visibility, one
+	// a nil client, an empty Key, a Key with a '}' but no hash tag, a
+	// negative Visibility, one
 	// above 0 but under a millisecond or one above MaxDelay, and a
 	// MaxAttempts that is negative or above math.MaxInt32.
 	ErrInvalidConfig = errors.New("delayqueue: invalid config")

@@ -80,7 +80,7 @@ func TestPushWakesOneConsumer(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		q := newQueue(t, b, time.Minute, 0)
-		channel := "{" + q.Config().Key + "}/wake"
+		channel := sideKey(q.Config().Key, "wake")
 		var notices *redis.PubSub
 		if cluster, ok := b.Client.(*redis.ClusterClient); ok {
 			notices = cluster.SSubscribe(ctx, channel)

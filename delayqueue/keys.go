@@ -2,35 +2,45 @@ package delayqueue
 
 import "github.com/slotlimit/slotlimit/internal/hashtag"
 
-// sideSuffixes are the suffixes of the keys beside a queue's Key, after
-// the separator hashtag.SidePrefix gives, in the order of the keys below.
+// suffix is the name the queue's keys carry, after the Key: the queue's
+// sorted set is Key + ":delayqueue" for a Key with a hash tag, and
+// "{" + Key + "}:delayqueue" for any other, and its other keys add their
+// own suffix to that. So every key of a queue is in its Key's Redis
+// Cluster hash slot, and no key of another package's (a Limiter's, a
+// recent list's) given the same Key is one of them.
+const suffix = "delayqueue"
+
+// sideSuffixes are the suffixes of the queue's other keys, after its
+// sorted set's name and ':', in the order of the keys below.
 var sideSuffixes = [...]string{"leases", "bodies", "attempts", "dead", "waiters", "info"}
 
 // The keys of a Queue, in the order its scripts take them (see
 // scripts/lib.lua).
 const (
-	keyQueue    = iota // sorted set, id -> due time (ms)
-	keyLeases          // sorted set, id -> lease deadline (ms)
+	keyQueue    = iota // sorted set, order key and id -> due time (ms)
+	keyLeases          // sorted set, delivery token -> lease deadline (ms)
 	keyBodies          // hash, id -> payload
-	keyAttempts        // hash, id -> deliveries so far
+	keyAttempts        // hash, id -> deliveries so far; token -> 'due id'
 	keyDead            // sorted set, id -> when it was dead-lettered (ms)
 	keyWaiters         // sorted set, consumer -> registration deadline (ms)
-	keyInfo            // hash: the last id, the next event and its keeper
+	keyInfo            // hash: the last push's order key, the next event and its keeper
 	numKeys
 )
 
 // keyNames returns the keys of the queue at key, in the order above, and
 // its notice channel, all in key's Redis Cluster hash slot, or false for a
-// key that has a '}' but no hash tag.
+// key that has a '}' but no hash tag, whose slot no tag can reproduce.
 func keyNames(key string) (keys []string, channel string, ok bool) {
-	names, ok := hashtag.Names(key, append(sideSuffixes[:], "wake")...)
-	if !ok {
+	base := "{" + key + "}:" + suffix
+	if hashtag.Has(key) {
+		base = key + ":" + suffix
+	} else if _, ok := hashtag.SidePrefix(key); !ok {
 		return nil, "", false
 	}
-	return names[:numKeys], names[numKeys], true
-}
-
-// isSideKey reports whether key could be a key beside another queue.
-func isSideKey(key string) bool {
-	return hashtag.IsSideOfAny(key, sideSuffixes[:]...)
+	keys = make([]string, numKeys)
+	keys[keyQueue] = base
+	for i, side := range sideSuffixes {
+		keys[keyLeases+i] = base + ":" + side
+	}
+	return keys, base + ":wake", true
 }

@@ -25,7 +25,7 @@ func lostQueue(t *testing.T, maxAttempts int,
 		client, cutter := b.CutClient(t)
 		require.NoError(t, delayqueue.LoadScripts(context.Background(), client))
 		key := b.Key(t, "dq-test:")
-		t.Cleanup(func() { b.Client.Del(context.Background(), sideKeys(key)...) })
+		t.Cleanup(func() { b.Client.Del(context.Background(), allKeys(key)...) })
 		q := newQueueOn(t, client, delayqueue.Config{Key: key, Visibility: time.Minute, MaxAttempts: maxAttempts})
 		test(t, q, func(op string, call func() error) {
 			t.Helper()

@@ -3,6 +3,7 @@ package delayqueue_test
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,7 +25,7 @@ func TestMain(m *testing.M) {
 func newQueue(t *testing.T, b *redistest.Backend, visibility time.Duration, maxAttempts int) *delayqueue.Queue {
 	t.Helper()
 	key := b.Key(t, "dq-test:")
-	t.Cleanup(func() { b.Client.Del(context.Background(), sideKeys(key)...) })
+	t.Cleanup(func() { b.Client.Del(context.Background(), allKeys(key)...) })
 	return newQueueOn(t, b.Client, delayqueue.Config{Key: key, Visibility: visibility, MaxAttempts: maxAttempts})
 }
 
@@ -35,20 +36,23 @@ func newQueueOn(t *testing.T, client redis.UniversalClient, cfg delayqueue.Confi
 	return q
 }
 
-// sideKeys are the keys a queue at key keeps beside it (see keys.go).
+// sideKeys are the keys a queue at key keeps beside its sorted set.
 func sideKeys(key string) []string {
 	var keys []string
 	for _, suffix := range []string{"leases", "bodies", "attempts", "dead", "waiters", "info"} {
-		keys = append(keys, "{"+key+"}/"+suffix)
+		keys = append(keys, sideKey(key, suffix))
 	}
 	return keys
 }
+
+// sideKey is the name of the queue's key, or channel, with suffix.
+func sideKey(key, suffix string) string { return queueKey(key) + ":" + suffix }
 
 // existing returns the queue's keys that exist, waiters aside.
 func existing(t *testing.T, b *redistest.Backend, key string) []string {
 	t.Helper()
 	var found []string
-	for _, k := range append([]string{key}, sideKeys(key)...) {
+	for _, k := range allKeys(key) {
 		if k[len(k)-len("waiters"):] == "waiters" {
 			continue
 		}
@@ -67,8 +71,14 @@ func pollWithin(t *testing.T, q *delayqueue.Queue, within time.Duration) (delayq
 	return q.Poll(ctx)
 }
 
-// queueKey is the name of the sorted set of the queue at key.
-func queueKey(key string) string { return key }
+// queueKey is the name of the sorted set of the queue at key: the key,
+// or the key wrapped in a hash tag, and the package's name.
+func queueKey(key string) string {
+	if strings.Contains(key, "{") {
+		return key + ":delayqueue"
+	}
+	return "{" + key + "}:delayqueue"
+}
 
 // allKeys are every key of the queue at key.
 func allKeys(key string) []string { return append([]string{queueKey(key)}, sideKeys(key)...) }

@@ -123,7 +123,7 @@ func TestLoadAcrossProcesses(t *testing.T) {
 		}
 		// Each child's notice subscription is confirmed: until it is, its
 		// consumers poll every 100ms at most, as notices may be lost.
-		require.Eventually(t, func() bool { return subscribers(t, b, "{"+key+"}/wake") == loadChildren },
+		require.Eventually(t, func() bool { return subscribers(t, b, sideKey(key, "wake")) == loadChildren },
 			10*time.Second, 5*time.Millisecond, "the children subscribe")
 		messages := loadMessages
 		if !b.Real {

@@ -59,9 +59,6 @@ func New(client redis.UniversalClient, cfg Config) (*Queue, error) {
 	if !ok {
 		return nil, invalidConfig("Key %q has a '}' but no hash tag", cfg.Key)
 	}
-	if isSideKey(cfg.Key) {
-		return nil, invalidConfig("Key %q is the name of a key beside another queue's", cfg.Key)
-	}
 	notify := notice.Command(client) + " "
 	return &Queue{
 		client:  client,

@@ -30,7 +30,7 @@ func cutQueue(t *testing.T, visibility time.Duration, maxAttempts int,
 		client, cutter := b.CutClient(t)
 		require.NoError(t, delayqueue.LoadScripts(context.Background(), client))
 		key := b.Key(t, "dq-test:")
-		t.Cleanup(func() { b.Client.Del(context.Background(), sideKeys(key)...) })
+		t.Cleanup(func() { b.Client.Del(context.Background(), allKeys(key)...) })
 		q := newQueueOn(t, client, delayqueue.Config{Key: key, Visibility: visibility, MaxAttempts: maxAttempts})
 		armed, before := "", 0
 		check := func() {
@@ -245,8 +245,8 @@ func TestLeaveResent(t *testing.T) {
 		_, err = pollWithin(t, q, 300*time.Millisecond)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		key := q.Config().Key
-		assert.Zero(t, b.Client.ZCard(ctx, "{"+key+"}/waiters").Val(), "no waiter is left")
-		assert.Empty(t, b.Client.HGet(ctx, "{"+key+"}/info", "keeper").Val(), "no keeper is left")
+		assert.Zero(t, b.Client.ZCard(ctx, sideKey(key, "waiters")).Val(), "no waiter is left")
+		assert.Empty(t, b.Client.HGet(ctx, sideKey(key, "info"), "keeper").Val(), "no keeper is left")
 	})
 }
 

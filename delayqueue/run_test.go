@@ -25,7 +25,7 @@ func TestRunRetriesKeepsAliveAndDeadLetters(t *testing.T) {
 	defer cancel()
 	const vis, backoff = 300 * time.Millisecond, 100 * time.Millisecond
 	key := b.Key(t, "dq-test:")
-	t.Cleanup(func() { b.Client.Del(context.Background(), sideKeys(key)...) })
+	t.Cleanup(func() { b.Client.Del(context.Background(), allKeys(key)...) })
 	q := newQueueOn(t, b.Client, delayqueue.Config{
 		Key: key, Visibility: vis, MaxAttempts: 3,
 		Backoff: func(attempt int) time.Duration { return time.Duration(attempt) * backoff },
