@@ -19,8 +19,12 @@ const (
 // the default: prefix "redpacket", one shard, a day's linger. Every
 // process that shares packets must use the same Config.
 type Config struct {
-	// Prefix starts every key's hash tag: a packet of shard n lives in
-	// keys that begin "{redpacket:n}". It must not hold '{' or '}'.
+	// Prefix starts every key's hash tag: the keys of shard n, and of the
+	// packets in it, begin "{Prefix:n}:", as "{redpacket:0}:p:p1" (the
+	// packet p1), "{redpacket:0}:s:p1" (its shares), "{redpacket:0}:log"
+	// and "{redpacket:0}:due". No key another package of this module
+	// makes of a Key, whether Prefix or "{Prefix:n}", is one of them. It
+	// must not hold '{' or '}'. Default DefaultPrefix.
 	Prefix string
 
 	// Shards spreads packets over this many hash slots, each with its own
