@@ -44,8 +44,9 @@ func (q *Queue) DeadLetters(ctx context.Context, n int) ([]Message, error) {
 // returns how many of ids are requeued: those it moved, and those a
 // Requeue moved before that are not delivered yet, so that a call that
 // go-redis sends again after its reply was lost, or a repeat, counts what
-// the first moved, and moves nothing twice. The others are left alone. It
-// refuses more than MaxBatch ids with ErrInvalidArgument.
+// the first moved, and moves nothing twice: after an error matching
+// ErrOutcomeUnknown, call it again with the same ids. The others are left
+// alone. It refuses more than MaxBatch ids with ErrInvalidArgument.
 func (q *Queue) Requeue(ctx context.Context, ids ...string) (int, error) {
 	return q.deadOp(ctx, "Requeue", requeueScript, []any{q.notify}, ids)
 }
@@ -53,9 +54,10 @@ func (q *Queue) Requeue(ctx context.Context, ids ...string) (int, error) {
 // Drop deletes the dead letters among ids for good, and returns how many
 // of ids were dead letters. It refuses more than MaxBatch ids with
 // ErrInvalidArgument. A call that go-redis sends again after its reply was
-// lost, or a repeat, deletes nothing more, and counts only the ids that
-// are still dead letters when it runs: it may report fewer than were
-// deleted, never more, and deletes nothing but dead letters.
+// lost, or a repeat after an error matching ErrOutcomeUnknown, deletes
+// nothing more, and counts only the ids that are still dead letters when
+// it runs: it may report fewer than were deleted, never more, and deletes
+// nothing but dead letters.
 func (q *Queue) Drop(ctx context.Context, ids ...string) (int, error) {
 	return q.deadOp(ctx, "Drop", dropScript, nil, ids)
 }

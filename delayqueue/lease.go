@@ -19,8 +19,9 @@ import (
 // whose message is gone finds that this delivery's holder removed it (no
 // one else could end a lease that has not lapsed), and returns nil as its
 // first run did. So a call that go-redis sends again after its reply was
-// lost, or a repeat after an error that left the outcome unknown, answers
-// nil when the first one took effect. After m.Deadline it returns
+// lost, or a repeat after an error matching ErrOutcomeUnknown, answers
+// nil when the first one took effect: after such an error, call it again
+// with the same Message. After m.Deadline it returns
 // ErrNotHeld, though the first run took effect: the safe direction, as
 // the message is gone either way. m.Deadline is the one Poll gave; an
 // Extend does not move it, so that past it a repeat is ErrNotHeld too.
@@ -40,7 +41,8 @@ func (q *Queue) Ack(ctx context.Context, m Message) error {
 // delivery has ended finds that its holder ended it, and returns nil
 // without giving the message back again (so a Nack after an Ack of the
 // same delivery returns nil too, and does nothing); after m.Deadline it
-// returns ErrNotHeld.
+// returns ErrNotHeld. After an error matching ErrOutcomeUnknown, call it
+// again with the same arguments.
 func (q *Queue) Nack(ctx context.Context, m Message, delay time.Duration) error {
 	if err := checkDelay(delay); err != nil {
 		return q.refuse("nack", err)
@@ -53,8 +55,10 @@ func (q *Queue) Nack(ctx context.Context, m Message, delay time.Duration) error 
 // clock. It returns ErrNotHeld as Ack does, but for any delivery that has
 // ended, even before m.Deadline: a lapsed lease is never renewed, since
 // the message may be delivered to another consumer already. A call that
-// go-redis sends again renews the lease again, to Visibility from then.
-// m is not changed: m.Deadline stays the one Poll gave.
+// go-redis sends again renews the lease again, to Visibility from then,
+// and so does a call made again after an error matching
+// ErrOutcomeUnknown: call it again with the same Message. m is not
+// changed: m.Deadline stays the one Poll gave.
 func (q *Queue) Extend(ctx context.Context, m Message) error {
 	_, err := q.extend(ctx, m)
 	return err

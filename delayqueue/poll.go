@@ -36,11 +36,12 @@ const leaveTimeout = time.Second
 // Attempt, the same Deadline; no attempt is spent on a delivery nobody
 // got.
 //
-// If ctx ends first, Poll returns an error that matches ctx.Err() and
-// leaves the waiters. An error from Redis is returned at once. A Poll that
-// fails with an unknown outcome (its reply lost for good, or ctx ended
-// while its call was out) gives back, before it returns, the delivery its
-// call may have made: the message is due again at once, with no attempt
+// Poll waits: it is not a try that returns when nothing is due. If ctx
+// ends first, Poll returns an error that matches ctx.Err() and leaves the
+// waiters. An error from Redis is returned at once. A Poll that fails
+// with an error matching ErrOutcomeUnknown (its reply lost for good, or
+// ctx ended while its call was out) gives back, before it returns, the
+// delivery its call may have made, so that calling it again is safe: the message is due again at once, with no attempt
 // spent, for the next Poll. If that give-back cannot reach Redis either,
 // the message is in flight for nobody, and is delivered again when its
 // lease lapses: delivery is at least once.

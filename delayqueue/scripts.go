@@ -6,8 +6,8 @@ import (
 	"github.com/slotlimit/slotlimit/internal/script"
 )
 
-// Each atomic operation is one Lua script, run by internal/script: EVALSHA,
-// and EVAL when the server answers NOSCRIPT. Every script takes the
+// Each atomic operation is one Lua script, run with EVALSHA, and EVAL when
+// the server answers NOSCRIPT. Every script takes the
 // queue's keys (see keys.go) and includes lib.lua.
 var (
 	//go:embed scripts/lib.lua
