@@ -53,42 +53,6 @@ func (m *Mutex) Inspect(ctx context.Context) (Info, error) {
 	return info, nil
 }
 
-// inspect runs inspect.lua.
-func (m *Mutex) inspect(ctx context.Context) (Info, error) {
-	reply, err := inspectScript.Run(ctx, m.client, []string{m.keys[keyLock], m.keys[keyQueueDeadlines]}).Slice()
-	if err != nil {
-		return Info{}, err
-	}
-	info, ok := decodeInfo(reply)
-	if !ok {
-		return Info{}, callerr.UnexpectedReply(reply)
-	}
-	return info, nil
-}
-
-// decodeInfo reads the reply of inspect.lua (see its header).
-func decodeInfo(reply []any) (Info, bool) {
-	if len(reply) != 4 {
-		return Info{}, false
-	}
-	token, ok1 := reply[0].(string)
-	left, ok2 := reply[1].(int64)
-	waiters, ok3 := reply[2].(int64)
-	now, ok4 := reply[3].(int64)
-	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return Info{}, false
-	}
-	info := Info{Token: token, Waiters: waiters, FenceFloor: now}
-	switch {
-	case token == "":
-	case left == -1:
-		info.TTL = -1
-	case left >= 0:
-		info.TTL = time.Duration(left) * time.Millisecond
-	}
-	return info, true
-}
-
 // Break frees the lock if the owner whose token it names still holds it,
 // exactly as that owner's Unlock would: the first waiter, if any, is
 // handed the lock at once and woken, and otherwise the key is deleted. It

@@ -11,43 +11,44 @@ import (
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
-// Each atomic operation is one Lua script, run by internal/script: EVALSHA,
-// and EVAL when the server answers NOSCRIPT. Scripts that write run
-// through a script.Runner, the Mutex's, so that Config.Replicas
-// acknowledge them. This file is the Go side of each script's contract:
-// the keys it takes, its arguments and the one decoder of its reply; the
-// Lua side is the header of each file in scripts/.
+// Each atomic operation is one Lua script, run with EVALSHA, and EVAL
+// when the server answers NOSCRIPT. Scripts that write run through a
+// script.Runner, the Mutex's, so that Config.Replicas acknowledge them.
+// This file is the Go side of each script's contract, one section per
+// script: the keys it takes (in the order of the key constants in
+// keys.go), its arguments and the one decoder of its reply; the Lua side
+// is the header of each file in scripts/. Every reply begins with a
+// status.
 //
 // TryLock needs no script: SET NX and TIME in one MULTI take the lock and
 // read its fence (see obtain.go).
+
+// The statuses scripts reply with first.
+const (
+	statusNotHeld = 0 // the caller does not hold the lock (it is queued, for obtain_queued.lua)
+	statusHeld    = 1 // the caller holds the lock, or held it and freed it
+	statusWaiters = 2 // unlock.lua: the caller holds the lock and someone waits
+)
+
+// Each script's keys, in the order its KEYS take them: a prefix of the
+// Mutex's keys, or the two inspect.lua reads.
+func (m *Mutex) lockKeys() []string   { return m.keys[keyLock : keyLock+1] }       // refresh.lua, claim.lua
+func (m *Mutex) unlockKeys() []string { return m.keys[keyLock : keyQueue+1] }      // unlock.lua
+func (m *Mutex) queueKeys() []string  { return m.keys[keyLock : keyQueueWants+1] } // obtain_queued.lua, hand_off.lua
+func (m *Mutex) inspectKeys() []string { // inspect.lua
+	return []string{m.keys[keyLock], m.keys[keyQueueDeadlines]}
+}
+
+// gone.lua: the answer of unlock.lua and hand_off.lua when the caller no
+// longer holds the lock, included on that path only.
 var (
 	//go:embed scripts/gone.lua
 	goneLua string
 	goneLib = script.Lib{Include: "-- #include gone.lua\n", Source: goneLua}
-
-	//go:embed scripts/obtain_queued.lua
-	obtainQueuedLua    string
-	obtainQueuedScript = script.New(obtainQueuedLua, waitqueue.Lib)
-
-	//go:embed scripts/unlock.lua
-	unlockLua    string
-	unlockScript = script.New(unlockLua, goneLib)
-
-	//go:embed scripts/hand_off.lua
-	handOffLua    string
-	handOffScript = script.New(handOffLua, waitqueue.Lib, goneLib)
-
-	//go:embed scripts/refresh.lua
-	refreshLua    string
-	refreshScript = script.New(refreshLua)
-
-	//go:embed scripts/claim.lua
-	claimLua    string
-	claimScript = script.New(claimLua)
 )
 
 // noDeadline is the deadline argument of a caller that does not know its
-// lease's deadline (see unlock.lua).
+// lease's deadline (see gone.lua).
 const noDeadline = "0"
 
 // deadlineArg is the deadline argument of unlock.lua and hand_off.lua.
@@ -67,56 +68,156 @@ func leaseFrom(now int64, ttl time.Duration) int64 {
 	return now + ttl.Milliseconds() - 1
 }
 
-// obtainQueued runs obtain_queued.lua for token, through run, and returns
-// its reply: the fence when token holds the lock (0 otherwise), what a
-// waiter's try reports otherwise, and the server's clock in ms.
+// decodeHeld reads the reply of a script whose reply is its status alone
+// (unlock.lua, hand_off.lua, claim.lua): whether the caller held the lock.
+func decodeHeld(status int64, err error) (bool, error) {
+	switch {
+	case err != nil:
+		return false, err
+	case status != statusHeld && status != statusNotHeld:
+		return false, callerr.UnexpectedReply(status)
+	}
+	return status == statusHeld, nil
+}
+
+// obtain_queued.lua: KEYS lock, queue, queue deadlines, queue wants; ARGV
+// the owner's token, the lease time in ms, the queue entry's lease in ms.
+var (
+	//go:embed scripts/obtain_queued.lua
+	obtainQueuedLua    string
+	obtainQueuedScript = script.New(obtainQueuedLua, waitqueue.Lib)
+)
+
+// obtainQueued runs obtain_queued.lua for token and returns its reply: the
+// fence when token holds the lock (0 otherwise), what a waiter's try
+// reports otherwise, and the server's clock in ms.
 func (m *Mutex) obtainQueued(ctx context.Context, token string) (fence int64, try waitqueue.Try, now int64, err error) {
-	reply, err := m.runner.Run(ctx, obtainQueuedScript, m.keys, token, m.ttl, waitqueue.EntryTTLArg).Int64Slice()
+	reply, err := m.runner.Run(ctx, obtainQueuedScript, m.queueKeys(), token, m.ttl, waitqueue.EntryTTLArg).Int64Slice()
 	if err != nil {
 		return 0, try, 0, err
 	}
-	if len(reply) != 3 {
-		return 0, try, 0, callerr.UnexpectedReply(reply)
+	switch {
+	case len(reply) == 3 && reply[0] == statusHeld: // {1, fence, now}
+		return reply[1], waitqueue.Try{Done: true}, reply[2], nil
+	case len(reply) == 4 && reply[0] == statusNotHeld: // {0, ms until the holder's lease lapses, arrival, now}
+		now = reply[3]
+		return 0, waitqueue.Try{Arrival: reply[2], Lapse: time.Duration(reply[1]) * time.Millisecond, Clock: time.UnixMilli(now)}, now, nil
 	}
-	now = reply[2]
-	if reply[0] > 0 {
-		return reply[0], waitqueue.Try{Done: true}, now, nil
-	}
-	return 0, waitqueue.Try{Arrival: reply[1], Lapse: time.Duration(-reply[0]) * time.Millisecond, Clock: time.UnixMilli(now)}, now, nil
+	return 0, try, 0, callerr.UnexpectedReply(reply)
 }
+
+// unlock.lua: KEYS lock, queue; ARGV the owner's token, its lease
+// deadline (deadlineArg). hand_off.lua: KEYS lock, queue, queue
+// deadlines, queue wants; ARGV the caller's token, Mutex.handOff, the
+// caller's lease deadline.
+var (
+	//go:embed scripts/unlock.lua
+	unlockLua    string
+	unlockScript = script.New(unlockLua, goneLib)
+
+	//go:embed scripts/hand_off.lua
+	handOffLua    string
+	handOffScript = script.New(handOffLua, waitqueue.Lib, goneLib)
+)
 
 // unlockRun runs unlock.lua, and hand_off.lua when someone waits, for
 // token through run, with deadline the caller's lease deadline (0:
 // unknown). It reports whether token held the lock.
 func (m *Mutex) unlockRun(ctx context.Context, run *script.Runner, token string, deadline int64) (bool, error) {
 	dl := deadlineArg(deadline)
-	held, err := run.Run(ctx, unlockScript, m.keys[:keyQueueDeadlines], token, dl).Int64()
-	if err == nil && held == 2 {
-		held, err = run.Run(ctx, handOffScript, m.keys, token, m.handOff, dl).Int64()
+	status, err := run.Run(ctx, unlockScript, m.unlockKeys(), token, dl).Int64()
+	if err == nil && status == statusWaiters {
+		return decodeHeld(run.Run(ctx, handOffScript, m.queueKeys(), token, m.handOff, dl).Int64())
 	}
-	return held == 1, err
+	return decodeHeld(status, err)
 }
 
 // leaveQueue runs hand_off.lua for token through run: a waiter that gives up
 // leaves the queue, and hands on the lock if it was handed it.
 func (m *Mutex) leaveQueue(ctx context.Context, run *script.Runner, token string) error {
-	return run.Run(ctx, handOffScript, m.keys, token, m.handOff, noDeadline).Err()
+	_, err := decodeHeld(run.Run(ctx, handOffScript, m.queueKeys(), token, m.handOff, noDeadline).Int64())
+	return err
 }
+
+// refresh.lua: KEYS lock; ARGV the owner's token, the lease time in ms.
+var (
+	//go:embed scripts/refresh.lua
+	refreshLua    string
+	refreshScript = script.New(refreshLua)
+)
 
 // refreshRun runs refresh.lua for token, and returns the deadline its
 // lease lasts at least until, in ms, or 0 when token does not hold the
 // lock.
 func (m *Mutex) refreshRun(ctx context.Context, token string) (int64, error) {
-	now, err := m.runner.Run(ctx, refreshScript, m.keys[:keyQueue], token, m.ttl).Int64()
-	if err != nil || now <= 0 {
+	reply, err := m.runner.Run(ctx, refreshScript, m.lockKeys(), token, m.ttl).Int64Slice()
+	switch {
+	case err != nil:
 		return 0, err
+	case len(reply) == 2 && reply[0] == statusHeld && reply[1] > 0: // {1, now ms}
+		return leaseFrom(reply[1], m.cfg.TTL), nil
+	case len(reply) == 1 && reply[0] == statusNotHeld: // {0}
+		return 0, nil
 	}
-	return leaseFrom(now, m.cfg.TTL), nil
+	return 0, callerr.UnexpectedReply(reply)
 }
+
+// claim.lua: KEYS lock; ARGV the waiter's token, the deadline its notice
+// stated, in ms.
+var (
+	//go:embed scripts/claim.lua
+	claimLua    string
+	claimScript = script.New(claimLua)
+)
 
 // claimRun runs claim.lua: token takes the lock handed to it until
 // deadline, and reports whether it holds it.
 func (m *Mutex) claimRun(ctx context.Context, token string, deadline time.Time) (bool, error) {
-	held, err := m.runner.Run(ctx, claimScript, m.keys[:keyQueue], token, deadline.UnixMilli()).Int64()
-	return held == 1, err
+	return decodeHeld(m.runner.Run(ctx, claimScript, m.lockKeys(), token, deadline.UnixMilli()).Int64())
+}
+
+// inspect.lua: KEYS lock, queue deadlines; no ARGV. It writes nothing, so
+// it runs on the client, not through Mutex.runner.
+var (
+	//go:embed scripts/inspect.lua
+	inspectLua    string
+	inspectScript = script.New(inspectLua)
+)
+
+// inspect runs inspect.lua.
+func (m *Mutex) inspect(ctx context.Context) (Info, error) {
+	reply, err := inspectScript.Run(ctx, m.client, m.inspectKeys()).Slice()
+	if err != nil {
+		return Info{}, err
+	}
+	info, ok := decodeInfo(reply)
+	if !ok {
+		return Info{}, callerr.UnexpectedReply(reply)
+	}
+	return info, nil
+}
+
+// decodeInfo reads the reply of inspect.lua: {status, token, ms left,
+// waiters, server clock µs}.
+func decodeInfo(reply []any) (Info, bool) {
+	if len(reply) != 5 {
+		return Info{}, false
+	}
+	status, ok0 := reply[0].(int64)
+	token, ok1 := reply[1].(string)
+	left, ok2 := reply[2].(int64)
+	waiters, ok3 := reply[3].(int64)
+	now, ok4 := reply[4].(int64)
+	if !ok0 || !ok1 || !ok2 || !ok3 || !ok4 || (status == statusHeld) != (token != "") {
+		return Info{}, false
+	}
+	info := Info{Token: token, Waiters: waiters, FenceFloor: now}
+	switch {
+	case token == "":
+	case left == -1:
+		info.TTL = -1
+	case left >= 0:
+		info.TTL = time.Duration(left) * time.Millisecond
+	}
+	return info, true
 }

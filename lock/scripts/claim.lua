@@ -5,10 +5,11 @@
 -- ARGV[1]  the waiter's token
 -- ARGV[2]  the deadline the notice stated (ms)
 --
--- Returns 1 when the waiter holds the lock, else 0: a lock whose claim
--- time ran out before the claim is gone, and a claim never takes it back.
--- A claim sent again answers as its first run did: the lock then holds the
--- waiter's token until the deadline, which PEXPIREAT ... GT leaves as it is.
+-- Returns a status alone: 1 when the waiter holds the lock, else 0: a lock
+-- whose claim time ran out before the claim is gone, and a claim never
+-- takes it back. A claim sent again answers as its first run did: the lock
+-- then holds the waiter's token until the deadline, which PEXPIREAT ... GT
+-- leaves as it is.
 
 local lock, token, deadline = KEYS[1], ARGV[1], ARGV[2]
 

@@ -14,11 +14,12 @@
 -- ARGV[3]  the caller's lease deadline (ms, the server's clock), as in
 --          unlock.lua; 0 when it is not known, as for a waiter
 --
--- Returns 1 when the caller held the lock, else 0: a lock that lapsed, or
--- that another owner holds now (another client's, say), is left as it is. A
--- caller that does not hold the lock is taken out of the queue, if it is
--- in it. A call sent again after its first run handed the lock on finds
--- it gone before the caller's deadline, and answers 1 (see gone.lua).
+-- Returns a status alone: 1 when the caller held the lock, else 0: a lock
+-- that lapsed, or that another owner holds now (another client's, say), is
+-- left as it is. A caller that does not hold the lock is taken out of the
+-- queue, if it is in it. A call sent again after its first run handed the
+-- lock on finds it gone before the caller's deadline, and answers 1 (see
+-- gone.lua).
 --
 -- A waiter handed the lock holds it, with a new fence (the server's clock
 -- in µs, as when a lock is taken: see obtain.go), for the claim time or

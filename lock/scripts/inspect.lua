@@ -4,8 +4,8 @@
 -- KEYS[1]  the lock: a string holding the owner's token, with a PX expiry
 -- KEYS[2]  queue deadlines: sorted set, waiting token -> when its entry lapses (ms)
 --
--- Returns {token, ms left, waiters, server clock µs}: the token is '' when
--- the lock is free; ms left is PTTL's reply, -1 when the key has no expiry
+-- Returns {held, token, ms left, waiters, server clock µs}: held is 1 when
+-- an owner holds the lock, else 0, and the token is then ''; ms left is PTTL's reply, -1 when the key has no expiry
 -- (a client set it without one) and -2 when the lock is free; waiters
 -- counts the queue entries that have not lapsed. The server's clock is
 -- read as a fence is (see obtain.go), so every owner that takes the lock
@@ -19,4 +19,8 @@ local token = redis.call('GET', lock) or ''
 local left = redis.call('PTTL', lock)
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local waiters = redis.call('ZCOUNT', qdeadlines, '(' .. now, '+inf')
-return {token, left, waiters, t[1] * 1000000 + t[2]}
+local held = 0
+if token ~= '' then
+	held = 1
+end
+return {held, token, left, waiters, t[1] * 1000000 + t[2]}

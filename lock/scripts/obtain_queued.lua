@@ -11,15 +11,15 @@
 -- ARGV[2]  lease time, ms
 -- ARGV[3]  queue entry lease, ms: a waiter that stops trying leaves the queue then
 --
--- Returns {fence, 0, now ms} when the owner holds the lock now, its lease
+-- Returns {1, fence, now ms} when the owner holds the lock now, its lease
 -- the lease time from now: it took it, or found it handed to it by an
 -- unlock whose notice it missed, or found it taken by its own first run,
 -- when this call is sent again. The fence is the server's clock in µs as
--- it was taken (see obtain.go). Otherwise it returns {-(ms until the
--- holder's lease lapses), or 0 when the holder's key has no expiry,
--- arrival number, now ms}, the arrival number naming the waiter's queue
--- entry, which an unlock's notice names too; a call sent again keeps the
--- same entry. now is the server's clock, which the waiter checks notices
+-- it was taken (see obtain.go). Otherwise it returns {0, ms until the
+-- holder's lease lapses (0 when the holder's key has no expiry), arrival
+-- number, now ms}, the arrival number naming the waiter's queue entry,
+-- which an unlock's notice names too; a call sent again keeps the same
+-- entry. now is the server's clock, which the waiter checks notices
 -- against. SET ... GET fails a key of another type with WRONGTYPE and
 -- leaves it as it was.
 
@@ -39,9 +39,9 @@ if held == token then
 end
 if not held then
 	leave_queue(queue, qdeadlines, qwants, token)
-	return {t[1] * 1000000 + t[2], 0, now}
+	return {1, t[1] * 1000000 + t[2], now}
 end
 
 prune_queue(queue, qdeadlines, qwants, now)
 local arrival = join_queue(queue, qdeadlines, qwants, token, '1:' .. ttl, now, qttl)
-return {-math.max(redis.call('PTTL', lock), 0), arrival, now}
+return {0, math.max(redis.call('PTTL', lock), 0), arrival, now}

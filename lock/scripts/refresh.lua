@@ -5,17 +5,17 @@
 -- ARGV[1]  the owner's token
 -- ARGV[2]  lease time, ms
 --
--- Returns the server's clock in ms when the owner holds the lock, so that
--- the owner knows its lease lasts at least the lease time from then (see
--- unlock.lua); else 0: a lock that lapsed is never taken again by a
+-- Returns {1, the server's clock in ms} when the owner holds the lock, so
+-- that the owner knows its lease lasts at least the lease time from then
+-- (see gone.lua); else {0}: a lock that lapsed is never taken again by a
 -- refresh. A call sent again answers as its first run did, and moves the
 -- lease on by the time between the two.
 
 local lock, token, ttl = KEYS[1], ARGV[1], ARGV[2]
 
 if redis.call('GET', lock) ~= token then
-	return 0
+	return {0}
 end
 redis.call('PEXPIRE', lock, ttl, 'GT')
 local t = redis.call('TIME')
-return t[1] * 1000 + math.floor(t[2] / 1000)
+return {1, t[1] * 1000 + math.floor(t[2] / 1000)}

@@ -7,12 +7,12 @@
 --          server's replies to its lock and refreshes prove it at least;
 --          0 when it is not known
 --
--- Returns 1 when the owner held the lock and it is free now; 0 when the
--- owner no longer held it (it lapsed, or another owner holds it now,
--- another client's say), which is left as it is; 2 when the owner holds it and
--- someone waits, for the owner to hand it over with hand_off.lua. The
--- commonest unlock, with nobody waiting, thus takes the keys of a bare
--- compare-and-delete and one read more.
+-- Returns a status alone: 1 when the owner held the lock and it is free
+-- now; 0 when the owner no longer held it (it lapsed, or another owner
+-- holds it now, another client's say), which is left as it is; 2 when the
+-- owner holds it and someone waits, for the owner to hand it over with
+-- hand_off.lua. The commonest unlock, with nobody waiting, thus takes the
+-- keys of a bare compare-and-delete and one read more.
 --
 -- A call sent again (its reply was lost) answers as its first run did,
 -- which freed the lock or handed it on before the owner's deadline (see
