@@ -6,7 +6,7 @@ import (
 	"github.com/slotlimit/slotlimit/internal/script"
 )
 
-// Each operation that writes is one Lua script, run by internal/script:
+// Each operation that writes is one Lua script, run by a script.Runner:
 // EVALSHA, and EVAL when the server answers NOSCRIPT. Every script
 // includes lib.lua, which describes the keys.
 var (

@@ -14,9 +14,10 @@ import (
 	"github.com/slotlimit/slotlimit/redpacket"
 )
 
-// seedGrab is the seed's script, verbatim: it builds its key names from
-// KEYS[1], the packet id, and ARGV[1] is "user-timeMillis".
-var seedGrab = redis.NewScript("local listKey = 'red_packet_list_'..KEYS[1] \n" +
+// classicGrab is the grab script many red-packet services run today: it
+// builds its key names from KEYS[1], the packet id, and ARGV[1] is
+// "user-timeMillis".
+var classicGrab = redis.NewScript("local listKey = 'red_packet_list_'..KEYS[1] \n" +
 	"local redPacket = 'red_packet_'..KEYS[1] \n" +
 	"local stock = tonumber(redis.call('hget', redPacket, 'stock')) \n" +
 	"if stock <= 0 then return 0 end \n" +
@@ -26,26 +27,28 @@ var seedGrab = redis.NewScript("local listKey = 'red_packet_list_'..KEYS[1] \n" 
 	"if stock == 0 then return 2 end \n" +
 	"return 1 \n")
 
-// seedPacket creates a packet as the seed does, with its own key names.
-func seedPacket(t *testing.T, client redis.UniversalClient, id string, stock int) {
+// classicPacket creates a packet as the classic scheme does, with its
+// own key names.
+func classicPacket(t *testing.T, client redis.UniversalClient, id string, stock int) {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, client.HSet(ctx, "red_packet_"+id, "stock", stock, "unit_amount", "1.0").Err())
 	t.Cleanup(func() { client.Del(ctx, "red_packet_"+id, "red_packet_list_"+id) })
 }
 
-// The seed gives a user a second share; a Store gives back the first.
-func TestSeedFlawDoubleGrab(t *testing.T) {
+// The classic script gives a user a second share; a Store gives back the
+// first.
+func TestClassicScriptGrabsTwiceAStoreOnce(t *testing.T) {
 	ctx := context.Background()
 	b := redistest.Redis(t)
-	id := "9001" // the seed's ids are numbers
-	seedPacket(t, b.Client, id, 10)
+	id := "9001" // the classic scheme's ids are numbers
+	classicPacket(t, b.Client, id, 10)
 	for range 2 {
-		require.Equal(t, int64(1), seedGrab.Run(ctx, b.Client, []string{id}, "42-1700000000000").Val())
+		require.Equal(t, int64(1), classicGrab.Run(ctx, b.Client, []string{id}, "42-1700000000000").Val())
 	}
 	n, err := b.Client.LLen(ctx, "red_packet_list_"+id).Result()
 	require.NoError(t, err)
-	assert.Equal(t, int64(2), n, "the seed: user 42 holds two shares")
+	assert.Equal(t, int64(2), n, "the classic script: user 42 holds two shares")
 
 	s := newStore(t, b, redpacket.Config{})
 	require.NoError(t, s.Create(ctx, redpacket.Packet{ID: "p", Total: 10, Count: 10, Split: redpacket.Equal}))
@@ -59,12 +62,12 @@ func TestSeedFlawDoubleGrab(t *testing.T) {
 	assert.Equal(t, 9, left, "a Store: user 42 holds one share")
 }
 
-// The seed's script fails on a packet that does not exist; a Store
+// The classic script fails on a packet that does not exist; a Store
 // returns ErrNotFound.
-func TestSeedFlawMissingPacket(t *testing.T) {
+func TestClassicScriptFailsOnAMissingPacketAStoreSaysNotFound(t *testing.T) {
 	ctx := context.Background()
 	b := redistest.Redis(t)
-	err := seedGrab.Run(ctx, b.Client, []string{"no-such-packet"}, "42-1700000000000").Err()
+	err := classicGrab.Run(ctx, b.Client, []string{"no-such-packet"}, "42-1700000000000").Err()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "attempt to compare nil with number")
 
@@ -73,21 +76,21 @@ func TestSeedFlawMissingPacket(t *testing.T) {
 	assert.ErrorIs(t, err, redpacket.ErrNotFound)
 }
 
-// The seed builds key names inside its script, so on a Cluster it fails
-// whenever they hash to another node than KEYS[1]; a Store passes every
-// key in KEYS, in one slot.
-func TestSeedFlawClusterUnsafeKeys(t *testing.T) {
+// The classic script builds key names inside itself, so on a Cluster it
+// fails whenever they hash to another node than KEYS[1]; a Store passes
+// every key in KEYS, in one slot.
+func TestClassicScriptFailsOnAClusterAStoreDoesNot(t *testing.T) {
 	ctx := context.Background()
 	b := redistest.RedisCluster(t)
 	failed := 0
 	for i := range 20 {
-		id := "seed-" + strconv.Itoa(i)
-		seedPacket(t, b.Client, id, 1)
-		if seedGrab.Run(ctx, b.Client, []string{id}, "42-1700000000000").Err() != nil {
+		id := "classic-" + strconv.Itoa(i)
+		classicPacket(t, b.Client, id, 1)
+		if classicGrab.Run(ctx, b.Client, []string{id}, "42-1700000000000").Err() != nil {
 			failed++
 		}
 	}
-	assert.Positive(t, failed, "the seed's grabs of some packets fail on a Cluster")
+	assert.Positive(t, failed, "the classic grabs of some packets fail on a Cluster")
 
 	s := newStore(t, b, redpacket.Config{Shards: 8})
 	for i := range 20 {
@@ -98,25 +101,25 @@ func TestSeedFlawClusterUnsafeKeys(t *testing.T) {
 	}
 }
 
-// The seed saves a packet's claims only from the process whose grab took
+// The classic scheme saves a packet's claims only from the process whose grab took
 // the last share (the reply 2), in a job nobody retries: if that process
 // dies first, no later grab replies 2, and the claims never reach the
 // database. A Store's claims wait in the log for any persister, however
 // late it starts.
-func TestSeedFlawClaimsLostOnCrash(t *testing.T) {
+func TestClassicScriptLosesClaimsOnACrashAStoreDoesNot(t *testing.T) {
 	ctx := context.Background()
 	b := redistest.Redis(t)
 	id := "9002"
-	seedPacket(t, b.Client, id, 3)
+	classicPacket(t, b.Client, id, 3)
 	replies := []int64{}
 	for u := range 3 {
-		replies = append(replies, seedGrab.Run(ctx, b.Client, []string{id}, strconv.Itoa(u)+"-1700000000000").Val().(int64))
+		replies = append(replies, classicGrab.Run(ctx, b.Client, []string{id}, strconv.Itoa(u)+"-1700000000000").Val().(int64))
 	}
 	assert.Equal(t, []int64{1, 1, 2}, replies, "only the last grab would start the save")
 	// The process that got 2 dies here. Every grab after it replies 0:
 	// nothing will ever save the list.
 	for u := 3; u < 6; u++ {
-		assert.Equal(t, int64(0), seedGrab.Run(ctx, b.Client, []string{id}, strconv.Itoa(u)+"-1700000000000").Val())
+		assert.Equal(t, int64(0), classicGrab.Run(ctx, b.Client, []string{id}, strconv.Itoa(u)+"-1700000000000").Val())
 	}
 
 	s := newStore(t, b, redpacket.Config{})
