@@ -56,9 +56,25 @@
 // so a re-send can refuse early but never admits beyond the limit, and an
 // answer of allowed always means the events were counted. In numbers: of
 // a limit of 3, one Allow whose reply was lost once takes 2 and answers
-// allowed; one that finds 1 left takes it and answers refused. Reset is
-// DEL, and a re-sent Reset deletes the key again, as of the re-send. See
-// Limiter.AllowN and Limiter.Reset.
+// allowed; one that finds 1 left takes it and answers refused. A re-sent
+// Reset deletes again, as of the re-send. See Limiter.AllowN and
+// Limiter.Reset.
+//
+// Errors: bad input matches ErrInvalidArgument (ErrInvalidKey, ErrInvalidN,
+// ErrInvalidLimit and ErrCrossSlot all do), with nothing sent; a Limiter
+// not made by New returns ErrInvalidConfig; and a call that was sent but
+// got no answer returns an error matching ErrOutcomeUnknown, the value
+// every package of the module shares. Calling again with the same
+// arguments is safe, in the direction just described. Config.Observer
+// hears each call's outcome.
+//
+// Keys: a FixedWindow keeps its count at the key itself, the classic
+// script's layout. A GCRA limit keeps its time at this package's name
+// beside the key, so that it never meets another package's data there: a
+// slotlimit.Limiter, a lock or a recent list given the same key is left
+// alone. A key that itself ends in that name (as "{k}/ratelimit") is
+// refused with ErrInvalidKey, and so, for GCRA, is a key with a '}' but no
+// hash tag.
 //
 // Time in the scripts is in microseconds for GCRA, since one event's share
 // of a period (Period/Rate) is often not a whole millisecond (10,000 per

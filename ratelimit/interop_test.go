@@ -35,7 +35,7 @@ return c;
 // The classic script and FixedWindow share one key, and the window's limit
 // holds between them; a count the classic pattern left without an expiry
 // is given one.
-func TestInteropWithSeedScript(t *testing.T) {
+func TestClassicFixedWindowScriptSharesTheKey(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
 		limiter := newLimiter(t, b.Client)
@@ -92,7 +92,7 @@ func TestInteropWithSeedScript(t *testing.T) {
 
 // Under load, the classic script and FixedWindow on one key together never
 // allow more than the rate in a window.
-func TestInteropWithSeedScriptUnderLoad(t *testing.T) {
+func TestClassicFixedWindowScriptSharesTheKeyUnderLoad(t *testing.T) {
 	for _, b := range realBackends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
