@@ -30,11 +30,12 @@ type Policy struct {
 	// Limit is the policy's rate.
 	Limit ratelimit.Limit
 
-	// Key returns the Redis key the request counts on, used as given,
-	// such as "rl:user:" + the user's ID; "" exempts the request from the
-	// policy. The keys of one request's policies must share a Redis
-	// Cluster hash slot (see ratelimit.Limiter.AllowAll): on a Cluster,
-	// give them a common hash tag.
+	// Key returns the key the request counts on, such as "rl:user:" +
+	// the user's ID, as ratelimit.Limiter.AllowN takes it (a FixedWindow
+	// counts at the key itself, GCRA beside it); "" exempts the request
+	// from the policy. The keys of one request's policies must share a
+	// Redis Cluster hash slot (see ratelimit.Limiter.AllowAll): on a
+	// Cluster, give them a common hash tag.
 	Key func(r *http.Request) string
 }
 

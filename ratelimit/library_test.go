@@ -180,3 +180,30 @@ func TestSameKeyAsOtherPackages(t *testing.T) {
 		_ = l
 	})
 }
+
+// A key that ends in the name a GCRA limit keeps its time at beside
+// another key, and, for GCRA, a key with a '}' but no hash tag, are
+// refused with ErrInvalidKey, nothing sent.
+func TestKeysThatWouldMeetAreInvalid(t *testing.T) {
+	b := redistest.Miniredis(t)
+	ctx := context.Background()
+	limiter := newLimiter(t, b.Client)
+	window := ratelimit.Limit{Rate: 1, Period: time.Second, Algorithm: ratelimit.FixedWindow}
+	for _, tt := range []struct {
+		key   string
+		limit ratelimit.Limit
+	}{
+		{"{k}/ratelimit", window},
+		{"{k}:ratelimit", window},
+		{"{k}:x:ratelimit", ratelimit.PerSecond(1)},
+		{"a}b", ratelimit.PerSecond(1)},
+	} {
+		_, err := limiter.Allow(ctx, tt.key, tt.limit)
+		assert.ErrorIs(t, err, ratelimit.ErrInvalidKey, "%q %v", tt.key, tt.limit)
+		assert.ErrorIs(t, limiter.Reset(ctx, tt.key, tt.limit), ratelimit.ErrInvalidKey, "%q %v", tt.key, tt.limit)
+	}
+	assert.Empty(t, b.Client.Keys(ctx, "*").Val(), "nothing was written")
+	res, err := limiter.Allow(ctx, "a}b", window)
+	require.NoError(t, err)
+	assert.True(t, res.Allowed, "a fixed window counts at the key itself")
+}

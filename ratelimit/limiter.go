@@ -128,8 +128,9 @@ func (l *Limiter) allowRun(ctx context.Context, key string, limit Limit, n int64
 // Redis error reply; and an error matching ErrOutcomeUnknown when the
 // call was sent and no answer came back.
 //
-// A re-sent Reset (its reply lost, and the call sent again by the client,
-// or by the caller after ErrOutcomeUnknown) deletes again: the key is at
+// After an error matching ErrOutcomeUnknown, call again with the same
+// arguments. A re-sent Reset (its reply lost, and the call sent again by
+// the client, or by the caller) deletes again: the key is at
 // its full allowance as of the last run. When nothing was counted on the
 // key between the runs, that is one call's effect; events counted between
 // them, in the moment before the client's retry, are deleted with the

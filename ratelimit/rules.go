@@ -40,7 +40,9 @@ type Rule struct {
 // rule's events again only if every rule still has room for them, and
 // refuses otherwise. It can refuse early, but no rule is ever counted
 // beyond its limit, and Results.Allowed always means the events were
-// counted.
+// counted. An error matching ErrOutcomeUnknown (the reply lost on every
+// try) leaves it open whether the events were counted; call again with
+// the same arguments, which counts anew in the same safe direction.
 func (l *Limiter) AllowAll(ctx context.Context, rules []Rule) (Results, error) {
 	if l == nil || l.client == nil {
 		return nil, callerr.Op("ratelimit", "allow all", "", errUnusable)
