@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/script"
 )
 
@@ -24,17 +23,9 @@ func (q *Queue) DeadLetters(ctx context.Context, n int) ([]Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	fields, ok := reply.([]any)
-	if !ok || len(fields)%4 != 0 {
-		return nil, q.refuse("dead letters", callerr.UnexpectedReply(reply))
-	}
-	dead := make([]Message, 0, len(fields)/4)
-	for i := 0; i < len(fields); i += 4 {
-		m, err := decodeMessage(append(fields[i:i+4:i+4], int64(0)))
-		if err != nil {
-			return nil, q.refuse("dead letters", err)
-		}
-		dead = append(dead, m)
+	dead, err := decodeDead(reply)
+	if err != nil {
+		return nil, q.refuse("dead letters", err)
 	}
 	return dead, nil
 }
@@ -79,14 +70,16 @@ func (q *Queue) deadOp(ctx context.Context, method string, s *script.Script, arg
 	}
 	c := q.begin(method, "", int64(len(ids)))
 	reply, err := q.run(ctx, op, s, args...)
-	n, ok := reply.(int64)
-	if err == nil && !ok {
-		err = q.refuse(op, callerr.UnexpectedReply(reply))
+	n := 0
+	if err == nil {
+		if n, err = decodeCount(reply, len(ids)); err != nil {
+			err = q.refuse(op, err)
+		}
 	}
 	if err != nil {
 		c.Failed(ctx, err)
 		return 0, err
 	}
 	c.Done(ctx)
-	return int(n), nil
+	return n, nil
 }

@@ -10,10 +10,6 @@ import "github.com/slotlimit/slotlimit/internal/hashtag"
 // recent list's) given the same Key is one of them.
 const suffix = "delayqueue"
 
-// sideSuffixes are the suffixes of the queue's other keys, after its
-// sorted set's name and ':', in the order of the keys below.
-var sideSuffixes = [...]string{"leases", "bodies", "attempts", "dead", "waiters", "info"}
-
 // The keys of a Queue, in the order its scripts take them (see
 // scripts/lib.lua).
 const (
@@ -27,6 +23,13 @@ const (
 	numKeys
 )
 
+// sideSuffixes are the suffixes of the queue's other keys, after its
+// sorted set's name and ':'.
+var sideSuffixes = [numKeys]string{
+	keyLeases: "leases", keyBodies: "bodies", keyAttempts: "attempts",
+	keyDead: "dead", keyWaiters: "waiters", keyInfo: "info",
+}
+
 // keyNames returns the keys of the queue at key, in the order above, and
 // its notice channel, all in key's Redis Cluster hash slot, or false for a
 // key that has a '}' but no hash tag, whose slot no tag can reproduce.
@@ -39,8 +42,8 @@ func keyNames(key string) (keys []string, channel string, ok bool) {
 	}
 	keys = make([]string, numKeys)
 	keys[keyQueue] = base
-	for i, side := range sideSuffixes {
-		keys[keyLeases+i] = base + ":" + side
+	for i := keyLeases; i < numKeys; i++ {
+		keys[i] = base + ":" + sideSuffixes[i]
 	}
 	return keys, base + ":wake", true
 }

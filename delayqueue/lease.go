@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/script"
 )
 
@@ -96,21 +95,24 @@ func (q *Queue) settle(ctx context.Context, method string, m Message, s *script.
 	}
 	c := q.begin(method, m.Token, 1)
 	reply, err := q.run(ctx, op, s, append([]any{m.ID, m.Token}, args...)...)
-	n, ok := reply.(int64)
-	if err == nil && !ok {
-		err = q.refuse(op, callerr.UnexpectedReply(reply))
+	var held bool
+	var deadline int64
+	if err == nil {
+		if held, deadline, err = decodeSettle(reply); err != nil {
+			err = q.refuse(op, err)
+		}
 	}
 	if err != nil {
 		c.Failed(ctx, err)
 		return 0, err
 	}
 	if method == "Extend" {
-		c.Renewed(ctx, n != 0)
+		c.Renewed(ctx, held)
 	} else {
-		c.Released(ctx, n != 0)
+		c.Released(ctx, held)
 	}
-	if n == 0 {
+	if !held {
 		return 0, q.refuse(op, ErrNotHeld)
 	}
-	return n, nil
+	return deadline, nil
 }

@@ -116,23 +116,15 @@ func (q *Queue) poll(ctx context.Context, quiet bool) (m Message, sent time.Time
 // pollOnce runs poll.lua with name as the delivery's token: a message, or
 // how long to wait.
 func (q *Queue) pollOnce(ctx context.Context, name string) (Message, time.Duration, error) {
-	reply, err := q.runner.Run(ctx, pollScript, q.keys, name, q.vis, q.max, ms(registration), ms(refresh), q.notify).Slice()
+	reply, err := q.runner.Run(ctx, pollScript, q.keys, name, q.vis, q.max, ms(registration), ms(refresh), q.notify).Result()
 	if err != nil {
 		return Message{}, 0, err
 	}
-	switch len(reply) {
-	case 1:
-		wait, ok := reply[0].(int64)
-		if !ok {
-			return Message{}, 0, callerr.UnexpectedReply(reply)
-		}
-		return Message{}, time.Duration(wait) * time.Millisecond, nil
-	case 5:
-		m, err := decodeMessage(reply)
+	m, wait, err := decodePoll(reply)
+	if m.ID != "" {
 		m.Token = name
-		return m, 0, err
 	}
-	return Message{}, 0, callerr.UnexpectedReply(reply)
+	return m, wait, err
 }
 
 // leave takes a consumer whose Poll ended off the waiters, and gives back

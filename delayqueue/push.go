@@ -5,8 +5,6 @@ import (
 	crand "crypto/rand"
 	"strconv"
 	"time"
-
-	"github.com/slotlimit/slotlimit/internal/callerr"
 )
 
 // Size and time bounds, checked before anything is sent.
@@ -108,8 +106,8 @@ func (q *Queue) push(ctx context.Context, method string, jobs []Job) (ids []stri
 	c := q.begin(method, holder, int64(len(jobs)))
 	reply, err := q.run(ctx, "push", pushScript, args...)
 	if err == nil {
-		if n, ok := reply.(int64); !ok || n < 0 || n > int64(len(jobs)) {
-			err = q.refuse("push", callerr.UnexpectedReply(reply))
+		if _, err = decodeCount(reply, len(jobs)); err != nil {
+			err = q.refuse("push", err)
 		}
 	}
 	if err != nil {

@@ -131,15 +131,9 @@ func (q *Queue) Len(ctx context.Context) (ready, delayed, inflight, dead int64, 
 	if err != nil {
 		return 0, 0, 0, 0, err
 	}
-	n, ok := reply.([]any)
-	if !ok || len(n) != 4 {
-		return 0, 0, 0, 0, q.refuse("len", callerr.UnexpectedReply(reply))
-	}
-	var counts [4]int64
-	for i := range counts {
-		if counts[i], ok = n[i].(int64); !ok {
-			return 0, 0, 0, 0, q.refuse("len", callerr.UnexpectedReply(reply))
-		}
+	counts, err := decodeLen(reply)
+	if err != nil {
+		return 0, 0, 0, 0, q.refuse("len", err)
 	}
 	return counts[0], counts[1], counts[2], counts[3], nil
 }

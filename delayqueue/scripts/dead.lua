@@ -3,11 +3,12 @@
 -- KEYS     the queue's seven keys (see lib.lua)
 -- ARGV[1]  how many, at most
 --
--- Returns {id, payload, attempts, dead-lettered at (ms), ...}, oldest first.
+-- Returns {1, id, payload, attempts, dead-lettered at (ms), ...}, oldest
+-- first.
 
 -- #include lib.lua
 
-local out = {}
+local out = {1}
 local ids = redis.call('ZRANGE', dead, 0, tonumber(ARGV[1]) - 1, 'WITHSCORES')
 for i = 1, #ids, 2 do
 	local id = ids[i]

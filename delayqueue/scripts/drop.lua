@@ -3,7 +3,7 @@
 -- KEYS     the queue's seven keys (see lib.lua)
 -- ARGV     the ids
 --
--- Returns how many of the ids were dead letters, and were deleted. A drop
+-- Returns {1, how many of the ids were dead letters, and were deleted}. A drop
 -- sent again after its reply was lost deletes nothing more, and does not
 -- count what its first run deleted: nothing is left to tell. A queue left
 -- without messages leaves no keys.
@@ -23,4 +23,4 @@ for _, id in ipairs(ARGV) do
 	end
 end
 drop_if_empty()
-return dropped
+return {1, dropped}

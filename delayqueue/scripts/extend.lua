@@ -6,7 +6,7 @@
 -- ARGV[2]  the delivery's token
 -- ARGV[3]  visibility: the lease time, ms
 --
--- Returns the new lease deadline (ms) when renewed, else 0: a lapsed
+-- Returns {1, the new lease deadline (ms)} when renewed, else {0}: a lapsed
 -- lease is never renewed, as the message is due again. Sent again, it
 -- renews the lease its first run renewed, to visibility from then.
 
@@ -19,7 +19,7 @@ end
 local id, token, vis = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = now_ms()
 if not held(id, token, now) then
-	return 0
+	return {0}
 end
 redis.call('ZADD', leases, now + vis, token)
-return now + vis
+return {1, now + vis}

@@ -9,7 +9,7 @@
 -- ARGV[1]  the consumer's name: its Poll's delivery token
 -- ARGV[2]  'command channel' for notices (see push.lua)
 --
--- Returns 1 when the consumer was a waiter, else 0. A leave sent again
+-- Returns {1, 1} when the consumer was a waiter, else {1, 0}. A leave sent again
 -- finds nothing more to do: its first run took the name off the waiters,
 -- and the delivery out of leases and attempts. Only a Poll that failed or
 -- ended runs this script, so the common path pays nothing for the give
@@ -43,4 +43,4 @@ if not woke and redis.call('HGET', info, 'keeper') == name then
 	redis.call('HDEL', info, 'armed', 'keeper')
 	wake_one(now_ms(), notify)
 end
-return was
+return {1, was}

@@ -2,7 +2,7 @@
 --
 -- KEYS     the queue's seven keys (see lib.lua)
 --
--- Returns {ready, delayed, in flight, dead}: messages due by the server's
+-- Returns {1, ready, delayed, in flight, dead}: messages due by the server's
 -- clock, messages not due yet, messages delivered and not acked (a lapsed
 -- lease counts here until a poll gives its message back), dead letters.
 
@@ -10,4 +10,4 @@
 
 local now = now_ms()
 local ready = redis.call('ZCOUNT', queue, '-inf', now)
-return {ready, redis.call('ZCARD', queue) - ready, redis.call('ZCARD', leases), redis.call('ZCARD', dead)}
+return {1, ready, redis.call('ZCARD', queue) - ready, redis.call('ZCARD', leases), redis.call('ZCARD', dead)}

@@ -17,6 +17,10 @@
 --   KEYS[7]  info      hash: 'ms' and 'seq' (the last push's order key),
 --                      'armed' and 'keeper' (the next event, and the
 --                      waiter timed to it)
+-- Every script's reply is a table whose first element is a status: 1 when
+-- it did what it was asked, 0 when the delivery it names no longer holds
+-- its lease (ack, nack, extend), 2 when nothing is due (poll).
+--
 -- A message's id is minted by its pusher, and a delivery's token by its
 -- poller, each before the first send, so a call sent again finds what its
 -- first run wrote. A token is in leases exactly when it is in attempts:

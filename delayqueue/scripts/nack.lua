@@ -10,9 +10,9 @@
 -- ARGV[5]  max attempts
 -- ARGV[6]  'command channel' for notices (see push.lua)
 --
--- Returns 1 when the message was given back (or dead-lettered), and 1
+-- Returns {1} when the message was given back (or dead-lettered), and {1}
 -- again for a nack sent again after its first run: only this delivery's
--- holder could have ended a lease whose deadline has not passed. Else 0:
+-- holder could have ended a lease whose deadline has not passed. Else {0}:
 -- the lease lapsed, or the delivery was acked.
 
 -- #include lib.lua
@@ -25,16 +25,16 @@ local id, token, delay, max, notify = ARGV[1], ARGV[2], tonumber(ARGV[4]), tonum
 local now = now_ms()
 if not held(id, token, now) then
 	if tonumber(ARGV[3]) > now then
-		return 1
+		return {1}
 	end
-	return 0
+	return {0}
 end
 redis.call('ZREM', leases, token)
 redis.call('HDEL', attempts, token)
 if tonumber(redis.call('HGET', attempts, id) or max) >= max then
 	redis.call('ZADD', dead, now, id)
-	return 1
+	return {1}
 end
 redis.call('ZADD', queue, now + delay, entry(now, 0, id))
 schedule(now + delay, now, notify)
-return 1
+return {1}

@@ -17,12 +17,12 @@
 -- after its first run made it: the reply is that delivery, as the first
 -- run gave it. Otherwise, when the first message is due, it is taken:
 -- removed from the queue, its attempts counted, its lease set to now plus
--- visibility under the token, and the reply is {id, payload, attempt, due
--- ms, lease deadline ms}. If another message is due too, one more waiter
+-- visibility under the token, and the reply is {1, id, payload, attempt,
+-- due ms, lease deadline ms}. If another message is due too, one more waiter
 -- is woken to take it; if the consumer was the keeper, one waiter is woken
 -- to become the next.
 --
--- Otherwise the reply is {ms to sleep}. The consumer is registered as a
+-- Otherwise the reply is {2, ms to sleep}. The consumer is registered as a
 -- waiter, so that a push can wake it. One waiter, the keeper, sleeps until
 -- the next event (a due time or a lease deadline), at most refresh; the
 -- others sleep refresh, so the next event wakes one consumer, not all.
@@ -52,7 +52,7 @@ end
 
 -- delivered is the reply for the delivery the token already names.
 local function delivered(due, id)
-	return {id, redis.call('HGET', bodies, id) or '', tonumber(redis.call('HGET', attempts, id) or 0), due,
+	return {1, id, redis.call('HGET', bodies, id) or '', tonumber(redis.call('HGET', attempts, id) or 0), due,
 		tonumber(redis.call('ZSCORE', leases, token) or 0)}
 end
 
@@ -78,7 +78,7 @@ if head[1] and tonumber(head[2]) <= now then
 	if after and tonumber(after) <= now or keeper == token and next_event() then
 		wake_one(now, notify)
 	end
-	return {id, redis.call('HGET', bodies, id) or '', attempt, due, deadline}
+	return {1, id, redis.call('HGET', bodies, id) or '', attempt, due, deadline}
 end
 local due, id = delivery(token)
 if id then
@@ -89,12 +89,12 @@ redis.call('ZADD', waiters, now + reg, token)
 redis.call('PEXPIRE', waiters, reg)
 local event = next_event()
 if not event then
-	return {refresh}
+	return {2, refresh}
 end
 local armed = tonumber(redis.call('HGET', info, 'armed'))
 if keeper and keeper ~= token and armed and armed > now and armed <= event
 	and tonumber(redis.call('ZSCORE', waiters, keeper) or 0) > now then
-	return {refresh}
+	return {2, refresh}
 end
 redis.call('HSET', info, 'armed', event, 'keeper', token)
-return {math.max(math.min(event - now, refresh), 0)}
+return {2, math.max(math.min(event - now, refresh), 0)}

@@ -8,7 +8,7 @@
 --          minted by the pusher, payload, delay (ms), and due time (ms; 0:
 --          now plus the delay)
 --
--- Returns how many messages it queued. A message is queued when HSET adds
+-- Returns {1, how many messages it queued}. A message is queued when HSET adds
 -- its body: a push sent again after its reply was lost finds the bodies
 -- its first run wrote and queues nothing twice. Each message queued gets
 -- an order key, the push's time on the server's clock in ms and a
@@ -50,4 +50,4 @@ if queued > 0 then
 	redis.call('HSET', info, 'ms', ms, 'seq', seq)
 	schedule(earliest, now, notify)
 end
-return queued
+return {1, queued}

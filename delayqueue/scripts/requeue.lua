@@ -5,7 +5,7 @@
 -- ARGV[1]  'command channel' for notices (see push.lua)
 -- ARGV[2..] the ids
 --
--- Returns how many of the ids are requeued: moved now, or moved by a
+-- Returns {1, how many of the ids are requeued}: moved now, or moved by a
 -- requeue before and not delivered since (their attempts are 0, which
 -- only a requeue writes), so that a requeue sent again after its reply
 -- was lost counts what its first run moved.
@@ -30,4 +30,4 @@ end
 if moved > 0 then
 	schedule(now, now, ARGV[1])
 end
-return moved + requeued
+return {1, moved + requeued}
