@@ -378,8 +378,7 @@ func (p *Persister) sweep(ctx context.Context, sh shard, st *shardState) error {
 			st.nextDue = time.Now().Add(p.cfg.ClaimIdle)
 			return nil
 		}
-		keys := []string{sh.packet(ids[0]), sh.log(), sh.due()}
-		reply, err := p.store.runner.Run(ctx, expireScript, keys, ids[0]).Slice()
+		notYet, wait, err := p.runExpire(ctx, sh, ids[0])
 		var refused redis.Error
 		if errors.As(err, &refused) && strings.Contains(refused.Error(), "WRONGTYPE") {
 			// The packet's key holds something else, for good: report it,
@@ -394,13 +393,12 @@ func (p *Persister) sweep(ctx context.Context, sh shard, st *shardState) error {
 		if err != nil {
 			return p.fail(ctx, st, "expire", sh, err)
 		}
-		if len(reply) == 2 && reply[0] == int64(1) {
+		if notYet {
 			// Look again by ClaimIdle at the latest: a packet created
 			// meanwhile may be due sooner, its creation read by a
 			// persister that died.
-			wait, _ := reply[1].(int64)
 			st.swept, st.nextDueKnow = true, true
-			st.nextDue = time.Now().Add(min(time.Duration(wait)*time.Millisecond, p.cfg.ClaimIdle))
+			st.nextDue = time.Now().Add(min(wait, p.cfg.ClaimIdle))
 			return nil
 		}
 	}
@@ -432,7 +430,7 @@ func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []
 	}
 	if p.store.cfg.Replicas > 0 {
 		// Commit only what a failover would keep.
-		if err := p.store.runner.Run(ctx, syncScript, []string{sh.sync()}).Err(); err != nil {
+		if err := p.runSync(ctx, sh); err != nil {
 			return 0, p.fail(ctx, st, "sync", sh, err)
 		}
 	}
@@ -450,13 +448,7 @@ func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []
 				Amount: e.packet.leftAmount, At: time.UnixMilli(e.packet.expired)})
 		}
 	}
-	args := make([]any, 0, 1+len(ids))
-	args = append(args, p.cfg.Group)
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	// No WAIT: an ack a failover loses only has the entries written again.
-	if err := ackScript.Run(ctx, p.store.client, []string{sh.log()}, args...).Err(); err != nil {
+	if err := p.runAck(ctx, sh, ids); err != nil {
 		return 0, p.fail(ctx, st, "ack", sh, err)
 	}
 	c.Done(ctx)

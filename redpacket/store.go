@@ -132,29 +132,14 @@ func (s *Store) create(ctx context.Context, p Packet) error {
 	if err := p.check(); err != nil {
 		return refused("create", p.ID, err)
 	}
-	sh := s.cfg.shard(p.ID)
-	args := make([]any, 0, 6+p.Count)
-	args = append(args, p.ID, itoa(p.Total), strconv.Itoa(p.Count), strconv.Itoa(int(p.Split)),
-		ms(p.ttl()), s.linger)
-	for _, a := range p.shares() {
-		args = append(args, itoa(a))
-	}
-	keys := []string{sh.packet(p.ID), sh.shares(p.ID), sh.log(), sh.due()}
-	reply, err := s.runner.Run(ctx, createScript, keys, args...).Result()
+	created, err := s.runCreate(ctx, p)
 	if err != nil {
 		return s.fail(ctx, "create", p.ID, err)
 	}
-	switch r := reply.(type) {
-	case int64:
-		if r == 0 {
-			return refused("create", p.ID, ErrExists)
-		}
-	case []any:
-		if len(r) == 2 {
-			return nil
-		}
+	if !created {
+		return refused("create", p.ID, ErrExists)
 	}
-	return s.fail(ctx, "create", p.ID, callerr.UnexpectedReply(reply))
+	return nil
 }
 
 // Grab gives user the next share of the packet, and returns it. A user's
@@ -208,28 +193,14 @@ func (s *Store) grab(ctx context.Context, packetID, user string) (Claim, error) 
 	if err := checkID("user", user); err != nil {
 		return Claim{}, refused("grab", packetID, err)
 	}
-	sh := s.cfg.shard(packetID)
-	keys := []string{sh.packet(packetID), sh.shares(packetID), sh.log()}
-	reply, err := s.runner.Run(ctx, grabScript, keys, packetID, user).Result()
-	if err != nil {
+	c, refusal, err := s.runGrab(ctx, packetID, user)
+	switch {
+	case refusal != nil:
+		return Claim{}, refused("grab", packetID, refusal)
+	case err != nil:
 		return Claim{}, s.fail(ctx, "grab", packetID, err)
 	}
-	switch r := reply.(type) {
-	case string:
-		if c, ok := parseClaim(packetID, user, r); ok {
-			return c, nil
-		}
-	case int64:
-		switch r {
-		case 0:
-			return Claim{}, refused("grab", packetID, ErrNotFound)
-		case -1:
-			return Claim{}, refused("grab", packetID, ErrSoldOut)
-		case -2:
-			return Claim{}, refused("grab", packetID, ErrExpired)
-		}
-	}
-	return Claim{}, s.fail(ctx, "grab", packetID, callerr.UnexpectedReply(reply))
+	return c, nil
 }
 
 // Remaining returns the shares of the packet not yet taken, and their

@@ -6,7 +6,7 @@
 -- ARGV[1]  the persister's consumer group
 -- ARGV[2..] the entries' IDs
 --
--- Returns 1. Sent again, it acks and deletes nothing more: an entry acked
+-- Returns 1, the status. Sent again, it acks and deletes nothing more: an entry acked
 -- and deleted stays so, and entries the log has never held are not named.
 
 local log, group = KEYS[1], ARGV[1]

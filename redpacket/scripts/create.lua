@@ -10,8 +10,9 @@
 -- ARGV[5]  ttl, ms; ARGV[6] linger, ms: the keys outlive the ttl by it
 -- ARGV[7..] the count amounts, in the order they are taken, summing to total
 --
--- Returns {created, expires} in ms on the server's clock, or 0, with
--- nothing written, when another packet has the id.
+-- Returns {1, created, expires}, in ms on the server's clock, once the
+-- packet is stored; or {0}, with nothing written, when another packet has
+-- the id.
 --
 -- A packet is the same packet when its id, total, count, split and ttl
 -- are; the amounts are not compared, since a Random packet sent again is
@@ -30,9 +31,9 @@ if redis.call('EXISTS', packet, shares) > 0 then
 	local f = redis.call('HMGET', packet, 'total', 'count', 'split', 'created', 'expires')
 	if f[1] == total and f[2] == count and f[3] == split and f[4] and f[5]
 		and tonumber(f[5]) - tonumber(f[4]) == ttl then
-		return {tonumber(f[4]), tonumber(f[5])}
+		return {1, tonumber(f[4]), tonumber(f[5])}
 	end
-	return 0
+	return {0}
 end
 
 -- #include lib.lua
@@ -50,4 +51,4 @@ redis.call('PEXPIREAT', shares, expires + linger)
 redis.call('ZADD', due, expires, id)
 redis.call('XADD', log, '*', 'k', 'p', 'id', id, 'total', total, 'count', count,
 	'split', split, 'created', created, 'expires', expires)
-return {created, expires}
+return {1, created, expires}
