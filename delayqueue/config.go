@@ -22,7 +22,7 @@ type Config struct {
 	// Key is the queue's name. Its keys carry the package's name inside
 	// Key's hash tag: its sorted set of messages is Key + ":delayqueue"
 	// for a Key with a hash tag such as "{tenant}:jobs", and
-	// "{" + Key + "}:delayqueue" for any other, and its other keys add a
+	// "{" + Key + "}/delayqueue" for any other (so "x" and "{x}" keep apart), and its other keys add a
 	// suffix of their own to that, all in one Redis Cluster hash slot.
 	// Nothing is kept at Key itself, so another package's primitive given
 	// the same Key (a slotlimit.Limiter, a recent.List) never touches the

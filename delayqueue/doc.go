@@ -53,7 +53,7 @@
 // new IDs and so may queue a message twice (never lose it).
 //
 // Payloads are binary-safe, up to MaxPayload bytes. A queue's keys carry
-// the package's name inside its Key's hash tag ("{jobs}:delayqueue" and
+// the package's name inside its Key's hash tag ("{jobs}/delayqueue" and
 // keys beside it, for a Key "jobs"; see Config.Key), so they share one
 // Redis Cluster hash slot and no other package's keys for the same Key.
 // A queue without messages leaves no keys, but for the registry of

@@ -4,8 +4,8 @@ import "github.com/slotlimit/slotlimit/internal/hashtag"
 
 // suffix is the name the queue's keys carry, after the Key: the queue's
 // sorted set is Key + ":delayqueue" for a Key with a hash tag, and
-// "{" + Key + "}:delayqueue" for any other, and its other keys add their
-// own suffix to that. So every key of a queue is in its Key's Redis
+// "{" + Key + "}/delayqueue" for any other (so that "x" and "{x}" keep
+// apart), and its other keys add their own suffix to that. So every key of a queue is in its Key's Redis
 // Cluster hash slot, and no key of another package's (a Limiter's, a
 // recent list's) given the same Key is one of them.
 const suffix = "delayqueue"
@@ -34,12 +34,11 @@ var sideSuffixes = [numKeys]string{
 // its notice channel, all in key's Redis Cluster hash slot, or false for a
 // key that has a '}' but no hash tag, whose slot no tag can reproduce.
 func keyNames(key string) (keys []string, channel string, ok bool) {
-	base := "{" + key + "}:" + suffix
-	if hashtag.Has(key) {
-		base = key + ":" + suffix
-	} else if _, ok := hashtag.SidePrefix(key); !ok {
+	prefix, ok := hashtag.SidePrefix(key)
+	if !ok {
 		return nil, "", false
 	}
+	base := prefix + suffix
 	keys = make([]string, numKeys)
 	keys[keyQueue] = base
 	for i := keyLeases; i < numKeys; i++ {

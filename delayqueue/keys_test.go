@@ -20,7 +20,8 @@ func TestKeysCarryThePackageName(t *testing.T) {
 	b := redistest.Miniredis(t)
 	ctx := context.Background()
 	for key, want := range map[string]string{
-		"jobs":          "{jobs}:delayqueue",
+		"jobs":          "{jobs}/delayqueue",
+		"{jobs}":        "{jobs}:delayqueue",
 		"{tenant}:jobs": "{tenant}:jobs:delayqueue",
 	} {
 		q := newQueueOn(t, b.Client, delayqueue.Config{Key: key})

@@ -77,7 +77,7 @@ func queueKey(key string) string {
 	if strings.Contains(key, "{") {
 		return key + ":delayqueue"
 	}
-	return "{" + key + "}:delayqueue"
+	return "{" + key + "}/delayqueue"
 }
 
 // allKeys are every key of the queue at key.
