@@ -83,7 +83,7 @@ func (b *bench) seedGrabber() *grabber {
 
 func (b *bench) storeGrabber() *grabber {
 	return &grabber{name: nameStore, tag: "store", commands: []string{"evalsha"}, on: func(tag string) (packets, error) {
-		s, err := redpacket.NewStore(b.Client, redpacket.Config{Prefix: tag})
+		s, err := redpacket.New(b.Client, redpacket.Config{Prefix: tag})
 		return storePackets{s}, err
 	}}
 }

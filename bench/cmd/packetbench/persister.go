@@ -200,7 +200,7 @@ func (b *bench) drainInto(ctx context.Context, dialect redpacket.Dialect, db *sq
 	}
 	tag := b.Key(fmt.Sprintf("persist:%s:%d:%d:", dialect, batch, round))
 	defer b.deleteMatching(context.WithoutCancel(ctx), tag)
-	s, err := redpacket.NewStore(b.Client, redpacket.Config{Prefix: tag})
+	s, err := redpacket.New(b.Client, redpacket.Config{Prefix: tag})
 	if err != nil {
 		return harness.Phase{}, err
 	}
@@ -221,7 +221,7 @@ func (b *bench) drainInto(ctx context.Context, dialect redpacket.Dialect, db *sq
 		return harness.Phase{}, fmt.Errorf("the log holds %d claims of %d after -persist-timeout %v", filled, n, b.timeout)
 	}
 
-	p, err := s.NewPersister(redpacket.PersisterConfig{DB: db, Dialect: dialect, Consumer: "packetbench", Batch: batch})
+	p, err := redpacket.NewPersister(b.Client, redpacket.PersisterConfig{Store: redpacket.Config{Prefix: tag}, DB: db, Dialect: dialect, Consumer: "packetbench", Batch: batch})
 	if err != nil {
 		return harness.Phase{}, err
 	}

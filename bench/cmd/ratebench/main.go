@@ -125,7 +125,9 @@ func (b *bench) setup(ctx context.Context) error {
 	if b.captured, err = capture(ctx, b.Env, b.limits()); err != nil {
 		return err
 	}
-	b.variants = b.newVariants()
+	if b.variants, err = b.newVariants(); err != nil {
+		return err
+	}
 	warm := harness.Bounds{Workers: b.Workers, Duration: b.Duration, MaxOps: warmupCalls * int64(b.Workers)}
 	for _, v := range b.variants {
 		if _, err := harness.Drive(ctx, warm, v.call); err != nil {

@@ -67,7 +67,10 @@ type captured struct {
 func capture(ctx context.Context, env *harness.Env, l limits) (captured, error) {
 	c, rec := env.NewRecordingClient()
 	defer c.Close()
-	lim := ratelimit.New(c)
+	lim, err := ratelimit.New(c, ratelimit.Config{})
+	if err != nil {
+		return captured{}, err
+	}
 	one := func(name string, limit ratelimit.Limit) (harness.Call, error) {
 		if err := limit.Validate(); err != nil {
 			return harness.Call{}, fmt.Errorf("-rate: %w", err)
@@ -87,7 +90,6 @@ func capture(ctx context.Context, env *harness.Env, l limits) (captured, error) 
 		return x, nil
 	}
 	var out captured
-	var err error
 	if out.window, err = one("window", l.window); err != nil {
 		return out, err
 	}
@@ -167,10 +169,13 @@ func (b *bench) callers() []harness.Caller {
 }
 
 // newVariants returns the variants, in the order of the report.
-func (b *bench) newVariants() []*variant {
+func (b *bench) newVariants() ([]*variant, error) {
 	c := b.Client
 	l := b.limits()
-	lim := ratelimit.New(c)
+	lim, err := ratelimit.New(c, ratelimit.Config{})
+	if err != nil {
+		return nil, err
+	}
 	rr := redis_rate.NewLimiter(c)
 	rrLimit := redis_rate.Limit{Rate: int(b.rate), Burst: int(b.rate), Period: window}
 	threshold, seconds := strconv.FormatInt(b.rate, 10), strconv.FormatInt(int64(window/time.Second), 10)
@@ -190,7 +195,7 @@ func (b *bench) newVariants() []*variant {
 			}
 			return res.Allowed > 0, nil
 		}),
-	}
+	}, nil
 }
 
 // allow is the library: Limiter.Allow on key with limit.
