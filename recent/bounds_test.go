@@ -51,7 +51,7 @@ func TestExtremeConfigsWorkWhole(t *testing.T) {
 			{Max: 3, MaxAge: recent.MaxDuration},
 		} {
 			l := newList(t, b, cfg)
-			key := l.Config().Key
+			key := recent.DataKey(l)
 			require.NoError(t, l.Add(ctx, "a", "b", "c"), "step %d: %v", i, cfg)
 			assert.Equal(t, []string{"c", "b", "a"}, values(t, l), "step %d", i)
 			n, err := l.Len(ctx)
@@ -81,7 +81,7 @@ func TestAddRefusedForMemoryWritesNothing(t *testing.T) {
 	l := newListOn(t, client, recent.Config{Key: "recent-test:oom", Max: 3, TTL: time.Hour, MaxAge: time.Hour})
 	fresh := newListOn(t, client, recent.Config{Key: "recent-test:oom-fresh", Max: 3, TTL: time.Hour})
 	require.NoError(t, l.Add(ctx, "a"))
-	require.NoError(t, client.Persist(ctx, "recent-test:oom").Err(), "so that an expiry set by Add would show")
+	require.NoError(t, client.Persist(ctx, recent.DataKey(l)).Err(), "so that an expiry set by Add would show")
 
 	require.NoError(t, client.ConfigSet(ctx, "maxmemory", "1").Err())
 	err := l.Add(ctx, "b", "c")
@@ -91,6 +91,6 @@ func TestAddRefusedForMemoryWritesNothing(t *testing.T) {
 	require.NoError(t, client.ConfigSet(ctx, "maxmemory", "0").Err())
 
 	assert.Equal(t, []string{"a"}, values(t, l))
-	assert.Equal(t, time.Duration(-1), client.TTL(ctx, "recent-test:oom").Val(), "no expiry was set")
-	assert.Zero(t, client.Exists(ctx, "recent-test:oom-fresh").Val(), "no key was made")
+	assert.Equal(t, time.Duration(-1), client.TTL(ctx, recent.DataKey(l)).Val(), "no expiry was set")
+	assert.Zero(t, client.Exists(ctx, recent.DataKey(fresh)).Val(), "no key was made")
 }

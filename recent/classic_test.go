@@ -26,25 +26,37 @@ var classicAdd = redis.NewScript("local key = KEYS[1] " +
 	"end " +
 	"return 1")
 
-// A list written by the classic script is read by Items, each item at the
-// second it was scored with, in that script's order (items of one second
-// by their text); a List then takes it over: its Adds go in front,
-// re-adding a classic item moves it there, its first Add trims the list
-// to Max, and MaxAge ages that script's items out by their second.
-func TestClassicListReadAndTakenOver(t *testing.T) {
+// A list written by the classic script at a Key is not the List's: a
+// List of that Key reads none of it and leaves it be. Renamed to the
+// List's key, as the package doc says (one RENAME, in the same hash slot),
+// it is read by Items, each item at the second it was scored with, in
+// that script's order (items of one second by their text); the List then
+// takes it over: its Adds go in front, re-adding a classic item moves it
+// there, its first Add trims the list to Max, and the classic script,
+// pointed at the new key, still fits in by its second.
+func TestClassicListRenamedIsReadAndTakenOver(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		key := b.Key(t, "recent-test:")
+		oldKey := b.Key(t, "recent-test:")
 		now := b.Now().Truncate(time.Second)
 		sec := now.Unix()
 		for _, add := range []struct {
 			member string
 			at     int64
 		}{{"p1", sec - 3}, {"p2", sec - 2}, {"zz", sec - 1}, {"aa", sec - 1}, {"p5", sec}} {
-			require.NoError(t, classicAdd.Run(ctx, b.Client, []string{key}, add.member, add.at, 5).Err())
+			require.NoError(t, classicAdd.Run(ctx, b.Client, []string{oldKey}, add.member, add.at, 5).Err())
 		}
 
-		l := newListOn(t, b.Client, recent.Config{Key: key, Max: 4, MaxAge: time.Hour})
+		l := newListOn(t, b.Client, recent.Config{Key: oldKey, Max: 4, MaxAge: time.Hour})
+		assert.Empty(t, values(t, l), "the classic list at the Key itself is not the List's")
+		n, err := l.Remove(ctx, "p1", "p5")
+		require.NoError(t, err)
+		assert.Zero(t, n)
+		assert.Equal(t, int64(5), b.Client.ZCard(ctx, oldKey).Val(), "and is left as it was")
+
+		key := "{" + oldKey + "}/recent"
+		require.Equal(t, key, recent.DataKey(l), "the key the package doc names")
+		require.NoError(t, b.Client.Rename(ctx, oldKey, key).Err())
 		items, err := l.Items(ctx, 0, 10)
 		require.NoError(t, err)
 		var got []string
@@ -54,7 +66,7 @@ func TestClassicListReadAndTakenOver(t *testing.T) {
 			assert.Zero(t, it.At.Nanosecond(), "item %d: a whole second", i)
 		}
 		assert.Equal(t, []string{"p5", "zz", "aa", "p2"}, got, "the classic script's order, at most Max")
-		n, err := l.Len(ctx)
+		n, err = l.Len(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, int64(4), n, "Len counts at most Max")
 
@@ -75,16 +87,16 @@ func TestClassicListReadAndTakenOver(t *testing.T) {
 	})
 }
 
-// A List with MaxAge drops the classic script's items by the second they
-// were scored with.
+// A List with MaxAge drops the classic script's items, renamed to its
+// key, by the second they were scored with.
 func TestClassicItemsAgeOut(t *testing.T) {
 	b := redistest.Miniredis(t)
 	ctx := context.Background()
-	key := b.Key(t, "recent-test:")
+	l := newList(t, b, recent.Config{Max: 5, MaxAge: 5 * time.Second})
+	key := recent.DataKey(l)
 	sec := redistest.MiniredisStart.Unix()
 	require.NoError(t, classicAdd.Run(ctx, b.Client, []string{key}, "old", sec-10, 5).Err())
 	require.NoError(t, classicAdd.Run(ctx, b.Client, []string{key}, "young", sec-1, 5).Err())
-	l := newListOn(t, b.Client, recent.Config{Key: key, Max: 5, MaxAge: 5 * time.Second})
 	assert.Equal(t, []string{"young"}, values(t, l))
 	n, err := l.Remove(ctx, "old", "young")
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/slotlimit/slotlimit/internal/hashtag"
 	"github.com/slotlimit/slotlimit/observe"
 )
 
@@ -24,8 +25,15 @@ const (
 
 // Config describes one list.
 type Config struct {
-	// Key is the list's Redis key, a sorted set, e.g. "recent:" + userID.
-	// Required. A list keeps no other key.
+	// Key names the list, e.g. "recent:" + userID. Required. The list is
+	// one sorted set whose Redis key is Key with the name "recent" added
+	// in Key's Redis Cluster hash slot: a Key with a hash tag gets
+	// ":recent" ("{user:42}:views" keeps its items at
+	// "{user:42}:views:recent"), and any other Key becomes the hash tag
+	// ("recent:42" keeps them at "{recent:42}/recent"). So a list never
+	// reads or changes what another package of this module keeps at the
+	// same Key. A Key with a '}' but no hash tag, which no such name can
+	// share a slot with, is refused.
 	Key string
 
 	// Max is the most items the list keeps: an Add that would make more
@@ -61,6 +69,8 @@ func (c Config) check() error {
 	switch {
 	case c.Key == "":
 		return invalidConfig("Key is empty")
+	case !hasListKey(c.Key):
+		return invalidConfig("Key %q has a '}' but no hash tag", c.Key)
 	case c.Max < 1 || c.Max > MaxItems:
 		return invalidConfig("Max is %d, must be 1 to %d", c.Max, int64(MaxItems))
 	case c.TTL < 0 || c.TTL > 0 && c.TTL < time.Millisecond || c.TTL > MaxDuration:
@@ -69,6 +79,19 @@ func (c Config) check() error {
 		return invalidConfig("MaxAge is %v, must be 0 or 1ms to %v", c.MaxAge, MaxDuration)
 	}
 	return nil
+}
+
+// listKey is the Redis key of the list named key (see Config.Key).
+func listKey(key string) string {
+	prefix, _ := hashtag.SidePrefix(key)
+	return prefix + "recent"
+}
+
+// hasListKey reports whether key names a list: whether it has a hash tag
+// or no '}'.
+func hasListKey(key string) bool {
+	_, ok := hashtag.SidePrefix(key)
+	return ok
 }
 
 // expiry is the expiry an Add gives the list: the TTL, or MaxAge and a

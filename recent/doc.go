@@ -33,11 +33,25 @@
 //
 // A score is a time in seconds, as that script's are, with a binary
 // fraction that holds the millisecond and a sequence (see scripts/lib.lua).
-// So a list written by that script can be read by Items, each item at the
-// second it was scored with (items of one second in the order of their
-// text, as that script left them), and a List can take it over: its Adds
-// go after every item there, and its first Add trims it to Max. While the
-// old script's writers still run beside a List, their items sort by the
+//
+// # Keys, and lists that script wrote
+//
+// A List keeps its sorted set under a name of its own, in its Key's Redis
+// Cluster hash slot: Key with ":recent" added when Key has a hash tag
+// ("{user:42}:views:recent"), and "{" + Key + "}/recent" when it has none
+// ("{recent:42}/recent"). So a List never reads or changes what another
+// package of this module, such as a slotlimit.Limiter, keeps at the same
+// Key, nor they its items.
+//
+// A list that script wrote at a key is therefore not read by a List of
+// that Key, which leaves it as it is. To take it over, rename it once to
+// the List's key, e.g. RENAME recent:42 {recent:42}/recent (the two are
+// in one hash slot, so this works on a Cluster too), and point that
+// script's writers still running at the new key. Items then reads each
+// of its items at the second it was scored with (items of one second in
+// the order of their text, as that script left them), a List's Adds go
+// after every item there, and its first Add trims it to Max. While that
+// script's writers still run beside a List, their items sort by the
 // second only, before the List's items of the same second.
 //
 // # All or nothing, and calls sent again
@@ -58,5 +72,5 @@
 // Items and Len write nothing.
 //
 // A list is one key, which an emptied list deletes. A key of another type
-// fails every call with WRONGTYPE and is left as it was.
+// there fails every call with WRONGTYPE and is left as it was.
 package recent

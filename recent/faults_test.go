@@ -36,6 +36,8 @@ func TestBadInputSendsNothing(t *testing.T) {
 			{Key: "k", Max: 1, MaxAge: time.Microsecond},
 			{Key: "k", Max: math.MinInt64},
 			{Key: "k", Max: 1, TTL: math.MinInt64},
+			{Key: "a}b", Max: 1},
+			{Key: "{}a}", Max: 1},
 		} {
 			l, err := recent.New(client, cfg)
 			assert.ErrorIs(t, err, recent.ErrInvalidConfig, "%+v", cfg)
@@ -111,7 +113,7 @@ func TestWrongTypeLeavesKeyUntouched(t *testing.T) {
 		ctx := context.Background()
 		for _, maxAge := range []time.Duration{0, time.Minute} {
 			l := newList(t, b, recent.Config{Max: 3, TTL: time.Minute, MaxAge: maxAge})
-			key := l.Config().Key
+			key := recent.DataKey(l)
 			require.NoError(t, b.Client.RPush(ctx, key, "x").Err())
 			_, err := l.Items(ctx, 0, 3)
 			errs := []error{l.Add(ctx, "a"), err}
@@ -123,7 +125,7 @@ func TestWrongTypeLeavesKeyUntouched(t *testing.T) {
 				require.Error(t, err, "call %d", i)
 				assert.Contains(t, err.Error(), "WRONGTYPE", "call %d", i)
 				assert.NotErrorIs(t, err, recent.ErrOutcomeUnknown, "call %d: a Redis error reply is a known outcome", i)
-				assert.Contains(t, err.Error(), key, "call %d names the key", i)
+				assert.Contains(t, err.Error(), l.Config().Key, "call %d names the key", i)
 				assertNamesMethodOnce(t, err, []string{"add", "items", "remove", "len"}[i], "WRONGTYPE")
 			}
 			assert.Equal(t, []string{"x"}, b.Client.LRange(ctx, key, 0, -1).Val())
@@ -218,7 +220,7 @@ func TestRedisDownAndContext(t *testing.T) {
 	assert.NotErrorIs(t, err, recent.ErrOutcomeUnknown, "an ended ctx sends nothing")
 	_, err = l.Items(cancelled, 0, 3)
 	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
-	assert.Zero(t, b.Client.Exists(ctx, l.Config().Key).Val(), "nothing was added")
+	assert.Zero(t, b.Client.Exists(ctx, recent.DataKey(l)).Val(), "nothing was added")
 }
 
 // assertNamesMethodOnce checks that err's text names the package once and
@@ -249,6 +251,6 @@ func TestAnyValueRoundTrips(t *testing.T) {
 		n, err := l.Remove(ctx, append(vals, vals...)...)
 		require.NoError(t, err)
 		assert.Equal(t, int64(len(vals)), n)
-		assert.Zero(t, b.Client.Exists(ctx, l.Config().Key).Val())
+		assert.Zero(t, b.Client.Exists(ctx, recent.DataKey(l)).Val())
 	})
 }

@@ -48,7 +48,7 @@ func TestLoadAcrossProcesses(t *testing.T) {
 			defer cancel()
 			key := b.Key(t, "recent-test:")
 			l := newListOn(t, b.Client, recent.Config{Key: key, Max: loadMax})
-			zadds := monitorZAdds(t, ctx, b, key)
+			zadds := monitorZAdds(t, ctx, b, recent.DataKey(l))
 
 			children := make([]*redistest.Child, loadChildren)
 			for i := range children {
@@ -73,7 +73,7 @@ func TestLoadAcrossProcesses(t *testing.T) {
 							readErr.Store(err)
 							return
 						}
-						card := b.Client.ZCard(ctx, key).Val()
+						card := b.Client.ZCard(ctx, recent.DataKey(l)).Val()
 						for seen := max(int64(len(items)), card); seen > mostSeen.Load() && !mostSeen.CompareAndSwap(mostSeen.Load(), seen); {
 						}
 						reads.Add(1)

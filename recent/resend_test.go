@@ -28,7 +28,7 @@ func TestResentAddAddsOnce(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
 		l, cutter := cutList(t, b, recent.Config{Max: 3, TTL: time.Minute})
-		key := l.Config().Key
+		key := recent.DataKey(l)
 		require.NoError(t, l.Add(ctx, "z", "a"))
 		b.Advance(time.Millisecond)
 
@@ -82,7 +82,7 @@ func TestResentAddIsASecondAdd(t *testing.T) {
 		}
 		assert.Equal(t, []string{"c", "b", "x"}, got, "the second run put b and c in front of x; a dropped beyond Max")
 		assert.False(t, items[1].At.Before(secondRunAfter.Truncate(time.Millisecond)), "b has the second run's time")
-		assert.Equal(t, int64(3), b.Client.ZCard(ctx, key).Val())
+		assert.Equal(t, int64(3), b.Client.ZCard(ctx, recent.DataKey(l)).Val())
 	})
 }
 
@@ -93,7 +93,7 @@ func TestResentRemoveRemovesOnceAndCountsLow(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
 		l, cutter := cutList(t, b, recent.Config{Max: 5, TTL: time.Minute})
-		key := l.Config().Key
+		key := recent.DataKey(l)
 		require.NoError(t, l.Add(ctx, "a", "b", "c"))
 
 		cutter.Arm(1, "evalsha", key)
@@ -117,7 +117,7 @@ func TestLostReplyThenCallAgain(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
 		l, cutter := cutList(t, b, recent.Config{Max: 3, TTL: time.Minute})
-		key := l.Config().Key
+		key := recent.DataKey(l)
 		require.NoError(t, l.Add(ctx, "a"))
 
 		cutter.Arm(10, "evalsha", key)

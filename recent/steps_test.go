@@ -114,7 +114,7 @@ func TestSteps(t *testing.T) {
 				require.NoError(t, err, "step %d", i)
 				assert.Equal(t, int64(len(items)), n, "step %d: Len", i)
 				if s.want == "" {
-					assert.Zero(t, b.Client.Exists(ctx, l.Config().Key).Val(), "step %d: an empty list leaves no key", i)
+					assert.Zero(t, b.Client.Exists(ctx, recent.DataKey(l)).Val(), "step %d: an empty list leaves no key", i)
 				}
 			}
 		})

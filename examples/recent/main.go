@@ -163,7 +163,8 @@ func run(addr string) error {
 		return fmt.Errorf("bob's pages read %v, want %v", paged, want)
 	}
 	for _, user := range users {
-		client.Del(context.Background(), prefix+user)
+		// A list of Key k lives at "{k}/recent" (see recent.Config.Key).
+		client.Del(context.Background(), "{"+prefix+user+"}/recent")
 	}
 	fmt.Printf("PASS: every feed holds the %d pages last viewed, newest first, none twice; remove and pages work\n", feedSize)
 	return nil

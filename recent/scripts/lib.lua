@@ -1,7 +1,8 @@
 -- lib: helpers for the recent list's scripts, included where a script has
 -- its "-- #include lib.lua" line.
 --
--- Every script takes one key:
+-- Every script takes one key, the list's (see Config.Key: the Key with
+-- "recent" added in its hash slot):
 --   KEYS[1]  list  sorted set, value -> score, the time of its last add
 --
 -- A score is a time in seconds with a binary fraction: the whole part is
