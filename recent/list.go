@@ -71,7 +71,7 @@ func New(client redis.UniversalClient, cfg Config) (*List, error) {
 		client: client,
 		runner: script.Runner{Client: client},
 		cfg:    cfg,
-		keys:   []string{listKey(cfg.Key)},
+		keys:   listKeyNames(cfg.Key),
 		trim:   strconv.FormatInt(-cfg.Max-1, 10),
 		maxAge: ms(cfg.MaxAge),
 		expiry: ms(cfg.expiry()),

@@ -12,9 +12,11 @@ import (
 )
 
 // Each operation is one Lua script, run with EVALSHA, and EVAL when the
-// server answers NOSCRIPT. Every script takes the list's one key and
-// includes lib.lua, which defines the scores. The Go side of each script,
-// its arguments and the decoding of its reply, is the method below it.
+// server answers NOSCRIPT. Every script includes lib.lua, which defines
+// the scores. This file is the Go side of each script's contract: its
+// keys, the building of its arguments and the one decoder of its reply;
+// the Lua side is the header of each file in scripts/. Every reply begins
+// with a status, 1.
 var (
 	//go:embed scripts/lib.lua
 	libLua string
@@ -37,8 +39,35 @@ var (
 	removeScript = script.New(removeLua, lib)
 )
 
+// The keys every script takes, in their order: the list's one key.
+const (
+	keyList = iota
+	listKeys
+)
+
+// listKeyNames returns the keys of the list named key, in the scripts'
+// order.
+func listKeyNames(key string) []string {
+	keys := make([]string, listKeys)
+	keys[keyList] = listKey(key)
+	return keys
+}
+
+// statusOK is the status that begins every script's reply.
+const statusOK = int64(1)
+
+// status splits a script's reply into its status, which must be
+// statusOK, and the rest; it reports false for a reply of another form.
+func status(reply any) ([]any, bool) {
+	r, ok := reply.([]any)
+	if !ok || len(r) == 0 || r[0] != statusOK {
+		return nil, false
+	}
+	return r[1:], true
+}
+
 // add runs add.lua: ARGV -Max-1, MaxAge, the expiry, then the values;
-// the reply is 1.
+// the reply is {1}.
 func (l *List) add(ctx context.Context, values []string) error {
 	args := make([]any, 0, 3+len(values))
 	args = append(args, l.trim, l.maxAge, l.expiry)
@@ -49,14 +78,14 @@ func (l *List) add(ctx context.Context, values []string) error {
 	if err != nil {
 		return err
 	}
-	if reply != int64(1) {
+	if rest, ok := status(reply); !ok || len(rest) != 0 {
 		return l.fail(ctx, "add", callerr.UnexpectedReply(reply))
 	}
 	return nil
 }
 
 // remove runs remove.lua: ARGV -Max-1, MaxAge, then the values; the reply
-// is how many of them were in the list.
+// is {1, how many of them were in the list}.
 func (l *List) remove(ctx context.Context, values []string) (int64, error) {
 	args := make([]any, 0, 2+len(values))
 	args = append(args, l.trim, l.maxAge)
@@ -67,37 +96,57 @@ func (l *List) remove(ctx context.Context, values []string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, ok := reply.(int64)
-	if !ok || n < 0 || n > int64(len(values)) {
+	n, ok := decodeCount(reply)
+	if !ok || n > int64(len(values)) {
 		return 0, l.fail(ctx, "remove", callerr.UnexpectedReply(reply))
 	}
 	return n, nil
 }
 
-// len runs len.lua: ARGV MaxAge; the reply is the number of items not too
-// old, which may exceed Max.
+// len runs len.lua: ARGV MaxAge; the reply is {1, the number of items not
+// too old}, which may exceed Max.
 func (l *List) len(ctx context.Context) (int64, error) {
 	reply, err := l.run(ctx, "len", lenScript, l.maxAge)
 	if err != nil {
 		return 0, err
 	}
-	n, ok := reply.(int64)
-	if !ok || n < 0 {
+	n, ok := decodeCount(reply)
+	if !ok {
 		return 0, l.fail(ctx, "len", callerr.UnexpectedReply(reply))
 	}
 	return n, nil
 }
 
-// items runs items.lua: ARGV MaxAge, offset, count; the reply is value,
-// score, value, score, ..., at most count pairs.
+// decodeCount decodes the reply {1, n} of remove.lua and len.lua, n not
+// negative.
+func decodeCount(reply any) (int64, bool) {
+	rest, ok := status(reply)
+	if !ok || len(rest) != 1 {
+		return 0, false
+	}
+	n, ok := rest[0].(int64)
+	return n, ok && n >= 0
+}
+
+// items runs items.lua: ARGV MaxAge, offset, count; the reply is {1,
+// value, score, value, score, ...}, at most count pairs.
 func (l *List) items(ctx context.Context, offset, count int64) ([]Item, error) {
 	reply, err := l.run(ctx, "items", itemsScript, l.maxAge, offset, count)
 	if err != nil {
 		return nil, err
 	}
-	flat, ok := reply.([]any)
-	if !ok || len(flat)%2 != 0 || int64(len(flat)) > 2*count {
+	items, ok := decodeItems(reply, count)
+	if !ok {
 		return nil, l.fail(ctx, "items", callerr.UnexpectedReply(reply))
+	}
+	return items, nil
+}
+
+// decodeItems decodes the reply of items.lua, of at most count items.
+func decodeItems(reply any, count int64) ([]Item, bool) {
+	flat, ok := status(reply)
+	if !ok || len(flat)%2 != 0 || int64(len(flat)) > 2*count {
+		return nil, false
 	}
 	items := make([]Item, 0, len(flat)/2)
 	for i := 0; i < len(flat); i += 2 {
@@ -105,11 +154,11 @@ func (l *List) items(ctx context.Context, offset, count int64) ([]Item, error) {
 		s, ok2 := flat[i+1].(string)
 		f, err := strconv.ParseFloat(s, 64)
 		if !ok1 || !ok2 || err != nil {
-			return nil, l.fail(ctx, "items", callerr.UnexpectedReply(reply))
+			return nil, false
 		}
 		items = append(items, Item{Value: value, At: scoreTime(f)})
 	}
-	return items, nil
+	return items, true
 }
 
 // Scores are seconds with a binary fraction of 2^21 ticks, 2048 ticks a

@@ -8,7 +8,7 @@
 -- ARGV[3]  the list's expiry in ms after this add, in decimal; 0: none set
 -- ARGV[4..] the values, oldest first
 --
--- Returns 1. A value already in the list moves to the front, with the
+-- Returns {1}. A value already in the list moves to the front, with the
 -- time of this add; so does every value of an add run twice, as a re-sent
 -- call is: the second run is a second add.
 --
@@ -40,4 +40,4 @@ prune(now, ARGV[1], tonumber(ARGV[2]))
 if ARGV[3] ~= '0' then
 	redis.call('PEXPIRE', list, ARGV[3])
 end
-return 1
+return {1}

@@ -3,9 +3,9 @@
 -- KEYS[1]  the list (see lib.lua)
 -- ARGV[1]  max age in ms; 0: items never age out
 --
--- Returns the number of items not older than the max age; the caller
+-- Returns {1, the number of items not older than the max age}; the caller
 -- counts at most the max of them, since those beyond it are never read.
 
 -- #include lib.lua
 
-return redis.call('ZCOUNT', list, oldest_kept(now_ms(), tonumber(ARGV[1])), '+inf')
+return {1, redis.call('ZCOUNT', list, oldest_kept(now_ms(), tonumber(ARGV[1])), '+inf')}

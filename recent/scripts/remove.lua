@@ -6,7 +6,7 @@
 -- ARGV[2]  max age in ms; 0: items never age out
 -- ARGV[3..] the values
 --
--- Returns how many of the values were in the list. It first drops the
+-- Returns {1, how many of the values were in the list}. It first drops the
 -- items too old or beyond the max, which a reader no longer sees, so they
 -- do not count. A list emptied this way is deleted, as Redis deletes an
 -- empty sorted set. Run twice, as a re-sent call is, the second run finds
@@ -20,4 +20,4 @@
 -- #include lib.lua
 
 prune(now_ms(), ARGV[1], tonumber(ARGV[2]))
-return redis.call('ZREM', list, unpack(ARGV, 3))
+return {1, redis.call('ZREM', list, unpack(ARGV, 3))}
