@@ -20,7 +20,8 @@ import (
 // enough of each to run every one of its scripts and direct commands.
 
 func aclRateLimit(ctx context.Context, t *testing.T, client redis.UniversalClient) {
-	l := ratelimit.New(client)
+	l, err := ratelimit.New(client, ratelimit.Config{})
+	require.NoError(t, err)
 	tag := "app:{rl:" + aclRand() + "}"
 	res, err := l.Allow(ctx, tag+":gcra", ratelimit.PerSecond(10))
 	aclCheck(t, "allow, GCRA", err)
@@ -34,7 +35,7 @@ func aclRateLimit(ctx context.Context, t *testing.T, client redis.UniversalClien
 	})
 	aclCheck(t, "allow all", err)
 	require.True(t, all.Allowed())
-	aclCheck(t, "reset", l.Reset(ctx, tag+":gcra"))
+	aclCheck(t, "reset", l.Reset(ctx, tag+":gcra", ratelimit.PerSecond(10)))
 }
 
 func aclRecent(ctx context.Context, t *testing.T, client redis.UniversalClient) {
@@ -114,7 +115,7 @@ func aclDelayQueue(ctx context.Context, t *testing.T, client redis.UniversalClie
 }
 
 func aclRedPacket(ctx context.Context, t *testing.T, client redis.UniversalClient) {
-	s, err := redpacket.NewStore(client, redpacket.Config{Prefix: "app:rp", Linger: time.Minute})
+	s, err := redpacket.New(client, redpacket.Config{Prefix: "app:rp", Linger: time.Minute})
 	require.NoError(t, err)
 	id := aclRand()
 	aclCheck(t, "create", s.Create(ctx, redpacket.Packet{ID: id, Total: 100, Count: 2}))
@@ -131,7 +132,7 @@ func aclRedPacket(ctx context.Context, t *testing.T, client redis.UniversalClien
 	db := sqltest.SQLite(t)
 	require.NoError(t, redpacket.CreateSchema(ctx, db))
 	expired := make(chan redpacket.Expiry, 1)
-	p, err := s.NewPersister(redpacket.PersisterConfig{DB: db, Dialect: redpacket.SQLite,
+	p, err := redpacket.NewPersister(client, redpacket.PersisterConfig{Store: redpacket.Config{Prefix: "app:rp", Linger: time.Minute}, DB: db, Dialect: redpacket.SQLite,
 		OnExpired: func(e redpacket.Expiry) {
 			select { // at least once: a second report is dropped
 			case expired <- e:

@@ -3,6 +3,8 @@ package slotlimit
 import (
 	"strconv"
 	"time"
+
+	"github.com/slotlimit/slotlimit/observe"
 )
 
 // MaxLimit is the highest Config.Limit: the scripts count units in Lua
@@ -69,11 +71,16 @@ type Config struct {
 	// run high, never low.
 	CountRefusals bool
 
-	// Observer, if set, is told of each acquire, refusal, wait, hand-over,
-	// release, renewal, lost lease and failed call of a Limiter (see
-	// Event); SlogObserver logs them. nil, the default, costs nothing. A
-	// Counter ignores it, as do the batch calls.
-	Observer Observer
+	// Observer, if set, is told of each call's outcome, once, as its final
+	// event: Acquired or Refused for a try or an acquire, Released or
+	// Renewed (with Held) for a release or a renewal, Error (with Err) for
+	// a call that failed after it was sent. A Limiter's Acquire reports
+	// Waited and HandedOver before its final event, and a Lease kept alive
+	// reports LeaseLost when it is lost. observe.Slog logs events; the
+	// module github.com/slotlimit/slotlimit/otel records them as
+	// OpenTelemetry metrics and spans. nil, the default, costs nothing.
+	// The batch calls (TryAcquireBatch, ReleaseBatch) report nothing.
+	Observer observe.Observer
 }
 
 // check validates c and fills in the default TTL.

@@ -15,8 +15,8 @@ import (
 // releaseRecordMillis is releaseRecordTTL as a script argument.
 var releaseRecordMillis any = formatMillis(releaseRecordTTL)
 
-// A Counter limits concurrency with a plain integer counter, the same data
-// as the scripts this library grew from: Config.Key holds an integer, a
+// A Counter limits concurrency with a plain integer counter, the layout of
+// the classic INCR/DECR limiter scripts: Config.Key holds an integer, a
 // successful acquire increments it and sets the whole key's expiry to TTL,
 // and a release decrements it, never below 0. Processes that still run those
 // scripts on the same key share the same count.
@@ -25,7 +25,8 @@ var releaseRecordMillis any = formatMillis(releaseRecordTTL)
 // frees someone else's slot, a holder that acquires twice takes two, and a
 // crashed holder's slot is freed only when the whole key expires, which
 // frees every other slot at the same moment; under steady traffic that never
-// happens. Use a Limiter unless the seed-compatible data is required.
+// happens. Use a Limiter unless scripts that keep this integer must share
+// the count.
 //
 // A Counter is safe for concurrent use.
 type Counter struct {
@@ -97,6 +98,14 @@ func (c *Counter) TryAcquire(ctx context.Context) (Result, error) {
 	if err := c.usable(ctx); err != nil {
 		return Result{}, err
 	}
+	o := c.begin("TryAcquire", 1)
+	res, err := c.try(ctx)
+	observeResult(ctx, &o, res, err)
+	return res, err
+}
+
+// try runs counter_acquire.lua once.
+func (c *Counter) try(ctx context.Context) (Result, error) {
 	reply, err := c.runner.Run(ctx, counterAcquireScript, c.keys, c.limit, c.ttl).Int64Slice()
 	if err != nil {
 		return Result{Limit: c.cfg.Limit}, callError(ctx, "acquire", c.cfg.Key, err)
@@ -123,12 +132,16 @@ func (c *Counter) Acquire(ctx context.Context) (Result, error) {
 	if err := c.usable(ctx); err != nil {
 		return Result{}, err
 	}
-	res, err := poll(ctx, func() (Result, error) { return c.TryAcquire(ctx) })
-	return acquireOutcome(ctx, c.cfg, res, err)
+	o := c.begin("Acquire", 1)
+	res, err := poll(ctx, func() (Result, error) { return c.try(ctx) })
+	res, err = acquireOutcome(ctx, c.cfg, res, err)
+	observeResult(ctx, &o, res, err)
+	return res, err
 }
 
-// Release gives back one slot. It returns false when the count was
-// already 0 or the key was gone, and never takes the count below 0.
+// Release gives back one slot. It returns an error matching ErrNotHeld
+// when the count was already 0 or the key was gone, and never takes the
+// count below 0.
 //
 // Release gives back one slot however often its call is sent: it draws a
 // random ID for the call and leaves, beside the key, a record of its
@@ -136,17 +149,27 @@ func (c *Counter) Acquire(ctx context.Context) (Result, error) {
 // again after its reply was lost finds the record, answers as the first
 // run did, and gives nothing back, so it never frees a slot someone else
 // holds. Each Release thus costs the server one more key write, whose key
-// lapses by itself.
-func (c *Counter) Release(ctx context.Context) (bool, error) {
+// lapses by itself. A Release that fails with an error matching
+// ErrOutcomeUnknown may or may not have given its slot back, and a new
+// call draws a new ID: calling it again can give back a second slot, so
+// call it again only if the slot was surely still taken.
+func (c *Counter) Release(ctx context.Context) error {
 	if err := c.usable(ctx); err != nil {
-		return false, err
+		return err
 	}
+	o := c.begin("Release", 0)
 	keys := []string{c.cfg.Key, c.records + rand.Text()}
 	n, err := c.runner.Run(ctx, counterReleaseScript, keys, releaseRecordMillis).Int64()
 	if err != nil {
-		return false, callError(ctx, "release", c.cfg.Key, err)
+		err = callError(ctx, "release", c.cfg.Key, err)
+		o.Failed(ctx, err)
+		return err
 	}
-	return n == 1, nil
+	o.Released(ctx, n == 1)
+	if n != 1 {
+		return opError("release", c.cfg.Key, ErrNotHeld)
+	}
+	return nil
 }
 
 // Count returns the current count; 0 when the key is gone.

@@ -15,14 +15,15 @@ import (
 	"github.com/slotlimit/slotlimit"
 )
 
-// The seed's two scripts, verbatim, as its Java service runs them.
+// The classic INCR/DECR limiter scripts, verbatim, as services run them
+// today on a plain integer key.
 const (
-	seedIncr = "local count = redis.call('get',KEYS[1]);" +
+	classicIncr = "local count = redis.call('get',KEYS[1]);" +
 		"if not count or tonumber(count) < tonumber(ARGV[1]) then " +
 		"count=redis.call('incr',KEYS[1]);redis.call('EXPIRE', KEYS[1], 300);" +
 		"end;" +
 		"return tonumber(count)"
-	seedDecr = "local count = redis.call('get',KEYS[1]);" +
+	classicDecr = "local count = redis.call('get',KEYS[1]);" +
 		"if count and tonumber(count)>0 then " +
 		"count=redis.call('incrby',KEYS[1],-1);" +
 		"end;" +
@@ -36,7 +37,7 @@ func newCounter(t *testing.T, b *backend, key string, limit int64) *slotlimit.Co
 	return c
 }
 
-// The seed's acquire returns the count, so "took the last slot" and
+// The classic acquire returns the count, so "took the last slot" and
 // "refused" look the same; Counter tells them apart.
 func TestCounterTellsLastSlotFromRefusal(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
@@ -59,13 +60,13 @@ func TestCounterTellsLastSlotFromRefusal(t *testing.T) {
 			}
 		}
 
-		// The seed's script answers 3 for both cases on the same data.
+		// The classic script answers 3 for both cases on the same data.
 		require.NoError(t, b.Client.Set(ctx, key, 2, 0).Err())
-		took, err := b.Client.Eval(ctx, seedIncr, []string{key}, 3).Int64()
+		took, err := b.Client.Eval(ctx, classicIncr, []string{key}, 3).Int64()
 		require.NoError(t, err)
-		refused, err := b.Client.Eval(ctx, seedIncr, []string{key}, 3).Int64()
+		refused, err := b.Client.Eval(ctx, classicIncr, []string{key}, 3).Int64()
 		require.NoError(t, err)
-		assert.Equal(t, took, refused, "the seed cannot tell them apart")
+		assert.Equal(t, took, refused, "the classic script cannot tell them apart")
 	})
 }
 
@@ -85,20 +86,17 @@ func TestCounterSetsExpiryAndNeverGoesNegative(t *testing.T) {
 		require.NoError(t, err)
 		assert.InDelta(t, slotlimit.DefaultCounterTTL.Seconds(), pttl.Seconds(), 2)
 
-		ok, err := c.Release(ctx)
+		err = c.Release(ctx)
 		require.NoError(t, err)
-		assert.True(t, ok)
-		ok, err = c.Release(ctx)
-		require.NoError(t, err)
-		assert.False(t, ok, "already 0")
+		err = c.Release(ctx)
+		require.ErrorIs(t, err, slotlimit.ErrNotHeld, "already 0")
 		n, err := c.Count(ctx)
 		require.NoError(t, err)
 		assert.Zero(t, n)
 
 		require.NoError(t, b.Client.Del(ctx, key).Err())
-		ok, err = c.Release(ctx)
-		require.NoError(t, err)
-		assert.False(t, ok, "gone")
+		err = c.Release(ctx)
+		require.ErrorIs(t, err, slotlimit.ErrNotHeld, "gone")
 		n, err = c.Count(ctx)
 		require.NoError(t, err)
 		assert.Zero(t, n)
@@ -129,7 +127,7 @@ func TestCounterAcquireWaits(t *testing.T) {
 			done <- err
 		}()
 		time.Sleep(50 * time.Millisecond)
-		_, err = c.Release(ctx)
+		err = c.Release(ctx)
 		require.NoError(t, err)
 		select {
 		case err := <-done:
@@ -163,7 +161,7 @@ func TestCounterWrongTypeKeyIsLeftAlone(t *testing.T) {
 			_, err := c.TryAcquire(ctx)
 			require.Error(t, err, setup.name)
 			assert.Contains(t, err.Error(), key, setup.name)
-			_, err = c.Release(ctx)
+			err = c.Release(ctx)
 			require.Error(t, err, setup.name)
 			assert.Contains(t, err.Error(), key, setup.name)
 			_, err = c.Count(ctx)
@@ -187,30 +185,30 @@ func TestCounterRedisDown(t *testing.T) {
 	_, err = c.Acquire(ctx)
 	assert.Error(t, err)
 	assert.NotErrorIs(t, err, context.DeadlineExceeded)
-	_, err = c.Release(ctx)
+	err = c.Release(ctx)
 	assert.Error(t, err)
 	_, err = c.Count(ctx)
 	assert.Error(t, err)
 }
 
-// A service still running the seed's scripts and a Counter share one key:
-// the count they keep together never passes the limit. The seed's reply
+// A service still running the classic scripts and a Counter share one key:
+// the count they keep together never passes the limit. The classic reply
 // cannot tell taking the last slot from a refusal, so the test reads the
-// count in the same transaction, just before the seed's script runs, and
-// the seed's side releases exactly the slots it took.
-func TestCounterSharesKeyWithSeedScripts(t *testing.T) {
+// count in the same transaction, just before the classic script runs, and
+// the classic side releases exactly the slots it took.
+func TestCounterSharesKeyWithClassicScripts(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		const limit, workers, rounds = 10, 20, 40
 		ctx := context.Background()
 		key := testKey(t, b)
 		c := newCounter(t, b, key, limit)
 
-		seedAcquire := func() (took bool, count int64, err error) {
+		classicAcquire := func() (took bool, count int64, err error) {
 			var before *redis.StringCmd
 			var reply *redis.Cmd
 			_, err = b.Client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 				before = p.Get(ctx, key)
-				reply = p.Eval(ctx, seedIncr, []string{key}, limit)
+				reply = p.Eval(ctx, classicIncr, []string{key}, limit)
 				return nil
 			})
 			if err != nil && !errors.Is(err, redis.Nil) {
@@ -222,7 +220,7 @@ func TestCounterSharesKeyWithSeedScripts(t *testing.T) {
 		}
 
 		var g gauge
-		var maxReply, seedTook, counterTook atomic.Int64
+		var maxReply, classicTook, counterTook atomic.Int64
 		observe := func(n int64) {
 			for m := maxReply.Load(); n > m && !maxReply.CompareAndSwap(m, n); m = maxReply.Load() {
 			}
@@ -230,14 +228,14 @@ func TestCounterSharesKeyWithSeedScripts(t *testing.T) {
 		var wg sync.WaitGroup
 		for w := 0; w < workers; w++ {
 			wg.Add(1)
-			go func(seed bool) {
+			go func(classic bool) {
 				defer wg.Done()
 				for r := 0; r < rounds; r++ {
 					var took bool
-					if seed {
+					if classic {
 						var n int64
 						var err error
-						took, n, err = seedAcquire()
+						took, n, err = classicAcquire()
 						if !assert.NoError(t, err) {
 							return
 						}
@@ -256,22 +254,22 @@ func TestCounterSharesKeyWithSeedScripts(t *testing.T) {
 					g.enter()
 					time.Sleep(200 * time.Microsecond)
 					g.leave()
-					if seed {
-						seedTook.Add(1)
-						assert.NoError(t, b.Client.Eval(ctx, seedDecr, []string{key}).Err())
+					if classic {
+						classicTook.Add(1)
+						assert.NoError(t, b.Client.Eval(ctx, classicDecr, []string{key}).Err())
 					} else {
 						counterTook.Add(1)
-						_, err := c.Release(ctx)
+						err := c.Release(ctx)
 						assert.NoError(t, err)
 					}
 				}
 			}(w%2 == 0)
 		}
 		wg.Wait()
-		t.Logf("seed took %d, Counter took %d, peak %d", seedTook.Load(), counterTook.Load(), g.peak.Load())
+		t.Logf("classic scripts took %d, Counter took %d, peak %d", classicTook.Load(), counterTook.Load(), g.peak.Load())
 		assert.LessOrEqual(t, g.peak.Load(), int64(limit))
 		assert.LessOrEqual(t, maxReply.Load(), int64(limit), "the shared count never passed the limit")
-		assert.Greater(t, seedTook.Load(), int64(rounds), "the seed's side took slots")
+		assert.Greater(t, classicTook.Load(), int64(rounds), "the classic side took slots")
 		assert.Greater(t, counterTook.Load(), int64(rounds), "the Counter's side took slots")
 		n, err := c.Count(ctx)
 		require.NoError(t, err)

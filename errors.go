@@ -59,10 +59,14 @@ var (
 	// renewal may have to be repeated.
 	ErrNotReplicated = errors.New("slotlimit: write not acknowledged by enough replicas")
 
-	// ErrLeaseLost is the cause of a KeepAlive context's cancellation when the
-	// lease was lost: a renewal found it gone, or renewals failed until it
-	// must have lapsed.
-	ErrLeaseLost = errors.New("slotlimit: lease lost")
+	// ErrNotHeld is returned when the caller no longer holds what it
+	// names: by Renew when the holder's lease had lapsed or was released
+	// (it is not taken again), by Release when the holder held no live
+	// lease, so there was nothing of its to free, and by a Counter's
+	// Release when the count was already 0. It is also the cause of a
+	// KeepAlive context's cancellation when the lease was lost: a renewal
+	// found it gone, or renewals failed until it must have lapsed.
+	ErrNotHeld = errors.New("slotlimit: not held")
 )
 
 // An argumentError is a kind of invalid argument, with a name of its own:
@@ -90,9 +94,8 @@ func sentNothing(err error) bool {
 	return errors.Is(err, ErrInvalidConfig) || errors.Is(err, ErrInvalidArgument)
 }
 
-// outcomeUnknown reports whether err leaves it open whether a script ran
-// (see callerr.OutcomeUnknown). This package's own errors are returned
-// before anything is sent.
+// outcomeUnknown reports whether err leaves it open whether a script ran.
+// This package's own errors are returned before anything is sent.
 func outcomeUnknown(err error) bool {
 	return !sentNothing(err) && callerr.OutcomeUnknown(err)
 }

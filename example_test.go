@@ -46,15 +46,19 @@ func Example() {
 	}
 
 	// On the device's result report:
-	released, err := limiter.Release(ctx, "device-42")
-	if err != nil {
+	err = limiter.Release(ctx, "device-42")
+	switch {
+	case errors.Is(err, slotlimit.ErrNotHeld):
+		fmt.Println("device-42 held no slot") // a report that came too late
+	case err != nil:
 		panic(err)
+	default:
+		fmt.Println("slot released")
 	}
-	fmt.Println("slot released:", released)
 
 	// Output:
 	// device-42 gets the task (1 of 60 slots in use)
-	// slot released: true
+	// slot released
 }
 
 // When every slot is taken, TryAcquire says so, and when to come back.

@@ -86,13 +86,13 @@ func TestFairOrderAcrossClients(t *testing.T) {
 				order = append(order, name)
 				mu.Unlock()
 				time.Sleep(10 * time.Millisecond)
-				_, err = l.Release(ctx, name)
+				err = l.Release(ctx, name)
 				assert.NoError(t, err)
 			}()
 			awaitQueued(t, b, key, int64(i+1))
 		}
 		// A newcomer that does not wait cannot cut in line.
-		_, err = limiters[1].Release(ctx, "first")
+		err = limiters[1].Release(ctx, "first")
 		require.NoError(t, err)
 		res, err := limiters[1].TryAcquire(ctx, "newcomer")
 		require.NoError(t, err)
@@ -127,7 +127,7 @@ func TestFairDeadWaiterLapses(t *testing.T) {
 
 		alive := acquireAsync(ctx, l, "alive", 1)
 		awaitQueued(t, b, key, 2)
-		_, err = l.Release(ctx, "first")
+		err = l.Release(ctx, "first")
 		require.NoError(t, err)
 		select {
 		case <-alive:
@@ -158,7 +158,7 @@ func TestFairWeightedHeadNotStarved(t *testing.T) {
 		awaitQueued(t, b, key, 2)
 
 		for i, h := range []string{"h1", "h2"} {
-			_, err := l.Release(ctx, h)
+			err := l.Release(ctx, h)
 			require.NoError(t, err)
 			res, err := l.TryAcquire(ctx, fmt.Sprintf("passer-by-%d", i))
 			require.NoError(t, err)
@@ -169,12 +169,12 @@ func TestFairWeightedHeadNotStarved(t *testing.T) {
 			t.Fatal("a one-unit waiter passed the heavy one")
 		case <-time.After(200 * time.Millisecond):
 		}
-		_, err := l.Release(ctx, "h3")
+		err := l.Release(ctx, "h3")
 		require.NoError(t, err)
 		requireDone(t, heavy, 3*time.Second, "heavy")
 		assert.Equal(t, map[string]int64{"heavy": 3}, holderWeights(t, l))
 
-		_, err = l.Release(ctx, "heavy")
+		err = l.Release(ctx, "heavy")
 		require.NoError(t, err)
 		requireDone(t, light, 3*time.Second, "light")
 	})
@@ -192,7 +192,7 @@ func TestUnfairLetsCallersPass(t *testing.T) {
 	}
 	heavy := acquireAsync(ctx, l, "heavy", 2)
 	time.Sleep(50 * time.Millisecond)
-	_, err := l.Release(ctx, "h1")
+	err := l.Release(ctx, "h1")
 	require.NoError(t, err)
 	res, err := l.TryAcquire(ctx, "passer-by")
 	require.NoError(t, err)
@@ -218,7 +218,7 @@ func TestUnfairReleaseServesWaiterThatFits(t *testing.T) {
 		light := acquireAsync(ctx, l, "light", 1)
 		awaitQueued(t, b, key, 2)
 		awaitSubscribed(t, b, key)
-		_, err := l.Release(ctx, "h1")
+		err := l.Release(ctx, "h1")
 		require.NoError(t, err)
 		requireDone(t, light, 3*time.Second, "light, past heavy")
 		assert.Equal(t, map[string]int64{"h2": 1, "light": 1}, holderWeights(t, l))

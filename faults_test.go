@@ -2,6 +2,7 @@ package slotlimit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -33,7 +34,7 @@ func TestScriptFlushUnderLoad(t *testing.T) {
 				for i := 0; i < 5000 && time.Now().Before(stop); i++ {
 					res, err := l.TryAcquire(ctx, holder)
 					if err == nil && res.Acquired {
-						_, err = l.Release(ctx, holder)
+						err = l.Release(ctx, holder)
 					}
 					if err != nil {
 						errs.Add(1)
@@ -247,12 +248,10 @@ func TestReplicasOnCluster(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, res.Acquired)
 	require.NoError(t, b.Client.ScriptFlush(ctx).Err())
-	ok, err := l.Renew(ctx, "d1")
+	err = l.Renew(ctx, "d1")
 	require.NoError(t, err)
-	assert.True(t, ok)
-	ok, err = l.Release(ctx, "d1")
+	err = l.Release(ctx, "d1")
 	require.NoError(t, err)
-	assert.True(t, ok)
 
 	c, err := slotlimit.NewCounter(b.Client, slotlimit.Config{Key: testKey(t, b), Limit: 1, Replicas: 1})
 	require.NoError(t, err)
@@ -286,8 +285,10 @@ func TestPausedServerHonoursDeadlines(t *testing.T) {
 	assert.Less(t, time.Since(start), deadline+300*time.Millisecond, "TryAcquire returned at its deadline")
 
 	time.Sleep(700 * time.Millisecond) // the pause ends; the try above ran then
-	_, err = l.Release(ctx, "d1")      // the caller of TryAcquire cleans up
-	require.NoError(t, err)
+	err = l.Release(ctx, "d1") // the caller of TryAcquire cleans up
+	if !errors.Is(err, slotlimit.ErrNotHeld) {
+		require.NoError(t, err)
+	}
 
 	require.NoError(t, admin.Do(ctx, "client", "pause", 500, "write").Err())
 	short, cancel = context.WithTimeout(ctx, deadline)
@@ -317,9 +318,8 @@ func TestClusterManyKeys(t *testing.T) {
 		n, err := l.Count(ctx)
 		require.NoError(t, err)
 		require.Equal(t, int64(2), n)
-		ok, err := l.Release(ctx, "d")
+		err = l.Release(ctx, "d")
 		require.NoError(t, err)
-		require.True(t, ok)
 		master, err := b.Client.(*redis.ClusterClient).MasterForKey(ctx, key)
 		require.NoError(t, err)
 		shards[master.Options().Addr] = true
@@ -348,11 +348,9 @@ func TestReplicatedWritesSurviveScriptFlushBeforeEveryPipeline(t *testing.T) {
 		require.NoError(t, err, "acquire %d", i)
 		assert.True(t, res.Acquired)
 		assert.Equal(t, int64(1), res.Count, "acquire %d ran once", i)
-		ok, err := l.Renew(ctx, holder)
+		err = l.Renew(ctx, holder)
 		require.NoError(t, err, "renew %d", i)
-		assert.True(t, ok)
-		ok, err = l.Release(ctx, holder)
+		err = l.Release(ctx, holder)
 		require.NoError(t, err, "release %d", i)
-		assert.True(t, ok, "release %d ran once and freed a live lease", i)
 	}
 }

@@ -112,13 +112,13 @@ func FuzzHolder(f *testing.F) {
 			assert.ErrorIs(t, err, slotlimit.ErrInvalidHolder, "Acquire")
 			_, err = l.AcquireN(ctx, holder, 2)
 			assert.ErrorIs(t, err, slotlimit.ErrInvalidHolder, "AcquireN")
-			_, err = l.Renew(ctx, holder)
+			err = l.Renew(ctx, holder)
 			assert.ErrorIs(t, err, slotlimit.ErrInvalidHolder, "Renew")
-			_, err = l.Release(ctx, holder)
+			err = l.Release(ctx, holder)
 			assert.ErrorIs(t, err, slotlimit.ErrInvalidHolder, "Release")
-			_, err = x.Renew(ctx)
+			err = x.Renew(ctx)
 			assert.ErrorIs(t, err, slotlimit.ErrInvalidHolder, "Lease.Renew")
-			_, err = x.Release(ctx)
+			err = x.Release(ctx)
 			assert.ErrorIs(t, err, slotlimit.ErrInvalidHolder, "Lease.Release")
 			assert.Empty(t, r.storedKeys(), "nothing is written for an invalid holder")
 			return
@@ -158,12 +158,10 @@ func FuzzHolder(f *testing.F) {
 		assert.True(t, res.ExpiresAt.Equal(deadline), "ExpiresAt %v", res.ExpiresAt)
 		holds("TryAcquire", 1, deadline)
 
-		ok, err := l.Renew(ctx, holder)
+		err = l.Renew(ctx, holder)
 		require.NoError(t, err, "Renew")
-		assert.True(t, ok, "Renew")
-		ok, err = x.Renew(ctx)
+		err = x.Renew(ctx)
 		require.NoError(t, err, "Lease.Renew")
-		assert.True(t, ok, "Lease.Renew")
 		holds("Renew", 1, deadline)
 
 		res, err = l.TryAcquireN(ctx, holder, 3)
@@ -189,16 +187,13 @@ func FuzzHolder(f *testing.F) {
 		assert.Equal(t, int64(2), res.Weight)
 		holds("TryAcquireN 2", 2, deadline)
 
-		ok, err = l.Release(ctx, holder)
+		err = l.Release(ctx, holder)
 		require.NoError(t, err, "Release")
-		assert.True(t, ok, "Release")
 		free("Release")
-		ok, err = l.Release(ctx, holder)
-		require.NoError(t, err, "Release again")
-		assert.False(t, ok, "Release again")
-		ok, err = l.Renew(ctx, holder)
-		require.NoError(t, err, "Renew after Release")
-		assert.False(t, ok, "Renew after Release")
+		err = l.Release(ctx, holder)
+		require.ErrorIs(t, err, slotlimit.ErrNotHeld, "Release again")
+		err = l.Renew(ctx, holder)
+		require.ErrorIs(t, err, slotlimit.ErrNotHeld, "Renew after Release")
 
 		// The waiting path takes free units at once.
 		res, err = l.AcquireN(ctx, holder, 2)
@@ -206,9 +201,8 @@ func FuzzHolder(f *testing.F) {
 		require.True(t, res.Acquired, "AcquireN")
 		assert.Equal(t, int64(2), res.Weight)
 		holds("AcquireN", 2, deadline)
-		ok, err = x.Release(ctx)
+		err = x.Release(ctx)
 		require.NoError(t, err, "Lease.Release")
-		assert.True(t, ok, "Lease.Release")
 		free("Lease.Release")
 	})
 }
@@ -254,9 +248,8 @@ func FuzzHolderHandoff(f *testing.F) {
 		require.Eventually(t, func() bool {
 			return r.mr.Exists("{"+key+"}/q") && len(r.zMembers(t, "{"+key+"}/q")) == 1
 		}, 5*time.Second, time.Millisecond)
-		ok, err := l.Release(ctx, first)
+		err = l.Release(ctx, first)
 		require.NoError(t, err)
-		require.True(t, ok)
 
 		got := <-done
 		require.NoError(t, got.err, "Acquire")
@@ -264,9 +257,8 @@ func FuzzHolderHandoff(f *testing.F) {
 		assert.Equal(t, int64(1), got.res.Weight)
 		assert.Equal(t, []string{holder}, holderIDs(t, l), "the waiter holds the slot")
 
-		ok, err = l.Release(ctx, holder)
+		err = l.Release(ctx, holder)
 		require.NoError(t, err)
-		assert.True(t, ok)
 		assert.Empty(t, holderIDs(t, l))
 		r.client.Del(context.Background(), key, "{"+key+"}/w", "{"+key+"}/q", "{"+key+"}/qd", "{"+key+"}/qw")
 	})
@@ -434,12 +426,10 @@ func fuzzLimiter(ctx context.Context, t *testing.T, r *fuzzRedis, l *slotlimit.L
 		assert.True(t, hs[0].ExpiresAt.Equal(deadline), "Holder.ExpiresAt %v, want %v", hs[0].ExpiresAt, deadline)
 	}
 
-	ok, err := l.Renew(ctx, "h")
+	err = l.Renew(ctx, "h")
 	require.NoError(t, err, "Renew")
-	assert.True(t, ok, "Renew")
-	ok, err = l.Release(ctx, "h")
+	err = l.Release(ctx, "h")
 	require.NoError(t, err, "Release")
-	assert.True(t, ok, "Release")
 	count, err = l.Count(ctx)
 	require.NoError(t, err, "Count after Release")
 	assert.Zero(t, count, "Count after Release")
@@ -458,15 +448,13 @@ func fuzzCounter(ctx context.Context, t *testing.T, r *fuzzRedis, c *slotlimit.C
 	count, err := c.Count(ctx)
 	require.NoError(t, err, "Counter.Count")
 	assert.Equal(t, int64(1), count, "Counter.Count")
-	ok, err := c.Release(ctx)
+	err = c.Release(ctx)
 	require.NoError(t, err, "Counter.Release")
-	assert.True(t, ok, "Counter.Release")
 	count, err = c.Count(ctx)
 	require.NoError(t, err, "Counter.Count after Release")
 	assert.Zero(t, count, "Counter.Count after Release")
-	ok, err = c.Release(ctx)
-	require.NoError(t, err, "Counter.Release again")
-	assert.False(t, ok, "Counter.Release again")
+	err = c.Release(ctx)
+	require.ErrorIs(t, err, slotlimit.ErrNotHeld, "Counter.Release again")
 	// A Counter keeps its key, at 0, until it expires.
 	require.NoError(t, r.client.Del(ctx, c.Config().Key).Err())
 	// Each Release leaves a record of its call beside the key, in its

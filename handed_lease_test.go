@@ -43,14 +43,13 @@ func TestHandedLeaseKnowsOnlyTheHandOffsDeadlineUntilClaimed(t *testing.T) {
 	}()
 	awaitQueued(t, b, key, 1)
 	awaitSubscribed(t, b, key)
-	_, err = holder.Release(ctx, "holder")
+	err = holder.Release(ctx, "holder")
 	require.NoError(t, err)
 	lease := <-got
 	require.NotNil(t, lease)
 
 	b.Advance(4 * time.Second) // past the claim time: the handed units lapse
-	released, err := lease.Release(ctx)
-	require.NoError(t, err)
-	assert.False(t, released, "the lease had lapsed unclaimed")
+	err = lease.Release(ctx)
+	require.ErrorIs(t, err, slotlimit.ErrNotHeld, "the lease had lapsed unclaimed")
 	close(claims)
 }

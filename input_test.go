@@ -61,8 +61,8 @@ func TestNilContextIsInvalidArgument(t *testing.T) {
 	calls := map[string]func() error{
 		"TryAcquire":      func() error { _, err := l.TryAcquire(ctx, "x"); return err },
 		"AcquireN":        func() error { _, err := l.AcquireN(ctx, "x", 1); return err },
-		"Release":         func() error { _, err := l.Release(ctx, "x"); return err },
-		"Renew":           func() error { _, err := l.Renew(ctx, "x"); return err },
+		"Release":         func() error { return l.Release(ctx, "x") },
+		"Renew":           func() error { return l.Renew(ctx, "x") },
 		"Count":           func() error { _, err := l.Count(ctx); return err },
 		"Refusals":        func() error { _, err := l.Refusals(ctx); return err },
 		"Holders":         func() error { _, err := l.Holders(ctx); return err },
@@ -72,8 +72,8 @@ func TestNilContextIsInvalidArgument(t *testing.T) {
 		"AcquireLease":    func() error { _, err := l.AcquireLease(ctx, 1); return err },
 		"TryAcquireLease": func() error { _, err := l.TryAcquireLease(ctx, 1); return err },
 		"Do":              func() error { return l.Do(ctx, 1, func(context.Context) error { return errors.New("ran") }) },
-		"Lease.Release":   func() error { _, err := l.Lease("x").Release(ctx); return err },
-		"Lease.Renew":     func() error { _, err := l.Lease("x").Renew(ctx); return err },
+		"Lease.Release":   func() error { return l.Lease("x").Release(ctx) },
+		"Lease.Renew":     func() error { return l.Lease("x").Renew(ctx) },
 		"Lease.KeepAlive": func() error { return context.Cause(l.Lease("x").KeepAlive(ctx)) },
 		"nil Lease.KeepAlive": func() error {
 			var x *slotlimit.Lease
@@ -81,7 +81,7 @@ func TestNilContextIsInvalidArgument(t *testing.T) {
 		},
 		"Limits":          func() error { _, err := slotlimit.Limits(ctx, b.Client, key); return err },
 		"Counter.Acquire": func() error { _, err := c.Acquire(ctx); return err },
-		"Counter.Release": func() error { _, err := c.Release(ctx); return err },
+		"Counter.Release": func() error { return c.Release(ctx) },
 		"Counter.Count":   func() error { _, err := c.Count(ctx); return err },
 	}
 	for op, call := range calls {

@@ -89,9 +89,8 @@ func TestLimiterNeverOverAdmits(t *testing.T) {
 				g.enter()
 				time.Sleep(holdFor + rand.N(holdFor))
 				g.leave()
-				ok, err := l.Release(ctx, holder)
+				err = l.Release(ctx, holder)
 				assert.NoError(t, err)
-				assert.True(t, ok, "a live lease was released")
 			}
 		}(limiters[w%clients], fmt.Sprintf("worker-%d", w), w%3 == 0)
 	}

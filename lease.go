@@ -52,10 +52,13 @@ func (l *Limiter) Lease(holder string) *Lease {
 			}
 			return ok, err
 		},
-		Release: func(ctx context.Context) (bool, error) { return l.release(ctx, holder, x.deadline()) },
-		ErrLost: ErrLeaseLost,
+		Release: func(ctx context.Context) (bool, error) {
+			err := l.release(ctx, holder, x.deadline())
+			return err == nil, err
+		},
+		ErrLost: ErrNotHeld,
 		OnLost: func(ctx context.Context) {
-			observe.Lost(ctx, l.Config().Observer, "slotlimit", l.Config().Key, holder, ErrLeaseLost)
+			observe.Lost(ctx, l.Config().Observer, "slotlimit", l.Config().Key, holder, ErrNotHeld)
 		},
 	})
 	return x
@@ -137,12 +140,12 @@ func (l *Limiter) TryAcquireLease(ctx context.Context, n int64) (*Lease, error) 
 // Do runs fn while holding n units under a new random holder ID: it waits
 // for them as AcquireLease does, keeps the lease alive while fn runs, and
 // releases it when fn returns or panics. fn's context is derived from ctx
-// and is cancelled, with cause ErrLeaseLost, if the lease is lost, so that
+// and is cancelled, with cause ErrNotHeld, if the lease is lost, so that
 // the work stops once it no longer holds its units.
 //
 // When the units cannot be had, Do returns AcquireN's error and fn does
 // not run; the error matches ctx.Err() if ctx ended first. Otherwise Do
-// returns fn's error, joined with an error matching ErrLeaseLost if the
+// returns fn's error, joined with an error matching ErrNotHeld if the
 // lease was lost while fn ran, and with the release's error if the
 // release failed, in which case the lease lapses by itself after TTL. A
 // nil fn returns an error matching ErrInvalidArgument, with nothing sent.
@@ -159,12 +162,13 @@ func (l *Limiter) Do(ctx context.Context, n int64, fn func(ctx context.Context) 
 	}
 	work := lease.KeepAlive(ctx)
 	defer func() {
-		if errors.Is(context.Cause(work), ErrLeaseLost) {
-			err = errors.Join(err, fmt.Errorf("slotlimit: do %q: %w while the work ran", l.cfg.Key, ErrLeaseLost))
+		lost := errors.Is(context.Cause(work), ErrNotHeld)
+		if lost {
+			err = errors.Join(err, opError("do", l.cfg.Key, fmt.Errorf("%w: the lease was lost while the work ran", ErrNotHeld)))
 		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
-		if _, rerr := lease.Release(rctx); rerr != nil {
+		if rerr := lease.Release(rctx); rerr != nil && !(lost && errors.Is(rerr, ErrNotHeld)) {
 			err = errors.Join(err, rerr)
 		}
 	}()
@@ -200,51 +204,62 @@ func (x *Lease) Lost() <-chan struct{} {
 	return keep.Lost()
 }
 
-// Release frees the lease and stops KeepAlive. It reports whether a live
-// lease was freed. Releasing a nil Lease, or one already released, does
-// nothing and returns false and a nil error; after a Release that failed,
-// Release tries again. A zero Lease, or one of a zero or nil Limiter,
-// returns an error matching ErrInvalidConfig.
+// Release frees the lease and stops KeepAlive. It returns nil when it
+// freed a live lease, and an error matching ErrNotHeld when the lease was
+// no longer held (it had lapsed, or was never taken). Releasing a nil
+// Lease, or one already released, does nothing and returns nil, so that
+// deferring Release is always safe; after a Release that failed, Release
+// tries again. A zero Lease, or one of a zero or nil Limiter, returns an
+// error matching ErrInvalidConfig.
 //
 // Release frees the lease once however often its call is sent, and
 // answers as its first run did: a Lease knows its deadline on the
 // server's clock from the replies that took or renewed it, so a release
 // that finds the lease gone before that deadline (the go-redis client
 // sent it again after its first run freed the lease, and the reply was
-// lost) reports true. Two edges follow. A lease freed before its deadline
-// by other means, such as the slotlimit command's release, also reports
-// true; and a first run just before the deadline whose call is sent again
-// after it reports false, as if the lease had lapsed first.
-func (x *Lease) Release(ctx context.Context) (bool, error) {
+// lost) returns nil. Two edges follow. A lease freed before its deadline
+// by other means, such as the slotlimit command's release, also returns
+// nil; and a first run just before the deadline whose call is sent again
+// after it returns ErrNotHeld, as if the lease had lapsed first. After an
+// error matching ErrOutcomeUnknown, call Release again: it answers as the
+// first run did, by the same proof.
+func (x *Lease) Release(ctx context.Context) error {
 	if x == nil {
-		return false, nil
+		return nil
 	}
 	if err := x.limiter.usable(ctx); err != nil {
-		return false, err
+		return err
 	}
-	return x.keep.Release(ctx)
+	_, err := x.keep.Release(ctx)
+	return err
 }
 
-// Renew extends the lease to TTL from now. It returns false, and the lease
-// is lost, when the holder no longer holds it; it never re-acquires.
-func (x *Lease) Renew(ctx context.Context) (bool, error) {
+// Renew extends the lease to TTL from now. It returns an error matching
+// ErrNotHeld, and the lease is lost, when the holder no longer holds it;
+// it never re-acquires. A nil Lease holds nothing: its Renew returns
+// ErrNotHeld. After an error matching ErrOutcomeUnknown, call Renew again.
+func (x *Lease) Renew(ctx context.Context) error {
 	if x == nil {
-		return false, nil
+		return fmt.Errorf("slotlimit: renew a nil Lease: %w", ErrNotHeld)
 	}
 	if err := x.limiter.usable(ctx); err != nil {
-		return false, err
+		return err
 	}
-	return x.keep.Renew(ctx)
+	ok, err := x.keep.Renew(ctx)
+	if err == nil && !ok {
+		err = opError("renew", x.limiter.cfg.Key, ErrNotHeld)
+	}
+	return err
 }
 
 // KeepAlive renews the lease about every third of its TTL, in the
 // background, until the lease is released or lost or ctx ends. It returns
 // a context for the work, derived from ctx, that is cancelled when the
-// lease is lost (with cause ErrLeaseLost) or released. A failed renewal is
+// lease is lost (with cause ErrNotHeld) or released. A failed renewal is
 // retried sooner; if renewals keep failing past the point where the lease
 // must have lapsed, the lease is lost. Calling KeepAlive again returns the
 // same context. On a nil or released Lease it returns a context cancelled
-// with cause ErrLeaseLost, on a zero Lease, or one of a zero or nil
+// with cause ErrNotHeld, on a zero Lease, or one of a zero or nil
 // Limiter, one cancelled with an error matching ErrInvalidConfig, and for
 // a nil ctx, a context of its own cancelled with an error matching
 // ErrInvalidArgument.
@@ -253,7 +268,7 @@ func (x *Lease) KeepAlive(ctx context.Context) context.Context {
 		return keepalive.Cancelled(context.Background(), errNilContext)
 	}
 	if x == nil {
-		return keepalive.Cancelled(ctx, ErrLeaseLost)
+		return keepalive.Cancelled(ctx, ErrNotHeld)
 	}
 	if err := x.limiter.usable(ctx); err != nil {
 		return keepalive.Cancelled(ctx, err)

@@ -18,14 +18,12 @@ import (
 func TestNilAndRefusedLeasesReleaseSafely(t *testing.T) {
 	ctx := context.Background()
 	var nilLease *slotlimit.Lease
-	ok, err := nilLease.Release(ctx)
-	assert.False(t, ok)
-	assert.NoError(t, err)
-	ok, err = nilLease.Renew(ctx)
-	assert.False(t, ok)
-	assert.NoError(t, err)
+	err := nilLease.Release(ctx)
+	assert.NoError(t, err, "a nil Lease releases safely")
+	err = nilLease.Renew(ctx)
+	assert.ErrorIs(t, err, slotlimit.ErrNotHeld)
 	work := nilLease.KeepAlive(ctx)
-	assert.ErrorIs(t, context.Cause(work), slotlimit.ErrLeaseLost)
+	assert.ErrorIs(t, context.Cause(work), slotlimit.ErrNotHeld)
 
 	b := newMiniredis(t)
 	l := newLimiter(t, b, testKey(t, b), 1, time.Minute)
@@ -35,17 +33,14 @@ func TestNilAndRefusedLeasesReleaseSafely(t *testing.T) {
 	refused, err := l.TryAcquireLease(ctx, 1)
 	require.ErrorIs(t, err, slotlimit.ErrNotAcquired, "a refusal takes the error path")
 	require.Nil(t, refused)
-	ok, err = refused.Release(ctx)
-	assert.False(t, ok)
+	err = refused.Release(ctx)
 	assert.NoError(t, err)
 	assert.Equal(t, []string{held.Holder()}, holderIDs(t, l), "a refusal holds nothing, and releasing it touches no other")
 
-	ok, err = held.Release(ctx)
-	assert.True(t, ok)
+	err = held.Release(ctx)
 	assert.NoError(t, err)
-	ok, err = held.Release(ctx)
-	assert.False(t, ok, "a second release does nothing")
-	assert.NoError(t, err)
+	err = held.Release(ctx)
+	assert.NoError(t, err, "a second release does nothing")
 }
 
 func TestLeaseHoldersAreRandom128Bit(t *testing.T) {
@@ -80,11 +75,10 @@ func TestLeaseKeepAliveAndStop(t *testing.T) {
 	assert.GreaterOrEqual(t, tries.get("renew"), int64(6), "renewed about every TTL/3")
 	assert.NoError(t, work.Err())
 
-	ok, err := lease.Release(ctx)
+	err = lease.Release(ctx)
 	require.NoError(t, err)
-	assert.True(t, ok)
 	assert.ErrorIs(t, work.Err(), context.Canceled, "the work context ends with the lease")
-	assert.NotErrorIs(t, context.Cause(work), slotlimit.ErrLeaseLost)
+	assert.NotErrorIs(t, context.Cause(work), slotlimit.ErrNotHeld)
 	renews := tries.get("renew")
 	time.Sleep(ttl)
 	assert.Equal(t, renews, tries.get("renew"), "no renewal after release")
@@ -114,11 +108,10 @@ func TestLeaseLostWhenKeyDeleted(t *testing.T) {
 			t.Fatal("Lost did not fire")
 		}
 		<-work.Done()
-		assert.ErrorIs(t, context.Cause(work), slotlimit.ErrLeaseLost)
+		assert.ErrorIs(t, context.Cause(work), slotlimit.ErrNotHeld)
 		assert.Empty(t, holderIDs(t, l), "the lease was not re-acquired")
-		ok, err := lease.Release(ctx)
-		require.NoError(t, err)
-		assert.False(t, ok)
+		err = lease.Release(ctx)
+		require.ErrorIs(t, err, slotlimit.ErrNotHeld)
 	})
 }
 
@@ -149,7 +142,7 @@ func TestLeaseLostWhenRenewalsFailPastDeadline(t *testing.T) {
 		t.Fatal("Lost did not fire")
 	}
 	<-work.Done()
-	assert.True(t, errors.Is(context.Cause(work), slotlimit.ErrLeaseLost))
+	assert.True(t, errors.Is(context.Cause(work), slotlimit.ErrNotHeld))
 }
 
 // A lease from the Limiter.Lease accessor works on a named holder.
@@ -160,16 +153,13 @@ func TestLeaseAccessor(t *testing.T) {
 	_, err := l.TryAcquire(ctx, "device-1")
 	require.NoError(t, err)
 	lease := l.Lease("device-1")
-	ok, err := lease.Renew(ctx)
+	err = lease.Renew(ctx)
 	require.NoError(t, err)
-	assert.True(t, ok)
-	ok, err = lease.Release(ctx)
+	err = lease.Release(ctx)
 	require.NoError(t, err)
-	assert.True(t, ok)
 	assert.Empty(t, holderIDs(t, l))
-	ok, err = lease.Renew(ctx)
-	require.NoError(t, err)
-	assert.False(t, ok, "never re-acquires")
+	err = lease.Renew(ctx)
+	require.ErrorIs(t, err, slotlimit.ErrNotHeld, "never re-acquires")
 	assert.Empty(t, holderIDs(t, l))
 }
 
@@ -209,7 +199,7 @@ func TestHandedLeaseOutlivesClaimTime(t *testing.T) {
 	}()
 	awaitQueued(t, b, key, 1)
 	awaitSubscribed(t, b, key)
-	_, err = l.Release(ctx, "first")
+	err = l.Release(ctx, "first")
 	require.NoError(t, err)
 	lease := <-got
 	require.NotNil(t, lease)
@@ -220,9 +210,8 @@ func TestHandedLeaseOutlivesClaimTime(t *testing.T) {
 		t.Fatal("a claimed lease is not lost")
 	default:
 	}
-	ok, err := lease.Release(ctx)
+	err = lease.Release(ctx)
 	require.NoError(t, err)
-	assert.True(t, ok)
 }
 
 // A Release that failed can be tried again.
@@ -242,11 +231,10 @@ func TestLeaseReleaseRetriesAfterError(t *testing.T) {
 	lease, err := l.AcquireLease(ctx, 1)
 	require.NoError(t, err)
 	failing.Store(true)
-	_, err = lease.Release(ctx)
+	err = lease.Release(ctx)
 	require.Error(t, err)
 	failing.Store(false)
-	ok, err := lease.Release(ctx)
+	err = lease.Release(ctx)
 	require.NoError(t, err)
-	assert.True(t, ok, "the second Release freed the lease")
 	assert.Empty(t, holderIDs(t, l))
 }

@@ -265,53 +265,64 @@ func (l *Limiter) leave(ctx context.Context, holder string) {
 }
 
 // Release frees holder's slot, all units of it, and takes holder out of
-// the fair-mode queue. It reports whether holder held a live lease;
-// releasing a lease that was never taken, already released or already
-// lapsed returns false and a nil error.
+// the fair-mode queue. It returns nil when holder held a live lease, and
+// an error matching ErrNotHeld when it did not (a lease never taken,
+// already released or already lapsed); nothing else is touched.
 //
 // A release frees a lease once however often it is sent, and hands its
 // units on once. But a Release whose reply was lost after it ran, and
 // which the go-redis client therefore sent again (as it does by default),
-// reports false: its second run finds nothing to free. A caller that
+// returns ErrNotHeld: its second run finds nothing to free. A caller that
 // needs the exact answer holds a Lease, whose Release knows the lease's
-// deadline and answers as the first run did.
-func (l *Limiter) Release(ctx context.Context, holder string) (bool, error) {
+// deadline and answers as the first run did. An error matching
+// ErrOutcomeUnknown leaves it open whether the lease was freed: call
+// Release again with the same holder, and read ErrNotHeld then as "freed".
+func (l *Limiter) Release(ctx context.Context, holder string) error {
 	return l.release(ctx, holder, 0)
 }
 
 // release is Release for a caller that knows, from the server's replies,
 // the lease's deadline on the server's clock (ms; 0 when it does not): a
 // lease gone before then was freed by this call's first run.
-func (l *Limiter) release(ctx context.Context, holder string, deadline int64) (bool, error) {
+func (l *Limiter) release(ctx context.Context, holder string, deadline int64) error {
 	if err := l.usable(ctx); err != nil {
-		return false, err
+		return err
 	}
 	if err := checkHolder(holder); err != nil {
-		return false, err
+		return err
 	}
 	c := l.begin("Release", holder, 0)
 	reply, err := l.runner.Run(ctx, releaseScript, l.keys, l.releaseHeldArgs(holder, deadline)...).Result()
 	if err != nil {
 		err = callError(ctx, "release", l.cfg.Key, err)
 		c.Failed(ctx, err)
-		return false, err
+		return err
 	}
 	var one [1]bool
 	released, err := decodeReleased(one[:0], reply)
 	if err != nil || len(released) != 1 {
 		err = opError("release", l.cfg.Key, callerr.UnexpectedReply(reply))
 		c.Failed(ctx, err)
-		return false, err
+		return err
 	}
 	c.Released(ctx, released[0])
-	return released[0], nil
+	if !released[0] {
+		return opError("release", l.cfg.Key, ErrNotHeld)
+	}
+	return nil
 }
 
-// Renew extends holder's lease to TTL from now. It returns false when
-// holder holds no live lease; it never takes a slot that had lapsed.
-func (l *Limiter) Renew(ctx context.Context, holder string) (bool, error) {
+// Renew extends holder's lease to TTL from now. It returns an error
+// matching ErrNotHeld when holder holds no live lease; it never takes a
+// slot that had lapsed. A Renew sent again renews again, to TTL from its
+// last run; after an error matching ErrOutcomeUnknown, call Renew again
+// with the same holder.
+func (l *Limiter) Renew(ctx context.Context, holder string) error {
 	_, ok, err := l.renew(ctx, holder)
-	return ok, err
+	if err == nil && !ok {
+		err = opError("renew", l.cfg.Key, ErrNotHeld)
+	}
+	return err
 }
 
 // renew is Renew that also returns the new deadline.

@@ -13,6 +13,8 @@ import (
 
 	"github.com/slotlimit/slotlimit/internal/redistest"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
+
+	"github.com/slotlimit/slotlimit/observe"
 )
 
 // benchServers runs bench against miniredis and a real Redis.
@@ -60,7 +62,7 @@ func BenchmarkTryAcquireRelease(b *testing.B) {
 						b.Error(err)
 						return
 					}
-					if _, err := l.Release(ctx, holder); err != nil {
+					if err := l.Release(ctx, holder); err != nil {
 						b.Error(err)
 						return
 					}
@@ -130,7 +132,7 @@ func checkBareCalls(b *testing.B, l *Limiter) {
 // itself.
 type noopObserver struct{}
 
-func (noopObserver) Observe(context.Context, Event) {}
+func (noopObserver) Observe(context.Context, observe.Event) {}
 
 // BenchmarkTryAcquireObserver compares one TryAcquire with no Observer,
 // the default, against one with an Observer that does nothing, serially,
@@ -144,7 +146,7 @@ func BenchmarkTryAcquireObserver(b *testing.B) {
 		ctx := context.Background()
 		for _, obs := range []struct {
 			name string
-			obs  Observer
+			obs  observe.Observer
 		}{{"nil", nil}, {"noop", noopObserver{}}} {
 			b.Run(obs.name, func(b *testing.B) {
 				l, err := New(client, Config{Key: fmt.Sprintf("slotlimit-bench:%d", benchKeys.Add(1)),

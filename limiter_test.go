@@ -73,8 +73,8 @@ func TestLimiterTakesUpToLimit(t *testing.T) {
 	})
 }
 
-// The seed's script lets a device that reports again while holding a slot
-// take a second one.
+// A classic INCR limiter lets a device that reports again while holding
+// a slot take a second one; a Limiter renews its one lease.
 func TestLimiterReacquireRefreshesWithoutSecondSlot(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		ctx := context.Background()
@@ -103,7 +103,8 @@ func TestLimiterReacquireRefreshesWithoutSecondSlot(t *testing.T) {
 	})
 }
 
-// The seed's release, retried, frees a slot that someone else holds.
+// A classic DECR release, retried, frees a slot that someone else holds;
+// a Limiter's release frees only the holder's own lease, once.
 func TestLimiterReleaseIsIdempotent(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		ctx := context.Background()
@@ -114,15 +115,12 @@ func TestLimiterReleaseIsIdempotent(t *testing.T) {
 			require.True(t, res.Acquired)
 		}
 
-		ok, err := l.Release(ctx, "d1")
+		err := l.Release(ctx, "d1")
 		require.NoError(t, err)
-		assert.True(t, ok)
-		ok, err = l.Release(ctx, "d1") // a retried result report
-		require.NoError(t, err)
-		assert.False(t, ok)
-		ok, err = l.Release(ctx, "never-held")
-		require.NoError(t, err)
-		assert.False(t, ok)
+		err = l.Release(ctx, "d1") // a retried result report
+		require.ErrorIs(t, err, slotlimit.ErrNotHeld)
+		err = l.Release(ctx, "never-held")
+		require.ErrorIs(t, err, slotlimit.ErrNotHeld)
 
 		assert.Equal(t, []string{"d2"}, holderIDs(t, l), "d2 keeps its slot")
 		n, err := l.Count(ctx)
@@ -131,7 +129,8 @@ func TestLimiterReleaseIsIdempotent(t *testing.T) {
 	})
 }
 
-// The seed's whole-key TTL frees every slot at once when it lapses.
+// A classic counter's whole-key TTL frees every slot at once when it
+// lapses; a Limiter's lapsed lease frees only its own slot.
 func TestLimiterLapsedLeaseFreesOnlyItsSlot(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		ctx := context.Background()
@@ -158,8 +157,8 @@ func TestLimiterLapsedLeaseFreesOnlyItsSlot(t *testing.T) {
 	})
 }
 
-// Under the seed's design, steady traffic refreshes the whole key's TTL
-// forever, so a crashed device's slot is never freed.
+// Under a classic counter, steady traffic refreshes the whole key's TTL
+// forever, so a crashed device's slot is never freed; a Limiter frees it.
 func TestLimiterSteadyTrafficStillFreesLeakedSlot(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		ctx := context.Background()
@@ -173,7 +172,7 @@ func TestLimiterSteadyTrafficStillFreesLeakedSlot(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, res.Acquired, "round %d", i)
 			b.Advance(leaseTTL / 4)
-			_, err = l.Release(ctx, fmt.Sprintf("busy-%d", i))
+			err = l.Release(ctx, fmt.Sprintf("busy-%d", i))
 			require.NoError(t, err)
 		}
 		assert.Empty(t, holderIDs(t, l), "the crashed device's slot lapsed")
@@ -232,7 +231,7 @@ func TestLimiterKeyExpiresWithLastLease(t *testing.T) {
 		// Releasing the last holder removes the key at once.
 		_, err = l.TryAcquire(ctx, "d3")
 		require.NoError(t, err)
-		_, err = l.Release(ctx, "d3")
+		err = l.Release(ctx, "d3")
 		require.NoError(t, err)
 		n, err = b.Client.Exists(ctx, key).Result()
 		require.NoError(t, err)
@@ -249,9 +248,8 @@ func TestLimiterRenew(t *testing.T) {
 		_, err := l.TryAcquire(ctx, "d1")
 		require.NoError(t, err)
 		b.Advance(leaseTTL * 2 / 3)
-		ok, err := l.Renew(ctx, "d1")
+		err = l.Renew(ctx, "d1")
 		require.NoError(t, err)
-		assert.True(t, ok)
 		b.Advance(leaseTTL * 2 / 3) // past the first deadline, before the renewed one
 		assert.Equal(t, []string{"d1"}, holderIDs(t, l))
 		pttl, err := b.Client.PTTL(ctx, key).Result()
@@ -259,14 +257,12 @@ func TestLimiterRenew(t *testing.T) {
 		assert.Positive(t, pttl, "renewal moved the key's expiry too")
 
 		b.Advance(leaseTTL) // lapsed
-		ok, err = l.Renew(ctx, "d1")
-		require.NoError(t, err)
-		assert.False(t, ok, "a lapsed lease is not renewed")
+		err = l.Renew(ctx, "d1")
+		require.ErrorIs(t, err, slotlimit.ErrNotHeld, "a lapsed lease is not renewed")
 		assert.Empty(t, holderIDs(t, l), "renew does not re-acquire")
 
-		ok, err = l.Renew(ctx, "never-held")
-		require.NoError(t, err)
-		assert.False(t, ok)
+		err = l.Renew(ctx, "never-held")
+		require.ErrorIs(t, err, slotlimit.ErrNotHeld)
 		assert.Empty(t, holderIDs(t, l))
 	})
 }
@@ -328,7 +324,7 @@ func TestLimiterAcquireWaitsForRelease(t *testing.T) {
 			t.Fatal("Acquire returned while the only slot was held")
 		case <-time.After(150 * time.Millisecond):
 		}
-		_, err = l.Release(ctx, "d1")
+		err = l.Release(ctx, "d1")
 		require.NoError(t, err)
 		select {
 		case res := <-done:
@@ -436,9 +432,9 @@ func TestLimiterRejectsInvalidHolder(t *testing.T) {
 		assert.ErrorIs(t, err, slotlimit.ErrInvalidHolder)
 		_, err = l.Acquire(ctx, holder)
 		assert.ErrorIs(t, err, slotlimit.ErrInvalidHolder)
-		_, err = l.Release(ctx, holder)
+		err = l.Release(ctx, holder)
 		assert.ErrorIs(t, err, slotlimit.ErrInvalidHolder)
-		_, err = l.Renew(ctx, holder)
+		err = l.Renew(ctx, holder)
 		assert.ErrorIs(t, err, slotlimit.ErrInvalidHolder)
 	}
 	n, err := b.Client.Exists(ctx, key).Result()
@@ -471,8 +467,8 @@ func TestLimiterWrongTypeKeyIsLeftAlone(t *testing.T) {
 				"TryAcquire":  func() error { _, err := l.TryAcquire(ctx, "d1"); return err },
 				"TryAcquireN": func() error { _, err := l.TryAcquireN(ctx, "d1", 1); return err },
 				"Acquire":     func() error { _, err := l.Acquire(ctx, "d1"); return err },
-				"Release":     func() error { _, err := l.Release(ctx, "d1"); return err },
-				"Renew":       func() error { _, err := l.Renew(ctx, "d1"); return err },
+				"Release":     func() error { return l.Release(ctx, "d1") },
+				"Renew":       func() error { return l.Renew(ctx, "d1") },
 				"Count":       func() error { _, err := l.Count(ctx); return err },
 				"Holders":     func() error { _, err := l.Holders(ctx); return err },
 			}
@@ -504,8 +500,8 @@ func TestLimiterRedisDown(t *testing.T) {
 	calls := map[string]func(ctx context.Context) error{
 		"TryAcquire": func(ctx context.Context) error { _, err := l.TryAcquire(ctx, "d1"); return err },
 		"Acquire":    func(ctx context.Context) error { _, err := l.Acquire(ctx, "d1"); return err },
-		"Release":    func(ctx context.Context) error { _, err := l.Release(ctx, "d1"); return err },
-		"Renew":      func(ctx context.Context) error { _, err := l.Renew(ctx, "d1"); return err },
+		"Release":    func(ctx context.Context) error { return l.Release(ctx, "d1") },
+		"Renew":      func(ctx context.Context) error { return l.Renew(ctx, "d1") },
 		"Count":      func(ctx context.Context) error { _, err := l.Count(ctx); return err },
 		"Holders":    func(ctx context.Context) error { _, err := l.Holders(ctx); return err },
 	}
@@ -556,11 +552,9 @@ func TestLimiterRESP2(t *testing.T) {
 		n, err := l.Count(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, int64(2), n)
-		ok, err := l.Renew(ctx, "d1")
+		err = l.Renew(ctx, "d1")
 		require.NoError(t, err)
-		assert.True(t, ok)
-		ok, err = l.Release(ctx, "d1")
+		err = l.Release(ctx, "d1")
 		require.NoError(t, err)
-		assert.True(t, ok)
 	})
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/slotlimit/slotlimit"
 	"github.com/slotlimit/slotlimit/internal/observe/observetest"
+
+	"github.com/slotlimit/slotlimit/observe"
 )
 
 // newObserved returns a Limiter of limit 2 on a key of the test's own on
@@ -28,7 +30,7 @@ func newObserved(t *testing.T, b *backend, ttl time.Duration) (*slotlimit.Limite
 
 // one asserts that events holds exactly one event, of kind, from call op
 // by holder, and returns it.
-func one(t *testing.T, events []slotlimit.Event, kind slotlimit.EventKind, op, holder string) slotlimit.Event {
+func one(t *testing.T, events []observe.Event, kind observe.Kind, op, holder string) observe.Event {
 	t.Helper()
 	require.Len(t, events, 1, "%v", events)
 	e := events[0]
@@ -51,7 +53,7 @@ func TestObserverReportsEachCallOnce(t *testing.T) {
 
 		_, err := l.TryAcquire(ctx, "a")
 		require.NoError(t, err)
-		e := one(t, rec.Take(), slotlimit.EventAcquired, "TryAcquire", "a")
+		e := one(t, rec.Take(), observe.Acquired, "TryAcquire", "a")
 		assert.Equal(t, key, e.Key)
 		assert.Equal(t, int64(1), e.Units)
 		assert.Equal(t, int64(1), e.InUse)
@@ -59,30 +61,30 @@ func TestObserverReportsEachCallOnce(t *testing.T) {
 
 		_, err = l.TryAcquireN(ctx, "b", 1)
 		require.NoError(t, err)
-		assert.Equal(t, int64(2), one(t, rec.Take(), slotlimit.EventAcquired, "TryAcquire", "b").InUse)
+		assert.Equal(t, int64(2), one(t, rec.Take(), observe.Acquired, "TryAcquire", "b").InUse)
 
 		res, err := l.TryAcquire(ctx, "c")
 		require.NoError(t, err)
 		require.False(t, res.Acquired)
-		assert.Equal(t, int64(2), one(t, rec.Take(), slotlimit.EventRefused, "TryAcquire", "c").InUse)
+		assert.Equal(t, int64(2), one(t, rec.Take(), observe.Refused, "TryAcquire", "c").InUse)
 
-		_, err = l.Renew(ctx, "a")
+		err = l.Renew(ctx, "a")
 		require.NoError(t, err)
-		assert.True(t, one(t, rec.Take(), slotlimit.EventRenewed, "Renew", "a").Held)
-		_, err = l.Renew(ctx, "c")
-		require.NoError(t, err)
-		assert.False(t, one(t, rec.Take(), slotlimit.EventRenewed, "Renew", "c").Held)
+		assert.True(t, one(t, rec.Take(), observe.Renewed, "Renew", "a").Held)
+		err = l.Renew(ctx, "c")
+		require.ErrorIs(t, err, slotlimit.ErrNotHeld)
+		assert.False(t, one(t, rec.Take(), observe.Renewed, "Renew", "c").Held)
 
-		_, err = l.Release(ctx, "a")
+		err = l.Release(ctx, "a")
 		require.NoError(t, err)
-		assert.True(t, one(t, rec.Take(), slotlimit.EventReleased, "Release", "a").Held)
-		_, err = l.Release(ctx, "a")
-		require.NoError(t, err)
-		assert.False(t, one(t, rec.Take(), slotlimit.EventReleased, "Release", "a").Held)
+		assert.True(t, one(t, rec.Take(), observe.Released, "Release", "a").Held)
+		err = l.Release(ctx, "a")
+		require.ErrorIs(t, err, slotlimit.ErrNotHeld)
+		assert.False(t, one(t, rec.Take(), observe.Released, "Release", "a").Held)
 
 		_, err = l.Acquire(ctx, "d") // a slot is free: no wait
 		require.NoError(t, err)
-		assert.Equal(t, int64(2), one(t, rec.Take(), slotlimit.EventAcquired, "Acquire", "d").InUse)
+		assert.Equal(t, int64(2), one(t, rec.Take(), observe.Acquired, "Acquire", "d").InUse)
 
 		// Bad input reaches no Redis and reports nothing.
 		_, err = l.TryAcquire(ctx, "")
@@ -119,8 +121,8 @@ func TestObserverReportsWaitAndHandOver(t *testing.T) {
 		require.True(t, res.Acquired)
 		<-released
 
-		var waiter []slotlimit.Event
-		var release []slotlimit.Event
+		var waiter []observe.Event
+		var release []observe.Event
 		for _, e := range rec.Take() {
 			if e.Holder == "w" {
 				waiter = append(waiter, e)
@@ -128,9 +130,9 @@ func TestObserverReportsWaitAndHandOver(t *testing.T) {
 				release = append(release, e)
 			}
 		}
-		require.Equal(t, []slotlimit.EventKind{slotlimit.EventWaited, slotlimit.EventHandedOver, slotlimit.EventAcquired},
+		require.Equal(t, []observe.Kind{observe.Waited, observe.HandedOver, observe.Acquired},
 			observetest.Kinds(waiter), "%v", waiter)
-		one(t, release, slotlimit.EventReleased, "Release", "a")
+		one(t, release, observe.Released, "Release", "a")
 
 		waited := waiter[0]
 		assert.Equal(t, "Acquire", waited.Op)
@@ -161,7 +163,7 @@ func TestObserverReportsErrorsAndLostLeases(t *testing.T) {
 	require.NoError(t, err)
 	_, err = l.TryAcquire(ctx, "a")
 	require.Error(t, err)
-	e := one(t, rec.Take(), slotlimit.EventError, "TryAcquire", "a")
+	e := one(t, rec.Take(), observe.Error, "TryAcquire", "a")
 	assert.Equal(t, err, e.Err)
 
 	b := newMiniredis(t)
@@ -176,15 +178,15 @@ func TestObserverReportsErrorsAndLostLeases(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the lease was not found lost")
 	}
-	var lost []slotlimit.Event
+	var lost []observe.Event
 	for _, e := range rec.Take() {
-		if e.Kind == slotlimit.EventLeaseLost {
+		if e.Kind == observe.LeaseLost {
 			lost = append(lost, e)
 		}
 	}
 	require.Len(t, lost, 1)
 	assert.Equal(t, lease.Holder(), lost[0].Holder)
-	assert.ErrorIs(t, lost[0].Err, slotlimit.ErrLeaseLost)
+	assert.ErrorIs(t, lost[0].Err, slotlimit.ErrNotHeld)
 }
 
 // SlogObserver logs a failed call and a lost lease at Warn, the rest at
@@ -192,17 +194,17 @@ func TestObserverReportsErrorsAndLostLeases(t *testing.T) {
 func TestSlogObserver(t *testing.T) {
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	obs := slotlimit.SlogObserver(logger)
+	obs := observe.Slog(logger)
 	ctx := context.Background()
-	obs.Observe(ctx, slotlimit.Event{Kind: slotlimit.EventAcquired, Package: "slotlimit", Op: "TryAcquire", Key: "k", Holder: "h", Units: 1, InUse: 1, Limit: 2})
+	obs.Observe(ctx, observe.Event{Kind: observe.Acquired, Package: "slotlimit", Op: "TryAcquire", Key: "k", Holder: "h", Units: 1, InUse: 1, Limit: 2})
 	assert.Empty(t, buf.String(), "Debug is below the handler's level")
-	obs.Observe(ctx, slotlimit.Event{Kind: slotlimit.EventError, Package: "slotlimit", Op: "Release", Key: "ar:1", Holder: "d7", InUse: -1, Err: assert.AnError})
+	obs.Observe(ctx, observe.Event{Kind: observe.Error, Package: "slotlimit", Op: "Release", Key: "ar:1", Holder: "d7", InUse: -1, Err: assert.AnError})
 	line := buf.String()
 	for _, want := range []string{"level=WARN", `msg="slotlimit: error"`, "op=Release", "key=ar:1", "holder=d7", "error="} {
 		assert.Contains(t, line, want)
 	}
 	buf.Reset()
-	obs.Observe(ctx, slotlimit.Event{Kind: slotlimit.EventLeaseLost, Package: "lock", Key: "l", Holder: "t", InUse: -1})
+	obs.Observe(ctx, observe.Event{Kind: observe.LeaseLost, Package: "lock", Key: "l", Holder: "t", InUse: -1})
 	assert.True(t, strings.HasPrefix(buf.String(), "time="), buf.String())
 	assert.Contains(t, buf.String(), `msg="lock: lease_lost"`)
 }

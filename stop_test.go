@@ -55,9 +55,8 @@ func TestStoppedWaiterDoesNotTrustLapsedHandOff(t *testing.T) {
 		}
 	}()
 	require.Eventually(t, func() bool { return processStopped(pid) }, 5*time.Second, time.Millisecond, "the waiter stops")
-	released, err := long.Release(ctx, "owner") // handed to the stopped waiter, for 300ms
+	err = long.Release(ctx, "owner") // handed to the stopped waiter, for 300ms
 	require.NoError(t, err)
-	require.True(t, released)
 	time.Sleep(450 * time.Millisecond)
 	res, err = long.TryAcquire(ctx, "other")
 	require.NoError(t, err)
@@ -65,9 +64,8 @@ func TestStoppedWaiterDoesNotTrustLapsedHandOff(t *testing.T) {
 	require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
 	continued = true
 	time.Sleep(500 * time.Millisecond) // time for the waiter to return, were it to trust the notice
-	released, err = long.Release(ctx, "other")
+	err = long.Release(ctx, "other")
 	require.NoError(t, err)
-	assert.True(t, released, "the other holder kept its unit until it released it\n%s", child.Transcript())
 
 	holders := child.Await(t, "acquired: ", 10*time.Second)
 	assert.Equal(t, "waiter", holders, "the leases held as the waiter's Acquire returned\n%s", child.Transcript())

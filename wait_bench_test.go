@@ -106,7 +106,7 @@ func BenchmarkWaiters(b *testing.B) {
 						got := time.Now()
 						time.Sleep(hold)
 						busy.Add(int64(time.Since(got)))
-						if _, err := l.Release(ctx, holder); err != nil {
+						if err := l.Release(ctx, holder); err != nil {
 							b.Error(err)
 							return
 						}

@@ -57,12 +57,10 @@ func TestWeightedLeases(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, int64(5), n)
 
-		ok, err := l.Release(ctx, "big")
+		err = l.Release(ctx, "big")
 		require.NoError(t, err)
-		assert.True(t, ok)
-		ok, err = l.Release(ctx, "big")
-		require.NoError(t, err)
-		assert.False(t, ok, "a second release frees nothing more")
+		err = l.Release(ctx, "big")
+		require.ErrorIs(t, err, slotlimit.ErrNotHeld, "a second release frees nothing more")
 		n, err = l.Count(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, int64(2), n, "the release freed all 3 units")
@@ -131,7 +129,7 @@ func TestAcquireNWaitsForEnoughUnits(t *testing.T) {
 			t.Fatal("b got 2 units while only 1 was free")
 		case <-time.After(150 * time.Millisecond):
 		}
-		_, err = l.Release(ctx, "a")
+		err = l.Release(ctx, "a")
 		require.NoError(t, err)
 		requireDone(t, done, 2*time.Second, "b after a's 2 units were freed")
 		assert.Equal(t, map[string]int64{"b": 2, "c": 1}, holderWeights(t, l))

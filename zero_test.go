@@ -21,8 +21,8 @@ func TestZeroAndNilValuesReturnErrors(t *testing.T) {
 			"TryAcquireN":     func() error { _, err := l.TryAcquireN(ctx, "x", 1); return err },
 			"Acquire":         func() error { _, err := l.Acquire(ctx, "x"); return err },
 			"AcquireN":        func() error { _, err := l.AcquireN(ctx, "x", 1); return err },
-			"Release":         func() error { _, err := l.Release(ctx, "x"); return err },
-			"Renew":           func() error { _, err := l.Renew(ctx, "x"); return err },
+			"Release":         func() error { return l.Release(ctx, "x") },
+			"Renew":           func() error { return l.Renew(ctx, "x") },
 			"Count":           func() error { _, err := l.Count(ctx); return err },
 			"Holders":         func() error { _, err := l.Holders(ctx); return err },
 			"TryAcquireBatch": func() error { _, err := l.TryAcquireBatch(ctx, []string{"x"}); return err },
@@ -32,8 +32,8 @@ func TestZeroAndNilValuesReturnErrors(t *testing.T) {
 			"Do": func() error {
 				return l.Do(ctx, 1, func(context.Context) error { return errors.New("ran") })
 			},
-			"Lease.Release": func() error { _, err := l.Lease("x").Release(ctx); return err },
-			"Lease.Renew":   func() error { _, err := l.Lease("x").Renew(ctx); return err },
+			"Lease.Release": func() error { return l.Lease("x").Release(ctx) },
+			"Lease.Renew":   func() error { return l.Lease("x").Renew(ctx) },
 			"Lease.KeepAlive": func() error {
 				work := l.Lease("x").KeepAlive(ctx)
 				<-work.Done()
@@ -53,7 +53,7 @@ func TestZeroAndNilValuesReturnErrors(t *testing.T) {
 		calls := map[string]func() error{
 			"TryAcquire": func() error { _, err := c.TryAcquire(ctx); return err },
 			"Acquire":    func() error { _, err := c.Acquire(ctx); return err },
-			"Release":    func() error { _, err := c.Release(ctx); return err },
+			"Release":    func() error { return c.Release(ctx) },
 			"Count":      func() error { _, err := c.Count(ctx); return err },
 		}
 		for op, call := range calls {
@@ -67,9 +67,9 @@ func TestZeroAndNilValuesReturnErrors(t *testing.T) {
 	// A zero Lease has no Limiter behind it.
 	var zero slotlimit.Lease
 	assert.NotPanics(t, func() {
-		_, err := zero.Release(ctx)
+		err := zero.Release(ctx)
 		assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig)
-		_, err = zero.Renew(ctx)
+		err = zero.Renew(ctx)
 		assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig)
 		work := zero.KeepAlive(ctx)
 		<-work.Done()

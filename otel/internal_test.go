@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/observe"
 )
 
 func newNoopObserver(t testing.TB, opts ...Option) *Observer {
@@ -30,8 +30,8 @@ func TestPendingIsBounded(t *testing.T) {
 	ctx := context.Background()
 	o := newNoopObserver(t)
 	base := time.Now()
-	waited := func(i int) slotlimit.Event {
-		return slotlimit.Event{Kind: slotlimit.EventWaited, Package: "slotlimit", Op: "Acquire", Key: "k", Holder: "h",
+	waited := func(i int) observe.Event {
+		return observe.Event{Kind: observe.Waited, Package: "slotlimit", Op: "Acquire", Key: "k", Holder: "h",
 			Start: base.Add(time.Duration(i)), Duration: time.Millisecond, InUse: -1}
 	}
 	for i := range maxPending + 10 {
@@ -40,7 +40,7 @@ func TestPendingIsBounded(t *testing.T) {
 	assert.Equal(t, maxPending, o.pending.len(), "full: the newest are dropped")
 
 	final := waited(0)
-	final.Kind = slotlimit.EventError
+	final.Kind = observe.Error
 	o.Observe(ctx, final)
 	assert.Equal(t, maxPending-1, o.pending.len(), "the final event takes its call's")
 	o.Observe(ctx, final)
@@ -66,11 +66,11 @@ func TestSetsAreBounded(t *testing.T) {
 	ctx := context.Background()
 	o := newNoopObserver(t, WithKeyAttribute())
 	for i := range maxSets + 10 {
-		o.Observe(ctx, slotlimit.Event{Kind: slotlimit.EventAcquired, Package: "slotlimit", Op: "TryAcquire",
+		o.Observe(ctx, observe.Event{Kind: observe.Acquired, Package: "slotlimit", Op: "TryAcquire",
 			Key: "k" + strconv.Itoa(i), Holder: "h", InUse: 1, Limit: 2})
 	}
 	assert.Len(t, *o.sets.m.Load(), maxSets)
-	s := o.setsOf(slotlimit.Event{Kind: slotlimit.EventReleased, Package: "lock", Op: "Unlock", Key: "x", Held: true})
+	s := o.setsOf(observe.Event{Kind: observe.Released, Package: "lock", Op: "Unlock", Key: "x", Held: true})
 	assert.Equal(t, "lock.Unlock", s.spanName)
 	assert.Len(t, *o.sets.m.Load(), maxSets)
 }
@@ -87,13 +87,13 @@ func TestObserveAllocatesOnlyForTheSpan(t *testing.T) {
 	start := time.Now()
 	tracer := tp.Tracer(ScopeName)
 	span := testing.AllocsPerRun(100, func() { startSpan(ctx, tracer, "slotlimit.TryAcquire", start) })
-	for _, kind := range []slotlimit.EventKind{slotlimit.EventAcquired, slotlimit.EventRefused, slotlimit.EventReleased} {
-		e := slotlimit.Event{Kind: kind, Package: "slotlimit", Op: "TryAcquire", Key: "k", Holder: "h",
+	for _, kind := range []observe.Kind{observe.Acquired, observe.Refused, observe.Released} {
+		e := observe.Event{Kind: kind, Package: "slotlimit", Op: "TryAcquire", Key: "k", Holder: "h",
 			Units: 1, InUse: 1, Limit: 2, Start: start, Duration: time.Millisecond}
 		o.Observe(ctx, e)
 		assert.Equal(t, span, testing.AllocsPerRun(100, func() { o.Observe(ctx, e) }), "%v: the span's %v", kind, span)
 	}
-	wait := slotlimit.Event{Kind: slotlimit.EventWaited, Package: "slotlimit", Op: "Acquire", InUse: -1, Start: start, Duration: time.Millisecond}
+	wait := observe.Event{Kind: observe.Waited, Package: "slotlimit", Op: "Acquire", InUse: -1, Start: start, Duration: time.Millisecond}
 	o.Observe(ctx, wait)
 	assert.Zero(t, testing.AllocsPerRun(100, func() { o.Observe(ctx, wait) }), "a wait records and notes")
 }

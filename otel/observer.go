@@ -14,6 +14,8 @@ import (
 
 	"github.com/slotlimit/slotlimit"
 	"github.com/slotlimit/slotlimit/lock"
+
+	"github.com/slotlimit/slotlimit/observe"
 )
 
 // ScopeName is the instrumentation scope of the meter and the tracer.
@@ -48,7 +50,7 @@ var (
 
 // An Observer records the events of a slotlimit.Limiter or a lock.Mutex
 // as OpenTelemetry metrics and spans: set it on slotlimit.Config.Observer
-// or lock.Config.Observer (it is a slotlimit.Observer, which is the same
+// or lock.Config.Observer (it is a observe.Observer, which is the same
 // interface as a lock.Observer). One Observer may serve any number of
 // them. It is safe for concurrent use.
 type Observer struct {
@@ -69,10 +71,7 @@ type Observer struct {
 	pending pendingCalls
 }
 
-var (
-	_ slotlimit.Observer = (*Observer)(nil)
-	_ lock.Observer      = (*Observer)(nil)
-)
+var _ observe.Observer = (*Observer)(nil)
 
 type config struct {
 	mp      metric.MeterProvider
@@ -158,21 +157,21 @@ func NewObserver(opts ...Option) (*Observer, error) {
 	return o, nil
 }
 
-// Observe records e: a Limiter or a Mutex calls it as each event happens,
-// on the goroutine of the call that made it.
-func (o *Observer) Observe(ctx context.Context, e slotlimit.Event) {
+// Observe records e: a primitive calls it as each event happens, on the
+// goroutine of the call that made it.
+func (o *Observer) Observe(ctx context.Context, e observe.Event) {
 	switch {
 	case e.Kind.Final():
 		o.final(ctx, e)
-	case e.Kind == slotlimit.EventWaited:
+	case e.Kind == observe.Waited:
 		o.waits.Record(ctx, e.Duration.Seconds(), o.setsOf(e).op.rec...)
 		o.pending.note(e)
-	case e.Kind == slotlimit.EventHandedOver:
+	case e.Kind == observe.HandedOver:
 		// Its Duration spans two clocks; skew can make it negative, which
 		// a histogram cannot hold. The span keeps it as it is.
 		o.handovers.Record(ctx, max(e.Duration.Seconds(), 0), o.setsOf(e).op.rec...)
 		o.pending.note(e)
-	case e.Kind == slotlimit.EventLeaseLost:
+	case e.Kind == observe.LeaseLost:
 		o.lost.Add(ctx, 1, o.setsOf(e).state.add...)
 		if span := trace.SpanFromContext(ctx); span.IsRecording() {
 			span.AddEvent("slotlimit.lease_lost", trace.WithAttributes(o.lostAttrs(e)...))
@@ -181,14 +180,14 @@ func (o *Observer) Observe(ctx context.Context, e slotlimit.Event) {
 }
 
 // final records the last event of a call.
-func (o *Observer) final(ctx context.Context, e slotlimit.Event) {
+func (o *Observer) final(ctx context.Context, e observe.Event) {
 	s := o.setsOf(e)
 	o.calls.Add(ctx, 1, s.call.add...)
 	o.callTime.Record(ctx, e.Duration.Seconds(), s.call.rec...)
 	switch e.Kind {
-	case slotlimit.EventRefused:
+	case observe.Refused:
 		o.refusals.Add(ctx, 1, s.op.add...)
-	case slotlimit.EventError:
+	case observe.Error:
 		o.errors.Add(ctx, 1, s.err.add...)
 	}
 	if e.InUse >= 0 {
@@ -203,7 +202,7 @@ func (o *Observer) final(ctx context.Context, e slotlimit.Event) {
 
 // span records the call that e ends as a span, with the wait and
 // hand-over w that preceded it, if waited.
-func (o *Observer) span(ctx context.Context, e slotlimit.Event, s *sets, w waits, waited bool) {
+func (o *Observer) span(ctx context.Context, e observe.Event, s *sets, w waits, waited bool) {
 	_, span := o.tracer.Start(ctx, s.spanName, trace.WithTimestamp(e.Start))
 	if !span.IsRecording() {
 		span.End()
@@ -228,7 +227,7 @@ func (o *Observer) span(ctx context.Context, e slotlimit.Event, s *sets, w waits
 		attrs = append(attrs, attrHandover.Float64(w.handed.Seconds()))
 	}
 	span.SetAttributes(attrs...)
-	if e.Kind == slotlimit.EventError && e.Err != nil {
+	if e.Kind == observe.Error && e.Err != nil {
 		span.RecordError(e.Err)
 		span.SetStatus(codes.Error, e.Err.Error())
 	}
@@ -236,7 +235,7 @@ func (o *Observer) span(ctx context.Context, e slotlimit.Event, s *sets, w waits
 }
 
 // lostAttrs are the attributes of a lost lease's span event.
-func (o *Observer) lostAttrs(e slotlimit.Event) []attribute.KeyValue {
+func (o *Observer) lostAttrs(e observe.Event) []attribute.KeyValue {
 	attrs := []attribute.KeyValue{attrPackage.String(e.Package), attrKey.String(e.Key), attrHolder.String(e.Holder)}
 	if e.Err != nil {
 		attrs = append(attrs, attribute.String("error.message", e.Err.Error()))
@@ -245,15 +244,15 @@ func (o *Observer) lostAttrs(e slotlimit.Event) []attribute.KeyValue {
 }
 
 // setsOf returns the attribute sets for e.
-func (o *Observer) setsOf(e slotlimit.Event) *sets {
+func (o *Observer) setsOf(e observe.Event) *sets {
 	k := setKey{pkg: e.Package, op: e.Op, kind: e.Kind}
 	if o.withKey {
 		k.key = e.Key
 	}
 	switch e.Kind {
-	case slotlimit.EventReleased, slotlimit.EventRenewed:
+	case observe.Released, observe.Renewed:
 		k.held = e.Held
-	case slotlimit.EventError:
+	case observe.Error:
 		k.errType = errorType(e.Err)
 	}
 	return o.sets.get(k, o.build)

@@ -11,8 +11,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/slotlimit/slotlimit"
 	slotlimitotel "github.com/slotlimit/slotlimit/otel"
+
+	"github.com/slotlimit/slotlimit/observe"
 )
 
 // BenchmarkObserve records one TryAcquire's final event into the metric
@@ -33,7 +34,7 @@ func BenchmarkObserve(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			e := slotlimit.Event{Kind: slotlimit.EventAcquired, Package: "slotlimit", Op: "TryAcquire", Key: "ar:0571",
+			e := observe.Event{Kind: observe.Acquired, Package: "slotlimit", Op: "TryAcquire", Key: "ar:0571",
 				Holder: "device-7", Units: 1, InUse: 1, Limit: 60, Start: time.Now(), Duration: 60 * time.Microsecond}
 			b.ReportAllocs()
 			for b.Loop() {

@@ -21,6 +21,8 @@ import (
 	"github.com/slotlimit/slotlimit"
 	"github.com/slotlimit/slotlimit/lock"
 	slotlimitotel "github.com/slotlimit/slotlimit/otel"
+
+	"github.com/slotlimit/slotlimit/observe"
 )
 
 // set renders the attributes kv (names and values, in pairs; a name
@@ -63,14 +65,10 @@ func TestMetricsCountEachCallByOutcome(t *testing.T) {
 		_, err := l.TryAcquire(ctx, holder)
 		require.NoError(t, err)
 	}
-	for _, holder := range []string{"a", "c"} { // c holds nothing
-		_, err := l.Renew(ctx, holder)
-		require.NoError(t, err)
-	}
-	for range 2 { // the second finds nothing
-		_, err := l.Release(ctx, "a")
-		require.NoError(t, err)
-	}
+	require.NoError(t, l.Renew(ctx, "a"))
+	require.ErrorIs(t, l.Renew(ctx, "c"), slotlimit.ErrNotHeld, "c holds nothing")
+	require.NoError(t, l.Release(ctx, "a"))
+	require.ErrorIs(t, l.Release(ctx, "a"), slotlimit.ErrNotHeld, "the second finds nothing")
 	_, err := l.Acquire(ctx, "d") // a slot is free: no wait
 	require.NoError(t, err)
 
@@ -131,7 +129,7 @@ func TestKeyAttributeIsOptIn(t *testing.T) {
 			client := downRedis(t)
 			l, err := slotlimit.New(client, slotlimit.Config{Key: "ar:3", Limit: 5, Observer: h.obs})
 			require.NoError(t, err)
-			_, err = l.Release(ctx, "a")
+			err = l.Release(ctx, "a")
 			require.Error(t, err)
 
 			m := h.collect(t)
@@ -176,7 +174,7 @@ func TestSpansAreNamedForTheOperation(t *testing.T) {
 	require.NoError(t, err)
 	_, err = l.TryAcquire(ctx, "b") // refused
 	require.NoError(t, err)
-	_, err = l.Release(ctx, "a")
+	err = l.Release(ctx, "a")
 	require.NoError(t, err)
 	after := time.Now()
 	caller.End()
@@ -278,8 +276,7 @@ func TestWaitAndHandOverAreRecorded(t *testing.T) {
 	released := make(chan error, 1)
 	go func() {
 		time.Sleep(hold)
-		_, err := l.Release(ctx, "a")
-		released <- err
+		released <- l.Release(ctx, "a")
 	}()
 	traced, caller := h.callerSpan(ctx)
 	start := time.Now()
@@ -408,12 +405,12 @@ func TestLeaseLostIsCounted(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the lease was not found lost")
 	}
-	require.ErrorIs(t, context.Cause(work), slotlimit.ErrLeaseLost)
+	require.ErrorIs(t, context.Cause(work), slotlimit.ErrNotHeld)
 	m := h.collect(t)
 	assert.Equal(t, map[string]int64{set("package", "slotlimit"): 1}, m.sums(t, "slotlimit.leases.lost", "{lease}"))
 
 	ctx, span := h.callerSpan(ctx)
-	h.obs.Observe(ctx, slotlimit.Event{Kind: slotlimit.EventLeaseLost, Package: "lock", Key: "jobs:nightly",
+	h.obs.Observe(ctx, observe.Event{Kind: observe.LeaseLost, Package: "lock", Key: "jobs:nightly",
 		Holder: "t0k3n", InUse: -1, Start: time.Now(), Err: lock.ErrNotHeld})
 	span.End()
 	var lost []sdktrace.Event

@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/observe"
 )
 
 // maxSets bounds the attribute sets an Observer keeps; past it, they are
@@ -19,7 +19,7 @@ const maxSets = 1024
 // without WithKeyAttribute.
 type setKey struct {
 	pkg, op, key string
-	kind         slotlimit.EventKind
+	kind         observe.Kind
 	held         bool
 	errType      string
 }
@@ -62,7 +62,7 @@ func (o *Observer) build(k setKey) *sets {
 		base = append(base, attrOperation.String(k.op))
 	}
 	call := append(base[:len(base):len(base)], attrOutcome.String(k.kind.String()))
-	if k.kind == slotlimit.EventReleased || k.kind == slotlimit.EventRenewed {
+	if k.kind == observe.Released || k.kind == observe.Renewed {
 		call = append(call, attrHeld.Bool(k.held))
 	}
 	s := &sets{
@@ -72,7 +72,7 @@ func (o *Observer) build(k setKey) *sets {
 		spanName: k.pkg + "." + k.op,
 	}
 	s.span = call
-	if k.kind == slotlimit.EventError {
+	if k.kind == observe.Error {
 		s.err = with(append(base[:len(base):len(base)], attrErrorType.String(k.errType))...)
 		s.span = append(call[:len(call):len(call)], attrErrorType.String(k.errType))
 	}
@@ -132,7 +132,7 @@ type callID struct {
 	pkg, op, key, who string
 }
 
-func idOf(e slotlimit.Event) callID {
+func idOf(e observe.Event) callID {
 	return callID{start: e.Start.UnixNano(), pkg: e.Package, op: e.Op, key: e.Key, who: e.Holder}
 }
 
@@ -154,7 +154,7 @@ type pendingCalls struct {
 // note keeps a Waited or HandedOver event for its call's span. When
 // maxPending calls are kept, it drops those kept longer than pendingTTL,
 // and if none is that old, it drops e.
-func (p *pendingCalls) note(e slotlimit.Event) {
+func (p *pendingCalls) note(e observe.Event) {
 	id := idOf(e)
 	now := time.Now()
 	p.mu.Lock()
@@ -175,9 +175,9 @@ func (p *pendingCalls) note(e slotlimit.Event) {
 	}
 	w.noted = now
 	switch e.Kind {
-	case slotlimit.EventWaited:
+	case observe.Waited:
 		w.waited, w.hasWaited = e.Duration, true
-	case slotlimit.EventHandedOver:
+	case observe.HandedOver:
 		w.handed, w.hasHanded = e.Duration, true
 	}
 	p.m[id] = w
@@ -185,7 +185,7 @@ func (p *pendingCalls) note(e slotlimit.Event) {
 }
 
 // take returns and forgets what was kept for the call e ends.
-func (p *pendingCalls) take(e slotlimit.Event) (waits, bool) {
+func (p *pendingCalls) take(e observe.Event) (waits, bool) {
 	if p.n.Load() == 0 {
 		return waits{}, false
 	}

@@ -1,5 +1,5 @@
 -- counter_acquire: take one unit of a plain integer counter if it is below the limit.
--- Same data as the seed's script: the key holds an integer, and a successful
+-- The layout of the classic INCR limiter script: the key holds an integer, and a successful
 -- acquire sets the whole key's expiry to the lease time.
 --
 -- KEYS[1]  the counter: a string holding an integer
@@ -8,7 +8,7 @@
 --
 -- Returns {acquired (0|1), count, ms}: when acquired, the key's new expiry time
 -- (ms, server time); when refused, the key's remaining TTL in ms, -1 when it has none.
--- Unlike the seed's script, a refusal is told apart from taking the last unit.
+-- Unlike the classic script, a refusal is told apart from taking the last unit.
 
 local key = KEYS[1]
 local limit, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])

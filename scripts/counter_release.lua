@@ -1,6 +1,6 @@
 -- counter_release: give back one unit of a plain integer counter, never going
--- below 0, once however often the call is sent. Same data as the seed's
--- script, and a short-lived record of the call beside it.
+-- below 0, once however often the call is sent. The layout of the classic
+-- DECR script, and a short-lived record of the call beside it.
 --
 -- KEYS[1]  the counter: a string holding an integer
 -- KEYS[2]  this call's record: a string beside the counter, named by a

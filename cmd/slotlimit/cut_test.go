@@ -127,8 +127,8 @@ func TestResentLockBreakReportsBroken(t *testing.T) {
 	require.NoError(t, err)
 	held, err := m.TryLock(ctx)
 	require.NoError(t, err)
-	_, err = m.Break(ctx, "not-the-owner") // loads the break script
-	require.NoError(t, err)
+	err = m.Break(ctx, "not-the-owner") // loads the break script
+	require.ErrorIs(t, err, lock.ErrNotHeld)
 	proxy, cuts := cutProxy(t, url, "evalsha", key, held.Token())
 	r := cli(t, "", nil, "-u", proxy, "lock", "break", "-yes", key)
 	assert.Equal(t, int32(1), cuts.Load(), "the reply was lost")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -266,11 +267,14 @@ func runRelease(c *cli, args []string) error {
 	}
 	ctx, cancel := c.call()
 	defer cancel()
-	released, err := l.Release(ctx, holder)
-	if err != nil {
+	released := true
+	if err := l.Release(ctx, holder); errors.Is(err, slotlimit.ErrNotHeld) {
+		released = false
+	} else if err != nil {
 		return err
 	}
 	if !released {
+		var err error
 		if released, err = c.releasedBefore(l, holder, before); err != nil {
 			return err
 		}

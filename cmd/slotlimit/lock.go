@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -125,12 +126,12 @@ func runLockBreak(c *cli, args []string) error {
 	}
 	ctx, cancel := c.call()
 	defer cancel()
-	broken, err := m.Break(ctx, info.Token)
+	err = m.Break(ctx, info.Token)
+	if errors.Is(err, lock.ErrNotHeld) {
+		return c.breakAnswer(out, fmt.Sprintf("lock %s changed hands or lapsed before the break: nothing done", key))
+	}
 	if err != nil {
 		return err
-	}
-	if !broken {
-		return c.breakAnswer(out, fmt.Sprintf("lock %s changed hands or lapsed before the break: nothing done", key))
 	}
 	out.Broken = true
 	after, err := c.lockInfo(m)

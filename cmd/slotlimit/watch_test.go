@@ -98,7 +98,7 @@ func TestWatchScreen(t *testing.T) {
 	res, err := s.l.TryAcquireN(context.Background(), "refused-9", 2)
 	require.NoError(t, err)
 	require.False(t, res.Acquired)
-	_, err = s.l.Release(context.Background(), "batch-7")
+	err = s.l.Release(context.Background(), "batch-7")
 	require.NoError(t, err)
 	screen = term.waitFor(`(?m)^  in use +3 / 5 units`)
 	assert.Regexp(t, `(?m)^  refusals +2, \+[0-9.]+/s ¹$`, screen)

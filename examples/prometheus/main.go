@@ -207,7 +207,7 @@ func work(duration time.Duration, workers int, limiter *slotlimit.Limiter, mutex
 					continue
 				}
 				hold()
-				_, err = limiter.Release(context.WithoutCancel(ctx), holder)
+				err = limiter.Release(context.WithoutCancel(ctx), holder)
 				fail(err)
 			}
 		})
