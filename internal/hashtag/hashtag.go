@@ -66,3 +66,38 @@ func IsSideOfAny(key string, suffixes ...string) bool {
 	}
 	return false
 }
+
+// Packages are the names the module's packages give the keys they keep
+// beside a key (see SidePrefix), after which a key of theirs may go on
+// with ':' and more: a recent list "{k}/recent", a delay queue's
+// "{k}/delayqueue:leases", a GCRA time "{k}/ratelimit", a lock's queue
+// "{k}/lock:q".
+var Packages = []string{"recent", "delayqueue", "ratelimit", "lock"}
+
+// Owned reports whether key is the name of a key that one of Packages
+// keeps beside another key: whether it has a hash tag, as every such
+// name has, and holds ':' or '/' and a package's name, at the end or
+// before a ':'. A package that keeps data at the key it is given refuses
+// such a key, so that it never reads or changes another package's data.
+func Owned(key string) bool {
+	if !Has(key) {
+		return false
+	}
+	for _, pkg := range Packages {
+		for _, sep := range []string{":", "/"} {
+			name := sep + pkg
+			for rest := key; ; {
+				i := strings.Index(rest, name)
+				if i < 0 {
+					break
+				}
+				after := rest[i+len(name):]
+				if after == "" || after[0] == ':' {
+					return true
+				}
+				rest = rest[i+1:]
+			}
+		}
+	}
+	return false
+}

@@ -48,3 +48,27 @@ func TestIsSide(t *testing.T) {
 		assert.False(t, hashtag.IsSide(key, "w"), "%q", key)
 	}
 }
+
+// Owned knows the names every package keeps beside a key, and no other.
+func TestOwned(t *testing.T) {
+	for key, want := range map[string]bool{
+		"{k}/recent":               true,
+		"{t}:k:recent":             true,
+		"{k}/delayqueue":           true,
+		"{k}/delayqueue:leases":    true,
+		"{t}:jobs:delayqueue:dead": true,
+		"{k}/ratelimit":            true,
+		"{k}/lock:q":               true,
+		"{k}/lock:free":            true,
+		"k/recent":                 false, // no hash tag: no package names a key so
+		"{k}/recently":             false,
+		"{k}/recent-pages":         false,
+		"{t}:lockers":              false,
+		"{k}":                      false,
+		"ar:0571":                  false,
+	} {
+		if got := hashtag.Owned(key); got != want {
+			t.Errorf("Owned(%q) = %v, want %v", key, got, want)
+		}
+	}
+}
