@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/slotlimit/slotlimit/internal/hashtag"
 	"github.com/slotlimit/slotlimit/observe"
 )
 
@@ -21,7 +22,10 @@ type Config struct {
 	// Key is the Redis key that holds the lock's owner token. Every Mutex
 	// built with the same Key guards the same lock; so do redislock,
 	// redsync and the classic SET NX PX scripts, which keep the same data
-	// there (the plain string holding the owner's token).
+	// there (the plain string holding the owner's token). A Key that a
+	// package of this module keeps beside another key, such as
+	// "{k}/recent", is refused, so that a lock never meets another
+	// package's data.
 	Key string
 
 	// TTL is the lease time: a lock that is neither refreshed nor unlocked
@@ -57,6 +61,8 @@ func (c Config) check() (Config, error) {
 	switch {
 	case c.Key == "":
 		return c, invalidConfig("Key is empty")
+	case hashtag.Owned(c.Key):
+		return c, invalidConfig("Key %q is one that a package of this module keeps beside another key", c.Key)
 	case c.TTL < 0:
 		return c, invalidConfig("TTL is %v, must not be negative", c.TTL)
 	case c.TTL > 0 && c.TTL < time.Millisecond:

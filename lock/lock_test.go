@@ -157,6 +157,9 @@ func TestBadInputAndZeroValues(t *testing.T) {
 		{Key: "{t}:lock:q"},
 		{Key: "{t}:x:lock:qd"},
 		{Key: "{t}/lock:qw"},
+		{Key: "{t}/recent"},          // a recent list's
+		{Key: "{t}:x:ratelimit"},     // a GCRA limit's
+		{Key: "{t}/delayqueue:dead"}, // a delay queue's
 	} {
 		_, err := lock.New(b.Client, cfg)
 		assert.ErrorIs(t, err, lock.ErrInvalidConfig, "%+v", cfg)

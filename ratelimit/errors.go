@@ -36,9 +36,9 @@ var (
 	ErrInvalidN error = &argError{"ratelimit: invalid n"}
 
 	// ErrInvalidKey is returned when a key is empty, has a '}' but no
-	// hash tag (no name of this package's can share its hash slot), ends
-	// in ":ratelimit" or "/ratelimit" after a hash tag (the name this
-	// package gives a GCRA limit's data beside another key), or appears
+	// hash tag (no name of this package's can share its hash slot), is a
+	// key that a package of this module keeps beside another key (such as
+	// "{k}/ratelimit", a GCRA limit's data, or "{k}/recent"), or appears
 	// twice in an AllowAll. It matches ErrInvalidArgument. Nothing is
 	// sent to Redis.
 	ErrInvalidKey error = &argError{"ratelimit: invalid key"}

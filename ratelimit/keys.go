@@ -15,8 +15,8 @@ func dataKey(key string, algorithm Algorithm) (string, error) {
 	switch {
 	case key == "":
 		return "", invalid(ErrInvalidKey, "the key is empty")
-	case hashtag.IsSide(key, suffix):
-		return "", invalid(ErrInvalidKey, "the key ends in the name this package gives a GCRA limit's data beside another key")
+	case hashtag.Owned(key):
+		return "", invalid(ErrInvalidKey, "the key is one that a package of this module keeps beside another key")
 	case algorithm != GCRA:
 		return key, nil
 	}

@@ -196,6 +196,9 @@ func TestKeysThatWouldMeetAreInvalid(t *testing.T) {
 		{"{k}/ratelimit", window},
 		{"{k}:ratelimit", window},
 		{"{k}:x:ratelimit", ratelimit.PerSecond(1)},
+		{"{k}/recent", window},                   // a recent list's
+		{"{k}/delayqueue:leases", window},        // a delay queue's
+		{"{t}:k:lock:q", ratelimit.PerSecond(1)}, // a lock's queue
 		{"a}b", ratelimit.PerSecond(1)},
 	} {
 		_, err := limiter.Allow(ctx, tt.key, tt.limit)
