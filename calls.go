@@ -1,6 +1,7 @@
 package slotlimit
 
 import (
+	"context"
 	"strconv"
 	"time"
 
@@ -190,4 +191,124 @@ func (l *Limiter) acquireCall(n int64, join bool, holders ...string) acquireCall
 		return acquireCall{acquireQueuedScript, l.queuedKeys, l.acquireQueuedArgs(n, join, holders...), 4, join}
 	}
 	return acquireCall{acquireScript, l.acquireKeys, l.acquireArgs(n, holders...), 3, false}
+}
+
+// readKeys are the keys of count.lua, holders.lua and claim.lua: the
+// leases and the weights.
+func (l *Limiter) readKeys() []string { return l.keys[keyLeases:keyFull] }
+
+// runRenew runs renew.lua (KEYS leaseKeys; ARGV holder, lease ms): it
+// returns the lease's new deadline on the server's clock (ms), and false
+// when holder held no live lease.
+func (l *Limiter) runRenew(ctx context.Context, holder string) (int64, bool, error) {
+	reply, err := l.runner.Run(ctx, renewScript, l.leaseKeys(), holder, l.ttl).Slice()
+	if err != nil {
+		return 0, false, callError(ctx, "renew", l.cfg.Key, err)
+	}
+	return decodeHeldUntil("renew", l.cfg.Key, reply)
+}
+
+// runClaim runs claim.lua (KEYS readKeys; ARGV holder, the deadline ms
+// the notice stated): it returns the lease's deadline, and false when
+// holder held no live lease.
+func (l *Limiter) runClaim(ctx context.Context, holder string, deadline time.Time) (int64, bool, error) {
+	reply, err := l.runner.Run(ctx, claimScript, l.readKeys(), holder, deadline.UnixMilli()).Slice()
+	if err != nil {
+		return 0, false, callError(ctx, "claim", l.cfg.Key, err)
+	}
+	return decodeHeldUntil("claim", l.cfg.Key, reply)
+}
+
+// decodeHeldUntil reads the reply of renew.lua and claim.lua: {1,
+// deadline ms} when the holder held a live lease, else {0}.
+func decodeHeldUntil(op, key string, reply []any) (int64, bool, error) {
+	switch {
+	case len(reply) == 1 && reply[0] == int64(0):
+		return 0, false, nil
+	case len(reply) == 2 && reply[0] == int64(1):
+		if at, ok := reply[1].(int64); ok {
+			return at, true, nil
+		}
+	}
+	return 0, false, opError(op, key, callerr.UnexpectedReply(reply))
+}
+
+// runCount runs count.lua (KEYS readKeys; no ARGV), whose reply is {1,
+// units in use}.
+func (l *Limiter) runCount(ctx context.Context) (int64, error) {
+	reply, err := countScript.Run(ctx, l.client, l.readKeys()).Slice()
+	if err != nil {
+		return 0, callError(ctx, "count", l.cfg.Key, err)
+	}
+	if len(reply) == 2 && reply[0] == int64(1) {
+		if n, ok := reply[1].(int64); ok {
+			return n, nil
+		}
+	}
+	return 0, opError("count", l.cfg.Key, callerr.UnexpectedReply(reply))
+}
+
+// runHolders runs holders.lua (KEYS readKeys; no ARGV), whose reply is
+// {1, then a triple per live lease: holder, deadline ms, weight}.
+func (l *Limiter) runHolders(ctx context.Context) ([]Holder, error) {
+	reply, err := holdersScript.Run(ctx, l.client, l.readKeys()).Slice()
+	if err != nil {
+		return nil, callError(ctx, "holders", l.cfg.Key, err)
+	}
+	holders, ok := decodeHolders(reply)
+	if !ok {
+		return nil, opError("holders", l.cfg.Key, callerr.UnexpectedReply(reply))
+	}
+	return holders, nil
+}
+
+// decodeHolders reads the reply of holders.lua.
+func decodeHolders(reply []any) ([]Holder, bool) {
+	if len(reply) == 0 || reply[0] != int64(1) || (len(reply)-1)%3 != 0 {
+		return nil, false
+	}
+	holders := make([]Holder, 0, (len(reply)-1)/3)
+	for i := 1; i < len(reply); i += 3 {
+		id, ok1 := reply[i].(string)
+		at, ok2 := reply[i+1].(string)
+		w, ok3 := reply[i+2].(string)
+		if !ok1 || !ok2 || !ok3 {
+			return nil, false
+		}
+		ms, err := strconv.ParseFloat(at, 64)
+		if err != nil {
+			return nil, false
+		}
+		weight, err := strconv.ParseInt(w, 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		holders = append(holders, Holder{ID: id, ExpiresAt: time.UnixMilli(int64(ms)), Weight: weight})
+	}
+	return holders, true
+}
+
+// runInspect runs inspect.lua (KEYS leases, weights, queue, queue
+// deadlines, queue wants; no ARGV), whose reply is the status 1, then
+// the strings decodeSnapshot reads.
+func (l *Limiter) runInspect(ctx context.Context) (Snapshot, error) {
+	keys := []string{l.keys[keyLeases], l.keys[keyWeights], l.keys[keyQueue], l.keys[keyQueueDeadlines], l.keys[keyQueueWants]}
+	reply, err := inspectScript.Run(ctx, l.client, keys).Slice()
+	if err != nil {
+		return Snapshot{}, callError(ctx, "inspect", l.cfg.Key, err)
+	}
+	if len(reply) > 0 && reply[0] == int64(1) {
+		rest := make([]string, len(reply)-1)
+		ok := true
+		for i, v := range reply[1:] {
+			rest[i], ok = v.(string)
+			if !ok {
+				break
+			}
+		}
+		if snap, decoded := decodeSnapshot(rest); ok && decoded {
+			return snap, nil
+		}
+	}
+	return Snapshot{}, opError("inspect", l.cfg.Key, callerr.UnexpectedReply(reply))
 }

@@ -285,7 +285,7 @@ func TestPausedServerHonoursDeadlines(t *testing.T) {
 	assert.Less(t, time.Since(start), deadline+300*time.Millisecond, "TryAcquire returned at its deadline")
 
 	time.Sleep(700 * time.Millisecond) // the pause ends; the try above ran then
-	err = l.Release(ctx, "d1") // the caller of TryAcquire cleans up
+	err = l.Release(ctx, "d1")         // the caller of TryAcquire cleans up
 	if !errors.Is(err, slotlimit.ErrNotHeld) {
 		require.NoError(t, err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/hashtag"
 	"github.com/slotlimit/slotlimit/internal/script"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
@@ -64,16 +63,7 @@ func (l *Limiter) Inspect(ctx context.Context) (Snapshot, error) {
 	if err := l.usable(ctx); err != nil {
 		return Snapshot{}, err
 	}
-	keys := []string{l.keys[keyLeases], l.keys[keyWeights], l.keys[keyQueue], l.keys[keyQueueDeadlines], l.keys[keyQueueWants]}
-	reply, err := inspectScript.Run(ctx, l.client, keys).StringSlice()
-	if err != nil {
-		return Snapshot{}, callError(ctx, "inspect", l.cfg.Key, err)
-	}
-	snap, ok := decodeSnapshot(reply)
-	if !ok {
-		return Snapshot{}, opError("inspect", l.cfg.Key, callerr.UnexpectedReply(reply))
-	}
-	return snap, nil
+	return l.runInspect(ctx)
 }
 
 // decodeSnapshot reads the reply of inspect.lua (see its header).

@@ -3,7 +3,6 @@ package slotlimit
 import (
 	"context"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -334,14 +333,13 @@ func (l *Limiter) renew(ctx context.Context, holder string) (time.Time, bool, er
 		return time.Time{}, false, err
 	}
 	c := l.begin("Renew", holder, 0)
-	deadline, err := l.runner.Run(ctx, renewScript, l.leaseKeys(), holder, l.ttl).Int64()
+	deadline, held, err := l.runRenew(ctx, holder)
 	if err != nil {
-		err = callError(ctx, "renew", l.cfg.Key, err)
 		c.Failed(ctx, err)
 		return time.Time{}, false, err
 	}
-	c.Renewed(ctx, deadline != 0)
-	if deadline == 0 {
+	c.Renewed(ctx, held)
+	if !held {
 		return time.Time{}, false, nil
 	}
 	return time.UnixMilli(deadline), true, nil
@@ -353,11 +351,7 @@ func (l *Limiter) Count(ctx context.Context) (int64, error) {
 	if err := l.usable(ctx); err != nil {
 		return 0, err
 	}
-	n, err := countScript.Run(ctx, l.client, l.keys[:keyFull]).Int64()
-	if err != nil {
-		return 0, callError(ctx, "count", l.cfg.Key, err)
-	}
-	return n, nil
+	return l.runCount(ctx)
 }
 
 // Refusals returns the count of calls refused without waiting on the
@@ -383,24 +377,5 @@ func (l *Limiter) Holders(ctx context.Context) ([]Holder, error) {
 	if err := l.usable(ctx); err != nil {
 		return nil, err
 	}
-	reply, err := holdersScript.Run(ctx, l.client, l.keys[:keyFull]).StringSlice()
-	if err != nil {
-		return nil, callError(ctx, "holders", l.cfg.Key, err)
-	}
-	if len(reply)%3 != 0 {
-		return nil, opError("holders", l.cfg.Key, callerr.UnexpectedReply(reply))
-	}
-	holders := make([]Holder, 0, len(reply)/3)
-	for i := 0; i < len(reply); i += 3 {
-		ms, err := strconv.ParseFloat(reply[i+1], 64)
-		if err != nil {
-			return nil, callError(ctx, "holders", l.cfg.Key, err)
-		}
-		weight, err := strconv.ParseInt(reply[i+2], 10, 64)
-		if err != nil {
-			return nil, callError(ctx, "holders", l.cfg.Key, err)
-		}
-		holders = append(holders, Holder{ID: reply[i], ExpiresAt: time.UnixMilli(int64(ms)), Weight: weight})
-	}
-	return holders, nil
+	return l.runHolders(ctx)
 }

@@ -93,9 +93,6 @@ func (l *Limiter) claimHanded(ctx context.Context, holder string, deadline time.
 // claim runs claim.lua: holder takes the lease a release handed it until
 // deadline. It reports false when holder holds no live lease.
 func (l *Limiter) claim(ctx context.Context, holder string, deadline time.Time) (bool, error) {
-	at, err := l.runner.Run(ctx, claimScript, l.keys[:keyFull], holder, deadline.UnixMilli()).Int64()
-	if err != nil {
-		return false, callError(ctx, "claim", l.cfg.Key, err)
-	}
-	return at != 0, nil
+	_, held, err := l.runClaim(ctx, holder, deadline)
+	return held, err
 }

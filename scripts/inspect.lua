@@ -7,7 +7,7 @@
 -- KEYS[4]  queue deadlines: sorted set, waiting holder -> when its entry lapses (ms)
 -- KEYS[5]  queue wants: hash, waiting holder -> 'n:lease ms:limit'
 --
--- Returns a flat array of strings: the server's clock (ms), the units in
+-- Returns a flat array: the status 1, then strings: the server's clock (ms), the units in
 -- use, the number h of live leases; then h triples {holder, deadline ms,
 -- weight}, earliest deadline first, as holders.lua gives them; then, in
 -- arrival order, one sextuple per live queue entry {waiter, arrival
@@ -34,7 +34,7 @@ for i = 1, #live, 2 do
 	held[#held + 1] = string.format('%d', weight)
 end
 
-local out = {string.format('%d', now), string.format('%d', units), string.format('%d', #live / 2)}
+local out = {1, string.format('%d', now), string.format('%d', units), string.format('%d', #live / 2)}
 for _, v in ipairs(held) do
 	out[#out + 1] = v
 end

@@ -8,7 +8,8 @@
 -- ARGV[1]  holder ID
 -- ARGV[2]  lease time, ms
 --
--- Returns the new deadline in ms, or 0 when the holder holds no live lease.
+-- Returns {1, the new deadline in ms}, or {0} when the holder holds no
+-- live lease.
 -- A lapsed lease is never renewed: renewal does not re-acquire.
 
 -- #include lib.lua
@@ -17,11 +18,11 @@ local leases, weights, holder, ttl = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]
 
 local deadline = redis.call('ZSCORE', leases, holder)
 if not deadline then
-	return 0
+	return {0}
 end
 local now = now_ms()
 if tonumber(deadline) <= now then
-	return 0
+	return {0}
 end
 
 deadline = math.max(tonumber(deadline), now + ttl)
@@ -30,4 +31,4 @@ expire_after(leases, string.format('%d', deadline), false)
 -- The weights, if any, lapse with the leases.
 redis.call('PEXPIREAT', weights, string.format('%d', deadline), 'GT')
 redis.call('DEL', KEYS[3])
-return deadline
+return {1, deadline}
