@@ -15,8 +15,8 @@ import (
 const (
 	callBareSet    = "bare SET NX PX"
 	callBareCAD    = "bare compare-and-delete script"
-	callSeedLock   = "seed lock script"
-	callSeedUnlock = "seed unlock script"
+	callSeedLock   = "classic lock script"
+	callSeedUnlock = "classic unlock script"
 	callTryLock    = "lock TryLock: MULTI, SET NX GET PX, TIME, EXEC"
 	callUnlock     = "lock Unlock: unlock script"
 
@@ -118,7 +118,7 @@ func (b *bench) callCosts(ctx context.Context) ([]callCost, error) {
 			key, token := seedKeys[i:i+1], rand.Text()
 			n, err := c.EvalSha(ctx, b.scripts.seedLock.SHA, key, ttlMillis, token).Int64()
 			if err == nil && n != 1 {
-				err = fmt.Errorf("seed lock: %s is held", key[0])
+				err = fmt.Errorf("classic lock: %s is held", key[0])
 			}
 			return func(ctx context.Context) error { return cad(ctx, c, b.scripts.seedUnlock, key[0], token) }, err
 		},

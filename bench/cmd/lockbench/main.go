@@ -1,5 +1,5 @@
 // Lockbench measures the slotlimit lock package against a real Redis,
-// beside a bare SET NX PX lock, the seed's scripts and two peer libraries
+// beside a bare SET NX PX lock, the classic scripts and two peer libraries
 // in the same run, and prints a markdown report of the figures and of the
 // targets they are held to.
 //
@@ -7,7 +7,7 @@
 //
 //   - lock and unlock pairs on -workers goroutines (64), each worker on a
 //     key of its own so that every lock is obtained, for each of: a bare
-//     SET NX PX with a compare-and-delete script, the seed's two scripts,
+//     SET NX PX with a compare-and-delete script, the classic two scripts,
 //     github.com/bsm/redislock, github.com/go-redsync/redsync/v4 and
 //     lock.Mutex, and two bounds of the fenced pair, each released by the
 //     compare-and-delete script: a fence by MULTI (SET NX GET PX and TIME
@@ -16,7 +16,7 @@
 //     variant's Redis time summed over all of its top-level commands,
 //     checked against those its client sent;
 //   - the Redis time of one call alone in its phase: the bare SET and
-//     compare-and-delete, the seed's two scripts, the fence by MULTI, the
+//     compare-and-delete, the classic two scripts, the fence by MULTI, the
 //     lock's TryLock (MULTI and EXEC) and its Unlock (unlock.lua), with
 //     the commands each script or EXEC runs and their time;
 //   - allocations per call, against the go-redis calls a bare lock makes.

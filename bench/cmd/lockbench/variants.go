@@ -28,7 +28,7 @@ var ttlMillis = strconv.FormatInt(lockTTL.Milliseconds(), 10)
 // holds the owner's token. KEYS[1] the lock, ARGV[1] the token.
 const compareAndDelete = "if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end"
 
-// Seed 001's two scripts, verbatim. seedLock: KEYS[1] the lock, ARGV[1]
+// the classic two scripts, verbatim. seedLock: KEYS[1] the lock, ARGV[1]
 // the lease in ms, ARGV[2] the token; seedUnlock: KEYS[1] the lock,
 // ARGV[1] the token.
 const (
@@ -45,7 +45,7 @@ type scripts struct {
 // Names of the variants, in the order of the report.
 const (
 	nameBare      = "bare: SET NX PX + compare-and-delete script"
-	nameSeed      = "seed 001's scripts"
+	nameSeed      = "the classic scripts"
 	nameRedislock = "bsm/redislock: Obtain (no retry) + Release"
 	nameRedsync   = "go-redsync/redsync/v4, goredis v9 pool: TryLockContext + UnlockContext"
 	nameLock      = "slotlimit lock: TryLock + Unlock (fenced)"
@@ -199,7 +199,7 @@ func multiFencePair(c *redis.Client, cadScript harness.Script, keys []string) ha
 	}
 }
 
-// seedPair is the seed's two scripts by EVALSHA, with a new random token
+// seedPair is the classic two scripts by EVALSHA, with a new random token
 // for each lock.
 func seedPair(c *redis.Client, s scripts, keys []string) harness.Pairer {
 	tokens := make([]string, len(keys))
@@ -210,7 +210,7 @@ func seedPair(c *redis.Client, s scripts, keys []string) harness.Pairer {
 			tokens[w] = rand.Text()
 			n, err := c.EvalSha(ctx, s.seedLock.SHA, keys[w:w+1], ttlMillis, tokens[w]).Int64()
 			if err == nil && n != 1 {
-				err = fmt.Errorf("seed lock: %s is held", keys[w])
+				err = fmt.Errorf("classic lock: %s is held", keys[w])
 			}
 			return err
 		},

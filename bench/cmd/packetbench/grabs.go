@@ -14,7 +14,7 @@ import (
 	"github.com/slotlimit/slotlimit/redpacket"
 )
 
-// seedGrab is seed 002's grab script, verbatim, line by line, its
+// seedGrab is the classic grab script, verbatim, line by line, its
 // trailing spaces kept. It makes its key names from KEYS[1], the packet
 // id: red_packet_<id>, a hash whose field stock counts the shares left,
 // and red_packet_list_<id>, a list to which it pushes ARGV[1],
@@ -36,12 +36,12 @@ const seedGrab = "local listKey = 'red_packet_list_'..KEYS[1]  \n" +
 
 // Names of the grabbers, in the order of the report.
 const (
-	nameSeed  = "seed 002's script, verbatim, EVALSHA"
+	nameSeed  = "the classic script, verbatim, EVALSHA"
 	nameStore = "slotlimit redpacket Store.Grab"
 )
 
 // shareAmount is every share's amount, in cents: the Store's packets are
-// split Equal, as the seed's unit_amount is.
+// split Equal, as the classic unit_amount is.
 const shareAmount = 100
 
 // A grabber is one way of keeping red packets and grabbing their shares.
@@ -66,7 +66,7 @@ type packets interface {
 	taken(ctx context.Context, id string, shares int) (int64, error)
 }
 
-// user returns the j-th user of a phase: ten digits, as the seed's user
+// user returns the j-th user of a phase: ten digits, as the classic user
 // ids are numbers, and the same for every grabber.
 func user(j int64) string {
 	return strconv.FormatInt(1_000_000_000+j, 10)
@@ -88,7 +88,7 @@ func (b *bench) storeGrabber() *grabber {
 	}}
 }
 
-// seedPackets are the seed's packets, whose ids begin with tag.
+// seedPackets are the classic packets, whose ids begin with tag.
 type seedPackets struct {
 	c   *redis.Client
 	sha string
@@ -99,7 +99,7 @@ func (p seedPackets) keys(id string) (packet, list string) {
 	return "red_packet_" + p.tag + id, "red_packet_list_" + p.tag + id
 }
 
-// create stores a packet as the seed does: its stock, and its unit
+// create stores a packet as the classic script does: its stock, and its unit
 // amount in yuan.
 func (p seedPackets) create(ctx context.Context, id string, shares int) error {
 	packet, _ := p.keys(id)
@@ -117,7 +117,7 @@ func (p seedPackets) grab(ctx context.Context, id, user string) (bool, error) {
 	case n == 0:
 		return false, nil
 	}
-	return false, fmt.Errorf("seed's script replied %d", n)
+	return false, fmt.Errorf("classic script replied %d", n)
 }
 
 func (p seedPackets) taken(ctx context.Context, id string, shares int) (int64, error) {

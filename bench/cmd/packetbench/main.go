@@ -1,11 +1,11 @@
 // Packetbench measures the slotlimit redpacket package against a real
-// Redis, beside seed 002's grab script in the same run, and the
+// Redis, beside the classic grab script in the same run, and the
 // package's Persister against SQLite and PostgreSQL, and prints a
 // markdown report of the figures and of their ratios.
 //
 // It runs, in one process on one pool of connections:
 //
-//   - grabs on -workers goroutines (64), for each of: the seed's script,
+//   - grabs on -workers goroutines (64), for each of: the classic script,
 //     verbatim, by EVALSHA, on its own keys (red_packet_<id>, a hash
 //     with a stock, and red_packet_list_<id>, a list); and Store.Grab;
 //     first grabs that take a share, then grabs refused because the
@@ -99,7 +99,7 @@ type bench struct {
 	settings
 	*harness.Env
 	seed     harness.Script
-	grabbers []*grabber // the seed's first
+	grabbers []*grabber // the classic first
 	results
 }
 
@@ -128,7 +128,7 @@ func (b *bench) Steps(env *harness.Env) []harness.Step {
 	}
 }
 
-// setup checks the settings, loads the seed's script, makes the grabbers,
+// setup checks the settings, loads the classic script, makes the grabbers,
 // loads their scripts with a grab each, and gives the load's pool its
 // connections.
 func (b *bench) setup(ctx context.Context) error {

@@ -17,7 +17,7 @@ func TestMain(m *testing.M) { harnesstest.Main(m) }
 // TestReportHasEveryTable keeps the benchmark from rotting: a tiny run,
 // against a redis-server the test starts and a PostgreSQL the command
 // starts, must produce every table, a ratio in every row of the ratios,
-// both grabbers, the seed's first, with their figures, and a row for each
+// both grabbers, the classic first, with their figures, and a row for each
 // database and batch, PostgreSQL's skipped only when it is not required.
 func TestReportHasEveryTable(t *testing.T) {
 	o := harnesstest.SmokeOptions(t)
@@ -45,10 +45,10 @@ func TestReportHasEveryTable(t *testing.T) {
 		}
 	}
 	want := []string{
-		"grabs/s, Store.Grab / seed's script, 4 workers, shares taken",
-		"Redis µs per grab, Store.Grab / seed's script, shares taken",
-		"grabs/s, Store.Grab / seed's script, 4 workers, sold out",
-		"Redis µs per grab, Store.Grab / seed's script, sold out",
+		"grabs/s, Store.Grab / classic script, 4 workers, shares taken",
+		"Redis µs per grab, Store.Grab / classic script, shares taken",
+		"grabs/s, Store.Grab / classic script, 4 workers, sold out",
+		"Redis µs per grab, Store.Grab / classic script, sold out",
 		"SQLite rows/s, Batch 100 / Batch 1",
 		"SQLite rows/s, Batch 1,000 / Batch 100",
 		"PostgreSQL rows/s, Batch 100 / Batch 1",

@@ -39,7 +39,7 @@ func (r results) row(db string, batch int) persistRow {
 var ratioHead = []string{"figure", "measured", "ratio"}
 
 // ratios returns the rows of the table of ratios: the Store's grabs to
-// the seed's script's, and each database's rows/s with each batch to
+// the classic script's, and each database's rows/s with each batch to
 // those with the batch before.
 func (b *bench) ratios() [][]string {
 	var rows [][]string
@@ -51,9 +51,9 @@ func (b *bench) ratios() [][]string {
 		rate, seedRate := store.CallsPerSecond(), seed.CallsPerSecond()
 		usec, seedUsec := store.ServerUsecPerCall(), seed.ServerUsecPerCall()
 		rows = append(rows,
-			[]string{fmt.Sprintf("grabs/s, Store.Grab / seed's script, %d workers, %s", b.Workers, kind.label),
+			[]string{fmt.Sprintf("grabs/s, Store.Grab / classic script, %d workers, %s", b.Workers, kind.label),
 				fmt.Sprintf("%s vs %s grabs/s", count(rate), count(seedRate)), times(harness.Div(rate, seedRate))},
-			[]string{fmt.Sprintf("Redis µs per grab, Store.Grab / seed's script, %s", kind.label),
+			[]string{fmt.Sprintf("Redis µs per grab, Store.Grab / classic script, %s", kind.label),
 				fmt.Sprintf("%.2f vs %.2f µs", usec, seedUsec), times(harness.Div(usec, seedUsec))})
 	}
 	for _, db := range []string{nameSQLite, namePostgres} {
@@ -74,7 +74,7 @@ func (b *bench) ratios() [][]string {
 
 // grabMix describes the grabs, the same for both grabbers.
 func (b *bench) grabMix() string {
-	return fmt.Sprintf("before each phase of grabs that take a share, each grabber gets %d new packets of %s shares (%s in all); the Store's are split Equal, %d cents a share, as the seed's packets have one unit_amount, with the default TTL (24h) and one shard, so that every grab of the phase also appends to one claim log. The phase grabs them in order, every worker on one packet until it is empty, then on the next, each grab by a user that no other grab of the phase is by (ten-digit ids, the same for both grabbers), and ends when every share is taken, at -duration or at -max-ops: no grab of it finds its packet sold out, and the run checks that the shares the packets gave are the grabs counted. Before each phase of refusals, each grabber gets a packet of one share, which one user takes; every grab of the phase, each by another user, is then refused as sold out, and the run checks each reply. The seed's script is called as the seed calls it, with KEYS[1] the packet id, from which it makes its key names, and ARGV[1] \"userId-timeMillis\". Each phase's keys are deleted after it.",
+	return fmt.Sprintf("before each phase of grabs that take a share, each grabber gets %d new packets of %s shares (%s in all); the Store's are split Equal, %d cents a share, as the classic packets have one unit_amount, with the default TTL (24h) and one shard, so that every grab of the phase also appends to one claim log. The phase grabs them in order, every worker on one packet until it is empty, then on the next, each grab by a user that no other grab of the phase is by (ten-digit ids, the same for both grabbers), and ends when every share is taken, at -duration or at -max-ops: no grab of it finds its packet sold out, and the run checks that the shares the packets gave are the grabs counted. Before each phase of refusals, each grabber gets a packet of one share, which one user takes; every grab of the phase, each by another user, is then refused as sold out, and the run checks each reply. The classic script is called as the classic script calls it, with KEYS[1] the packet id, from which it makes its key names, and ARGV[1] \"userId-timeMillis\". Each phase's keys are deleted after it.",
 		b.packets, count(float64(b.shares)), count(float64(b.packets*b.shares)), shareAmount)
 }
 
@@ -89,7 +89,7 @@ func (b *bench) grabTable(title, intro, outro string, rs []harness.CallResult) h
 	t := harness.Table{
 		Title: title,
 		Intro: intro,
-		Head:  []string{"variant", "grabs/s", "grabs/s / seed's", "p50 / p99 / p99.9 (µs)", "top-level commands", "Redis µs per grab", "Redis µs / seed's", "commands the script ran, per grab", "µs in those commands", "µs besides them", "commands sent per grab"},
+		Head:  []string{"variant", "grabs/s", "grabs/s / classic", "p50 / p99 / p99.9 (µs)", "top-level commands", "Redis µs per grab", "Redis µs / classic", "commands the script ran, per grab", "µs in those commands", "µs besides them", "commands sent per grab"},
 		Outro: outro,
 	}
 	seed := find(rs, nameSeed)
@@ -122,25 +122,25 @@ func (b *bench) Report(rep *harness.Report) {
 
 	rep.Add(harness.Table{
 		Title: "Ratios",
-		Intro: "Each figure against its baseline, measured in this run: Store.Grab against the seed's script, on the same packets and users (see Grabs above), and the Persister's rows/s with each Batch against those with the Batch before, on the same database. Redis µs per grab is the server time (INFO commandstats usec) of EVALSHA, the grabbers' only top-level command, over their phases; it includes the commands the script runs. No target is set for these figures.",
+		Intro: "Each figure against its baseline, measured in this run: Store.Grab against the classic script, on the same packets and users (see Grabs above), and the Persister's rows/s with each Batch against those with the Batch before, on the same database. Redis µs per grab is the server time (INFO commandstats usec) of EVALSHA, the grabbers' only top-level command, over their phases; it includes the commands the script runs. No target is set for these figures.",
 		Head:  ratioHead,
 		Rows:  b.ratios(),
 	})
 
 	rep.Add(b.grabTable(fmt.Sprintf("Grabs that take a share: %d workers", b.Workers),
 		"Latencies are of each grab as the caller sees it. Redis µs per grab is the time of EVALSHA over the grabs. The commands a script ran are counted on their own lines by INFO commandstats too, so their time is shown apart, and the rest is the script's own (the Lua, its arguments, the call). Each grabber's top-level commands are checked against those its client sent in every phase.",
-		"The two scripts do not do the same work. The seed's reads and writes a stock and pushes \"userId-timeMillis\" to a list. Store.Grab also looks up the user's claim, so that a second grab by a user returns the first share instead of taking another; reads the server's clock, to refuse a packet whose TTL has passed; takes the share's amount off the packet's list of shares; keeps the user's claim and what is left in the packet's hash; and appends the claim to the claim log, which a Persister copies to SQL, so that a claim taken survives a crash of the process that took it. The ratio is what those promises cost on the server and in throughput, not the cost of a slower way to do the seed's work.",
+		"The two scripts do not do the same work. The classic reads and writes a stock and pushes \"userId-timeMillis\" to a list. Store.Grab also looks up the user's claim, so that a second grab by a user returns the first share instead of taking another; reads the server's clock, to refuse a packet whose TTL has passed; takes the share's amount off the packet's list of shares; keeps the user's claim and what is left in the packet's hash; and appends the claim to the claim log, which a Persister copies to SQL, so that a claim taken survives a crash of the process that took it. The ratio is what those promises cost on the server and in throughput, not the cost of a slower way to do the classic work.",
 		b.taken))
 	rep.Add(b.grabTable(fmt.Sprintf("Grabs refused, sold out: %d workers", b.Workers),
 		"Every grab is of a packet whose one share is taken, by a user who holds no claim on it; columns as above.",
-		"A refusal writes nothing in either script. Store.Grab reads more than the seed's before it refuses (the user's claim, the packet's count, the clock, the share list); the seed's script reads its stock alone.",
+		"A refusal writes nothing in either script. Store.Grab reads more than the classic before it refuses (the user's claim, the packet's count, the clock, the share list); the classic script reads its stock alone.",
 		b.refused))
 
 	t := harness.Table{
 		Title: "Persister: claims written to SQL",
 		Intro: fmt.Sprintf("Each row is %d Drains, one a round, the batches taking turns, each of a claim log of N claims into a new database (see Persister above). Transactions are the batches each Drain committed, each followed by one XACK, which INFO commandstats counts. Redis µs per row is the server time of the Drains' top-level commands (the reads of the log, the MULTI and EXEC that ack and delete each batch, the look for idle entries, and the sweep for expired packets) over the claims; µs per row is the Drains' time over them.", b.Rounds),
 		Head:  []string{"database", "Batch", "claims per Drain (N)", "Drains", "transactions per Drain", "Drains' time (s)", "rows/s", "rows/s / Batch 1", "µs per row", "Redis µs per row"},
-		Outro: "With a Batch of 1 each claim is a transaction of its own, so its rows/s is mostly the database's durable commit on this machine's disk (see Database above), not the Persister's own work; a larger Batch shares a commit among its rows and writes them in multi-row INSERTs of up to 100 rows on SQLite and 1,000 on PostgreSQL, the faster size for each. These are one packet's claims written by one persister from one shard into empty tables, on the machine that runs Redis: more shards or persisters, a table of millions of rows, or a database across a network would give other figures. The seed has no persister to compare with: its note copies the list to MySQL in a job that nobody retries.",
+		Outro: "With a Batch of 1 each claim is a transaction of its own, so its rows/s is mostly the database's durable commit on this machine's disk (see Database above), not the Persister's own work; a larger Batch shares a commit among its rows and writes them in multi-row INSERTs of up to 100 rows on SQLite and 1,000 on PostgreSQL, the faster size for each. These are one packet's claims written by one persister from one shard into empty tables, on the machine that runs Redis: more shards or persisters, a table of millions of rows, or a database across a network would give other figures. The classic script has no persister to compare with: its note copies the list to MySQL in a job that nobody retries.",
 	}
 	for _, db := range []string{nameSQLite, namePostgres} {
 		one := b.row(db, 1)

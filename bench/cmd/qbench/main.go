@@ -1,5 +1,5 @@
 // Qbench measures the slotlimit delayqueue package against a real Redis,
-// beside seed 004's sorted-set scheme and github.com/hibiken/asynq in the
+// beside the classic sorted-set scheme and github.com/hibiken/asynq in the
 // same run, and prints a markdown report of the figures and of the
 // targets they are held to.
 //
@@ -8,9 +8,9 @@
 //   - push, poll and ack triples, -producers goroutines (8) pushing
 //     messages due at once and -consumers goroutines (8) taking them, no
 //     more than -backlog (256) pushed and not yet taken, for each of: the
-//     package's Push, Poll and Ack; the seed's scheme (ZADD scored by the
-//     due time in whole seconds, and a consumer that runs the seed's poll
-//     script, then sleeps 10 ms, as the seed's does); and asynq's
+//     package's Push, Poll and Ack; the classic scheme (ZADD scored by the
+//     due time in whole seconds, and a consumer that runs the classic poll
+//     script, then sleeps 10 ms, as the classic does); and asynq's
 //     Client.Enqueue with its Server of -consumers workers; in -rounds
 //     rounds (3) that the variants take in turns, each phase bounded by
 //     -duration and -max-ops, then drained; triples/s and the Redis time
@@ -18,7 +18,7 @@
 //   - due-to-delivery latency: -tasks tasks (5,000), each due -due (100
 //     ms) after its push began, pushed by -producers goroutines as fast
 //     as they go, taken by -consumers workers (8): the package's Push and
-//     Run, the seed's scheme, and asynq with its defaults and with its
+//     Run, the classic scheme, and asynq with its defaults and with its
 //     forwarder (Config.DelayedTaskCheckInterval) at -due.
 //
 // Without -redis it starts its own redis-server on a free loopback port,
@@ -106,7 +106,7 @@ func (b *bench) Steps(env *harness.Env) []harness.Step {
 	}
 }
 
-// setup loads the seed's script and runs a few triples of each variant,
+// setup loads the classic script and runs a few triples of each variant,
 // unmeasured, so that every script is in the server's cache and the pool
 // has its connections before the load.
 func (b *bench) setup(ctx context.Context) error {

@@ -14,13 +14,13 @@ import (
 	"github.com/slotlimit/slotlimit/delayqueue"
 )
 
-// seedPoll is seed 004's poll script, verbatim: it reads the head of the
+// seedPoll is the classic poll script, verbatim: it reads the head of the
 // sorted set and removes it when its score is at most ARGV[1], the
 // caller's time in seconds. KEYS[1] the sorted set. It replies the member
 // taken, or nil.
 const seedPoll = "local entry = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')\nif entry then\nif entry[2] and tonumber(entry[2]) <= tonumber(ARGV[1]) then\nredis.call('zrem', KEYS[1], entry[1])\nreturn entry[1]\nend\nend\nreturn nil;\n"
 
-// seedInterval is the seed's consumer's sleep after every poll.
+// seedInterval is the classic consumer's sleep after every poll.
 const seedInterval = 10 * time.Millisecond
 
 // asynqTaskType is the type of every asynq task the benchmark enqueues.
@@ -30,7 +30,7 @@ const asynqTaskType = "qbench"
 const (
 	nameQueue     = "slotlimit delayqueue: Push + Poll + Ack"
 	nameQueueRun  = "slotlimit delayqueue: Push + Run"
-	nameSeed      = "seed 004: ZADD + poll script every 10 ms"
+	nameSeed      = "classic: ZADD + poll script every 10 ms"
 	nameAsynq     = "hibiken/asynq: Enqueue + Server, defaults"
 	nameAsynqFast = "hibiken/asynq: Enqueue + Server, DelayedTaskCheckInterval "
 )
@@ -53,7 +53,7 @@ type variant struct {
 	// start starts workers consumers, which call deliver with each
 	// message's payload: once it is acked, in the triple phases (for
 	// asynq, as its handler runs, before asynq marks it done; for the
-	// seed, as its script returns it, the seed having no ack), and as
+	// seed, as its script returns it, the classic script having no ack), and as
 	// the handler begins, in the latency phases. stop stops them and
 	// returns the first error a consumer met.
 	start func(ctx context.Context, workers int, deliver func([]byte)) (stop func() error, err error)
@@ -133,10 +133,10 @@ func pollAndAck(ctx context.Context, q *delayqueue.Queue, workers int, deliver f
 	return stop()
 }
 
-// seedVariant is seed 004's scheme on the sorted set at key: the
+// seedVariant is the classic scheme on the sorted set at key: the
 // producer's ZADD scored by the due time in whole seconds of its clock
-// (the seed's System.currentTimeMillis() / 1000 + d, its delay d being
-// whole seconds; here the due time's second, truncated as the seed
+// (the classic System.currentTimeMillis() / 1000 + d, its delay d being
+// whole seconds; here the due time's second, truncated as the classic script
 // truncates), and consumers that run the poll script with the time in
 // whole seconds, then sleep 10 ms, whether they took a message or not.
 func (b *bench) seedVariant(key string) variant {

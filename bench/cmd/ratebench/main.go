@@ -1,11 +1,11 @@
 // Ratebench measures the slotlimit ratelimit package against a real
-// Redis, beside seed 004's fixed-window script, the package's own scripts
+// Redis, beside the classic fixed-window script, the package's own scripts
 // by bare EVALSHA and go-redis/redis_rate in the same run, and prints a
 // markdown report of the figures and of the targets they are held to.
 //
 // It runs, in one process on one pool of connections:
 //
-//   - Allow calls on -workers goroutines (64), for each of: the seed's
+//   - Allow calls on -workers goroutines (64), for each of: the classic
 //     script, verbatim, by EVALSHA; Limiter.Allow with FixedWindow and
 //     with GCRA; the script each of those runs, by bare EVALSHA with the
 //     arguments the library is seen to send; and
@@ -83,7 +83,7 @@ type bench struct {
 	*harness.Env
 	seed     harness.Script
 	captured captured
-	variants []*variant // the seed's script first
+	variants []*variant // the classic script first
 	results
 }
 
@@ -109,7 +109,7 @@ func (b *bench) Steps(env *harness.Env) []harness.Step {
 	}
 }
 
-// setup checks the settings, loads the seed's script, reads the calls the
+// setup checks the settings, loads the classic script, reads the calls the
 // library sends, makes the variants, and runs a few calls of each on
 // every worker, unmeasured, so that every script is in the server's cache
 // and the pool has its connections before the load.

@@ -14,7 +14,7 @@ func TestMain(m *testing.M) { harnesstest.Main(m) }
 
 // TestReportHasEveryTable keeps the benchmark from rotting: a tiny run,
 // against a redis-server the test starts, must produce every table, every
-// target, a number in each target's row, and every variant, the seed's
+// target, a number in each target's row, and every variant, the classic
 // first, each with the mix of outcomes its keys make.
 func TestReportHasEveryTable(t *testing.T) {
 	o := harnesstest.SmokeOptions(t)
@@ -44,8 +44,8 @@ func TestReportHasEveryTable(t *testing.T) {
 	want := []string{
 		"library overhead, FixedWindow: Allow calls/s / bare EVALSHA of its script, 4 workers",
 		"library overhead, GCRA: Allow calls/s / bare EVALSHA of its script, 4 workers",
-		"Redis µs per Allow, FixedWindow / seed's script",
-		"Redis µs per Allow, GCRA / seed's script",
+		"Redis µs per Allow, FixedWindow / classic script",
+		"Redis µs per Allow, GCRA / classic script",
 		"Redis µs per Allow, GCRA / redis_rate's Allow",
 	}
 	if !slices.Equal(names, want) {

@@ -18,14 +18,14 @@ import (
 // even one whose calls a phase's end splits between two rounds.
 const window = time.Hour
 
-// seedWindow is seed 004's fixed-window script, verbatim: INCR; refuse
+// seedWindow is the classic fixed-window script, verbatim: INCR; refuse
 // (return the count) above ARGV[1]; on the first hit, EXPIRE the key
 // ARGV[2] seconds. KEYS[1] the counter. It counts the calls it refuses.
 const seedWindow = "local c; c = redis.call('incr', KEYS[1]); if c and tonumber(c) > tonumber(ARGV[1]) then return c; end; if tonumber(c) == 1 then redis.call('expire', KEYS[1], ARGV[2]) end; return c;"
 
 // Names of the variants, in the order of the report.
 const (
-	nameSeed       = "seed 004's fixed-window script, verbatim, EVALSHA"
+	nameSeed       = "the classic fixed-window script, verbatim, EVALSHA"
 	nameBareWindow = "FixedWindow's script (allow_window.lua), bare EVALSHA"
 	nameWindow     = "slotlimit ratelimit Allow, FixedWindow"
 	nameBareGCRA   = "GCRA's script (allow_gcra.lua), bare EVALSHA"
@@ -82,9 +82,14 @@ func capture(ctx context.Context, env *harness.Env, l limits) (captured, error) 
 			}
 		}
 		x := rec.Last()
-		// allow_window.lua and allow_gcra.lua take KEYS[1] the key, and
-		// ARGV the limit's two figures and n.
-		if x.SHA == "" || len(x.Keys) != 1 || x.Keys[0] != key || len(x.Argv) != 3 || x.Argv[2] != "1" {
+		// allow_window.lua and allow_gcra.lua take KEYS[1] the key (GCRA's
+		// data beside it, as "{key}/ratelimit"), and ARGV the limit's two
+		// figures and n.
+		dataKey := key
+		if limit.Algorithm == ratelimit.GCRA {
+			dataKey = "{" + key + "}/ratelimit"
+		}
+		if x.SHA == "" || len(x.Keys) != 1 || x.Keys[0] != dataKey || len(x.Argv) != 3 || x.Argv[2] != "1" {
 			return harness.Call{}, fmt.Errorf("the library's %s call changed (%+v); update the bare variant", name, x)
 		}
 		return x, nil

@@ -1,12 +1,12 @@
 // Recentbench measures the slotlimit recent package against a real Redis,
-// beside seed 003's sorted-set script and a pipelined LPUSH and LTRIM in
+// beside the classic sorted-set script and a pipelined LPUSH and LTRIM in
 // the same run, and prints a markdown report of the figures and of the
 // targets they are held to.
 //
 // It runs, in one process on one pool of connections:
 //
 //   - Add calls on -workers goroutines (64), for each of: List.Add with
-//     one value per call; the seed's script, verbatim, by EVALSHA, scored
+//     one value per call; the classic script, verbatim, by EVALSHA, scored
 //     with the client's clock in whole seconds; and LPUSH and LTRIM in
 //     one pipeline; in -rounds rounds (3) that the variants take in
 //     turns, each variant's Redis time summed over its top-level commands
@@ -100,7 +100,7 @@ func (b *bench) Steps(env *harness.Env) []harness.Step {
 	}
 }
 
-// setup checks the settings, loads the seed's script and makes the
+// setup checks the settings, loads the classic script and makes the
 // variants.
 func (b *bench) setup(ctx context.Context) error {
 	if err := b.check(); err != nil {

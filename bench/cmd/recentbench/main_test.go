@@ -13,7 +13,7 @@ func TestMain(m *testing.M) { harnesstest.Main(m) }
 
 // TestReportHasEveryTable keeps the benchmark from rotting: a tiny run,
 // against a redis-server the test starts, must produce every table, every
-// target, a number in each target's row, and every variant, the seed's
+// target, a number in each target's row, and every variant, the classic
 // first, in the Add and the memory tables.
 func TestReportHasEveryTable(t *testing.T) {
 	o := harnesstest.SmokeOptions(t)
@@ -41,8 +41,8 @@ func TestReportHasEveryTable(t *testing.T) {
 		}
 	}
 	want := []string{
-		"Redis µs per Add / seed's script, 4 workers, many keys",
-		"memory per list of 5 items / seed's list",
+		"Redis µs per Add / classic script, 4 workers, many keys",
+		"memory per list of 5 items / classic list",
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("targets:\n%q\nwant:\n%q", names, want)

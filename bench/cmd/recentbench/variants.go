@@ -14,7 +14,7 @@ import (
 	"github.com/slotlimit/slotlimit/recent"
 )
 
-// seedAdd is seed 003's script, verbatim, as its Java string concatenation
+// seedAdd is the classic script, verbatim, as its Java string concatenation
 // makes it: ZADD the member at the score, ZCARD, and ZREMRANGEBYRANK the
 // oldest above the max. KEYS[1] the list; ARGV[1] the member, ARGV[2] the
 // score (the client's clock in whole seconds), ARGV[3] the max.
@@ -31,7 +31,7 @@ const seedAdd = "local key = KEYS[1] " +
 
 // Names of the variants, in the order of the report.
 const (
-	nameSeed  = "seed 003's script, verbatim, EVALSHA"
+	nameSeed  = "the classic script, verbatim, EVALSHA"
 	nameList  = "slotlimit recent List.Add, one value"
 	nameLPush = "LPUSH + LTRIM, one pipeline"
 )
@@ -44,6 +44,7 @@ type variant struct {
 	commands []string // its top-level commands, as INFO commandstats names them
 	sorted   bool     // its lists are sorted sets; else Redis lists
 	keys     [][]string
+	stored   func(key string) string // the Redis key the list named key is kept at; nil: key
 	workers  []worker
 	// add adds value to worker w's list u, whose key is key.
 	add func(ctx context.Context, w, u int, key, value string) error
@@ -84,11 +85,16 @@ func (b *bench) callers() []harness.Caller {
 	return out
 }
 
-// allKeys returns the variant's keys, worker by worker.
+// allKeys returns the Redis keys of the variant's lists, worker by worker.
 func (v *variant) allKeys() []string {
 	var out []string
 	for _, ks := range v.keys {
-		out = append(out, ks...)
+		for _, key := range ks {
+			if v.stored != nil {
+				key = v.stored(key)
+			}
+			out = append(out, key)
+		}
 	}
 	return out
 }
@@ -105,7 +111,7 @@ func (b *bench) newVariant(name, tag string, sorted bool, commands []string, add
 }
 
 // newVariants returns the variants, in the order of the report, the
-// seed's first.
+// classic first.
 func (b *bench) newVariants() ([]*variant, error) {
 	c := b.Client
 	max := strconv.FormatInt(b.max, 10)
@@ -116,6 +122,7 @@ func (b *bench) newVariants() ([]*variant, error) {
 	list := b.newVariant(nameList, "list", true, []string{"evalsha"}, func(ctx context.Context, w, u int, _, value string) error {
 		return lists[w][u].Add(ctx, value)
 	})
+	list.stored = func(key string) string { return "{" + key + "}/recent" } // the keys have no hash tag
 	lists = make([][]*recent.List, b.Workers)
 	for w, ks := range list.keys {
 		lists[w] = make([]*recent.List, len(ks))

@@ -10,7 +10,7 @@ import (
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
-// The seed's two scripts, verbatim: a plain counter at KEYS[1], ARGV[1]
+// The classic two scripts, verbatim: a plain counter at KEYS[1], ARGV[1]
 // the limit.
 const (
 	seedAcquire = "local count = redis.call('get',KEYS[1]);if not count or tonumber(count) < tonumber(ARGV[1]) then count=redis.call('incr',KEYS[1]);redis.call('EXPIRE', KEYS[1], 300);end;return tonumber(count)"
@@ -23,7 +23,7 @@ const (
 const twoReads = "local marked = redis.call('PTTL', KEYS[3]);if marked > 0 and not redis.call('ZSCORE', KEYS[1], ARGV[4]) then return -marked end;return 0"
 
 // scripts are the scripts the benchmark runs without the library: the
-// seed's, and the library's own as the library sends them.
+// classic, and the library's own as the library sends them.
 type scripts struct {
 	seedAcquire, seedRelease harness.Script
 	twoReads                 harness.Script // the refusal's two reads, alone
@@ -49,7 +49,7 @@ func capture(ctx context.Context, env *harness.Env, cfg slotlimit.Config, holder
 	}
 	acquire = rec.Last()
 	for range 2 {
-		if _, err := l.Release(ctx, holder); err != nil {
+		if err := notHeldIsNil(l.Release(ctx, holder)); err != nil {
 			return acquire, release, err
 		}
 	}
@@ -65,15 +65,15 @@ func capture(ctx context.Context, env *harness.Env, cfg slotlimit.Config, holder
 // Names of the no-contention variants.
 const (
 	nameIncr    = "(a) go-redis INCR + DECR"
-	nameSeed    = "(c) seed scripts, EVALSHA"
+	nameSeed    = "(c) classic counter scripts, EVALSHA"
 	nameRaw     = "(b) library scripts, bare EVALSHA"
 	nameLimiter = "slotlimit Limiter TryAcquire + Release"
 
 	// Names of the scripts in the script costs.
 	nameLibAcquire  = "library acquire"
 	nameLibRelease  = "library release"
-	nameSeedAcquire = "seed acquire"
-	nameSeedRelease = "seed release"
+	nameSeedAcquire = "classic acquire"
+	nameSeedRelease = "classic release"
 	nameTwoReads    = "the library's refusal's two reads alone (PTTL, ZSCORE)" // the refusal's two reads
 )
 
@@ -87,7 +87,7 @@ func incrDecr(c *redis.Client, key string) harness.Pairer {
 	}
 }
 
-// seedPair is baseline (c): the seed's two scripts by EVALSHA on a plain
+// seedPair is baseline (c): the classic two scripts by EVALSHA on a plain
 // counter.
 func seedPair(c *redis.Client, s scripts, key string, limit int64) harness.Pairer {
 	keys := []string{key}
@@ -98,7 +98,7 @@ func seedPair(c *redis.Client, s scripts, key string, limit int64) harness.Paire
 		Acquire: func(ctx context.Context, _ int) error {
 			n, err := c.EvalSha(ctx, s.seedAcquire.SHA, keys, max).Int64()
 			if err == nil && n > limit {
-				err = fmt.Errorf("seed acquire: count %d over limit %d", n, limit)
+				err = fmt.Errorf("classic acquire: count %d over limit %d", n, limit)
 			}
 			return err
 		},
@@ -128,7 +128,7 @@ func rawLease(c *redis.Client, acquire, release harness.Call, holders []string) 
 			return nil
 		},
 		Release: func(ctx context.Context, w int) error {
-			n, err := c.EvalSha(ctx, release.SHA, release.Keys, r[0], r[1], r[2], r[3], r[4], holders[w]).Text()
+			n, err := c.EvalSha(ctx, release.SHA, release.Keys, r[0], r[1], r[2], r[3], r[4], r[5], holders[w]).Text()
 			if err == nil && n != "1" {
 				err = fmt.Errorf("release script: %s held no lease", holders[w])
 			}
@@ -140,7 +140,7 @@ func rawLease(c *redis.Client, acquire, release harness.Call, holders []string) 
 // checkArity reports an error unless the library's calls have the number of
 // arguments rawLease and the allocation rows pass.
 func checkArity(acquire, release harness.Call) error {
-	if len(acquire.Argv) != 4 || len(release.Argv) != 6 {
+	if len(acquire.Argv) != 4 || len(release.Argv) != 7 {
 		return fmt.Errorf("the library's script arguments changed (acquire %q, release %q); update rawLease", acquire.Argv, release.Argv)
 	}
 	return nil
@@ -159,11 +159,7 @@ func limiterPair(l *slotlimit.Limiter, holders []string) harness.Pairer {
 			return err
 		},
 		Release: func(ctx context.Context, w int) error {
-			ok, err := l.Release(ctx, holders[w])
-			if err == nil && !ok {
-				err = fmt.Errorf("release: %s held no lease", holders[w])
-			}
-			return err
+			return l.Release(ctx, holders[w])
 		},
 	}
 }

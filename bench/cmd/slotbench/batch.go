@@ -40,7 +40,7 @@ func (b *bench) runBursts(ctx context.Context, callers int) (burst, error) {
 			}
 		}
 		for _, h := range holders {
-			if _, err := l.Release(ctx, h); err != nil {
+			if err := notHeldIsNil(l.Release(ctx, h)); err != nil {
 				return err
 			}
 		}

@@ -85,17 +85,13 @@ func (b *bench) scriptCosts(ctx context.Context) ([]scriptCost, error) {
 	err = run(nameLibRelease, "live lease; the keys empty", false, undo(len(all)),
 		func(ctx context.Context, w int) error {
 			t := all[next.Add(1)-1]
-			ok, err := t.l.Release(ctx, t.holder)
-			if err == nil && !ok {
-				err = errors.New("no lease to release")
-			}
-			return err
+			return t.l.Release(ctx, t.holder)
 		})
 	if err != nil {
 		return nil, err
 	}
 
-	// The seed's scripts on counters of limit 60, likewise.
+	// The classic scripts on counters of limit 60, likewise.
 	seedKeys := make([][]string, b.Workers)
 	limit := strconv.Itoa(areaLimit)
 	err = run(nameSeedAcquire, "granted; counter at 0-59", false, b.Bounds(b.Workers),
@@ -104,7 +100,7 @@ func (b *bench) scriptCosts(ctx context.Context) ([]scriptCost, error) {
 			key := b.Key(fmt.Sprintf("split:seed:%d:%d", w, n/areaLimit))
 			got, err := b.Client.EvalSha(ctx, b.scripts.seedAcquire.SHA, []string{key}, limit).Int64()
 			if err == nil && got != int64(n%areaLimit+1) {
-				err = fmt.Errorf("seed acquire: count %d, want %d", got, n%areaLimit+1)
+				err = fmt.Errorf("classic acquire: count %d, want %d", got, n%areaLimit+1)
 			}
 			if err != nil {
 				return err
@@ -177,7 +173,7 @@ func (b *bench) scriptCosts(ctx context.Context) ([]scriptCost, error) {
 		return nil, err
 	}
 
-	// ... and the seed's, on a counter at its limit.
+	// ... and the classic, on a counter at its limit.
 	counter := []string{b.Key("full:seed")}
 	for range areaLimit {
 		if err := b.Client.EvalSha(ctx, b.scripts.seedAcquire.SHA, counter, limit).Err(); err != nil {
@@ -188,7 +184,7 @@ func (b *bench) scriptCosts(ctx context.Context) ([]scriptCost, error) {
 		func(ctx context.Context, w int) error {
 			got, err := b.Client.EvalSha(ctx, b.scripts.seedAcquire.SHA, counter, limit).Int64()
 			if err == nil && got != areaLimit {
-				err = fmt.Errorf("seed acquire on a full counter: count %d", got)
+				err = fmt.Errorf("classic acquire on a full counter: count %d", got)
 			}
 			return err
 		})

@@ -116,16 +116,16 @@ func (b *bench) handoffRounds(ctx context.Context, mode, key string, waiterClien
 				ping.Add(0, time.Since(t0))
 			}
 		}
-		if ok, err := holder.Release(ctx, handoffHolder); err != nil || !ok {
-			return fmt.Errorf("the holder's release: %v, %v", err, ok)
+		if err := holder.Release(ctx, handoffHolder); err != nil {
+			return fmt.Errorf("the holder's release: %w", err)
 		}
 		released := time.Now()
 		g := <-ch
 		if g.err != nil || !g.res.Acquired {
 			return fmt.Errorf("the waiter: %v, %+v", g.err, g.res)
 		}
-		if ok, err := waiter.Release(ctx, handoffWaiter); err != nil || !ok {
-			return fmt.Errorf("the waiter's release: %v, %v", err, ok)
+		if err := waiter.Release(ctx, handoffWaiter); err != nil {
+			return fmt.Errorf("the waiter's release: %w", err)
 		}
 		if record {
 			m.gap.Add(0, g.at.Sub(released))

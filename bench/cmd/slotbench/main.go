@@ -5,7 +5,7 @@
 // It runs, in one process on one pool of connections:
 //
 //   - no contention: TryAcquire+Release pairs of distinct holders on one
-//     key, against (a) INCR+DECR, (c) the seed's two counter scripts and
+//     key, against (a) INCR+DECR, (c) the classic two counter scripts and
 //     (b) the library's own acquire and release scripts by bare EVALSHA;
 //   - the Redis time of each script (INFO commandstats usec_per_call), each
 //     script alone in its phase, including a full key whose tries are all
@@ -133,7 +133,7 @@ func (b *bench) appendBursts(ctx context.Context, callers int) error {
 }
 
 // setup checks the settings, reads the library's acquire and release
-// calls, loads the seed's scripts, and has the load client's hook count
+// calls, loads the classic scripts, and has the load client's hook count
 // the calls of each.
 func (b *bench) setup(ctx context.Context) error {
 	if err := b.check(); err != nil {

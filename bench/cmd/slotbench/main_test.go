@@ -60,7 +60,7 @@ func TestReportHasEveryTable(t *testing.T) {
 	want := []string{
 		"Redis µs per TryAcquire+Release pair / seed scripts' pair",
 		"pairs/s / raw INCR+DECR pairs/s, 4 callers",
-		"Redis µs per refusal at a full key / seed's refusal",
+		"Redis µs per refusal at a full key / classic refusal",
 		"memory, 60 holders",
 		"allocations per TryAcquire / go-redis EvalSha",
 		"hand-off latency p50 / PING round trip p50",

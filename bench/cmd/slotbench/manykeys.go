@@ -36,7 +36,7 @@ func (b *bench) manyKeys(ctx context.Context) (manyKeys, error) {
 				return err
 			}
 			t1 := time.Now()
-			if _, err := l.Release(ctx, holders[w]); err != nil {
+			if err := notHeldIsNil(l.Release(ctx, holders[w])); err != nil {
 				return err
 			}
 			r.Acquire.Add(w, t1.Sub(t0))

@@ -16,7 +16,7 @@ type memory struct {
 	keys      int           // the keys a Limiter may use
 	full      int64         // 60 holders, after a refused try
 	encoding  string        // of the lease set at 60 holders
-	counter   int64         // the seed's counter at 60
+	counter   int64         // the classic counter at 60
 	released  int64         // after all 60 released
 	lapsedAt  int64         // all 60 leases taken, just before they lapse
 	lapsed    int64         // after all 60 leases lapsed, none released

@@ -34,9 +34,9 @@ func f3(x float64) string { return fmt.Sprintf("%.3f", x) }
 
 // Target figures that no flag changes.
 const (
-	targetPairCost   = 1.8  // Redis µs of a TryAcquire+Release pair, over the seed's pair
+	targetPairCost   = 1.8  // Redis µs of a TryAcquire+Release pair, over the classic pair
 	targetPairRate   = 0.80 // pairs/s over INCR+DECR pairs/s
-	targetRefusal    = 1.70 // Redis µs of a refusal at a full key, over the seed's
+	targetRefusal    = 1.70 // Redis µs of a refusal at a full key, over the classic
 	targetMemory     = 2048 // bytes of a key with 60 holders
 	targetAllocs     = 1.0  // allocations of TryAcquire, over go-redis EvalSha's
 	targetHandoff    = 1.5  // hand-off p50 over PING p50
@@ -75,7 +75,7 @@ func (b *bench) targets() []harness.Target {
 	refusal, seedRefusal := r.cost(nameLibAcquire, true).usecPerCall(), r.cost(nameSeedAcquire, true).usecPerCall()
 	floor := r.cost(nameTwoReads, true).usecPerCall()
 	out = append(out, harness.Target{
-		Name:     "Redis µs per refusal at a full key / seed's refusal",
+		Name:     "Redis µs per refusal at a full key / classic refusal",
 		Measured: fmt.Sprintf("%.2f vs %.2f µs (its two reads alone: %.2f µs, %s)", refusal, seedRefusal, floor, times(harness.Div(floor, seedRefusal))),
 		Target:   "≤ 1.70×",
 		Ratio:    times(harness.Div(refusal, seedRefusal)),
@@ -224,7 +224,7 @@ func (b *bench) Report(rep *harness.Report) {
 
 	rep.Add(harness.TargetTable("Targets",
 		"Each figure against a baseline measured in this run, or against a fixed figure, where the ratio is the measured over the target. "+
-			"Redis µs are INFO commandstats usec_per_call of each script run alone in its phase (see Redis time per script call): a pair is the library's acquire of a new lease plus its release, against the seed's granted acquire plus its release. "+
+			"Redis µs are INFO commandstats usec_per_call of each script run alone in its phase (see Redis time per script call): a pair is the library's acquire of a new lease plus its release, against the classic granted acquire plus its release. "+
 			"Pairs/s are the no-contention phase's. The hand-off and the commands per waited acquire come from the hand-off phase, the share of the limit from the contention phase with Acquire.",
 		b.targets()))
 	rep.Add(harness.TargetTable("Other budgets", "", b.budgets()))
@@ -242,7 +242,7 @@ func (b *bench) Report(rep *harness.Report) {
 
 	t = harness.Table{
 		Title: "Redis time per script call",
-		Intro: fmt.Sprintf("INFO commandstats sums every script under `evalsha`, so each script runs alone in its phase, %d workers, after CONFIG RESETSTAT. Takes go to keys of 60 slots, one key after another per worker, and the gives then empty the same keys. The last three rows are the refusal's: a key at its limit, every try refused, by the library's acquire script, by a script of just the two reads that refusal makes (with the same keys and arguments; a refusal cannot do without them while a holder asking again renews its lease), and by the seed's.", b.Workers),
+		Intro: fmt.Sprintf("INFO commandstats sums every script under `evalsha`, so each script runs alone in its phase, %d workers, after CONFIG RESETSTAT. Takes go to keys of 60 slots, one key after another per worker, and the gives then empty the same keys. The last three rows are the refusal's: a key at its limit, every try refused, by the library's acquire script, by a script of just the two reads that refusal makes (with the same keys and arguments; a refusal cannot do without them while a holder asking again renews its lease), and by the classic.", b.Workers),
 		Head:  []string{"script", "load", "calls/s", "usec_per_call"},
 	}
 	if a := r.pair(nameIncr); a.Ops > 0 {
@@ -298,7 +298,7 @@ func (b *bench) Report(rep *harness.Report) {
 		Head:  []string{"key", "MEMORY USAGE"},
 	}
 	t.Add(fmt.Sprintf("one area code with 60 holders, after a refused try (lease set encoding: %s)", m.encoding), bytes(m.full))
-	t.Add("the seed's counter at 60", bytes(m.counter))
+	t.Add("the classic counter at 60", bytes(m.counter))
 	t.Add("the area code after all 60 released", bytes(m.released))
 	t.Add("the area code with 60 leases of 100 ms, before they lapse", bytes(m.lapsedAt))
 	t.Add(fmt.Sprintf("the same, %v after they lapsed, never released nor read", m.reclaimed.Round(time.Millisecond)), bytes(m.lapsed))

@@ -15,7 +15,7 @@ import (
 // Shapes of the scenarios that no flag changes.
 const (
 	highLimit  = 1000 // a limit no-contention load never reaches
-	areaLimit  = 60   // the external system's limit in the seed
+	areaLimit  = 60   // the external system's limit in the classic script
 	batchSize  = 100
 	leaseTTL   = time.Minute
 	holderForm = "dev-%011d" // a 15-byte device ID; one of digits only would be stored as an integer
@@ -105,7 +105,7 @@ func (b *bench) contention(ctx context.Context, hold time.Duration, wait bool) (
 			busy.Add(int64(time.Since(got)))
 			release, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 			defer cancel()
-			if _, err := l.Release(release, holders[w]); err != nil {
+			if err := notHeldIsNil(l.Release(release, holders[w])); err != nil {
 				return err
 			}
 			acquires.Add(1)

@@ -12,7 +12,7 @@ import (
 )
 
 // A Script is a Lua script's text and SHA1, as EVALSHA names it: a
-// baseline the benchmark runs without the library, such as a seed's
+// baseline the benchmark runs without the library, such as a classic
 // script.
 type Script struct {
 	Src string
