@@ -2,13 +2,11 @@ package slotlimit
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/hashtag"
 )
 
@@ -99,28 +97,9 @@ func (c *Counter) TryAcquire(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	o := c.begin("TryAcquire", 1)
-	res, err := c.try(ctx)
+	res, err := c.runAcquire(ctx)
 	observeResult(ctx, &o, res, err)
 	return res, err
-}
-
-// try runs counter_acquire.lua once.
-func (c *Counter) try(ctx context.Context) (Result, error) {
-	reply, err := c.runner.Run(ctx, counterAcquireScript, c.keys, c.limit, c.ttl).Int64Slice()
-	if err != nil {
-		return Result{Limit: c.cfg.Limit}, callError(ctx, "acquire", c.cfg.Key, err)
-	}
-	if len(reply) != 3 {
-		return Result{Limit: c.cfg.Limit}, opError("acquire", c.cfg.Key, callerr.UnexpectedReply(reply))
-	}
-	res := Result{Acquired: reply[0] == 1, Count: reply[1], Limit: c.cfg.Limit}
-	if res.Acquired {
-		res.Weight = 1
-		res.ExpiresAt = time.UnixMilli(reply[2])
-	} else {
-		res.EarliestLapse = time.Duration(max(reply[2], 0)) * time.Millisecond
-	}
-	return res, nil
 }
 
 // Acquire takes one slot, waiting until the count is below the limit or
@@ -133,7 +112,7 @@ func (c *Counter) Acquire(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	o := c.begin("Acquire", 1)
-	res, err := poll(ctx, func() (Result, error) { return c.try(ctx) })
+	res, err := poll(ctx, func() (Result, error) { return c.runAcquire(ctx) })
 	res, err = acquireOutcome(ctx, c.cfg, res, err)
 	observeResult(ctx, &o, res, err)
 	return res, err
@@ -158,15 +137,13 @@ func (c *Counter) Release(ctx context.Context) error {
 		return err
 	}
 	o := c.begin("Release", 0)
-	keys := []string{c.cfg.Key, c.records + rand.Text()}
-	n, err := c.runner.Run(ctx, counterReleaseScript, keys, releaseRecordMillis).Int64()
+	released, err := c.runRelease(ctx)
 	if err != nil {
-		err = callError(ctx, "release", c.cfg.Key, err)
 		o.Failed(ctx, err)
 		return err
 	}
-	o.Released(ctx, n == 1)
-	if n != 1 {
+	o.Released(ctx, released)
+	if !released {
 		return opError("release", c.cfg.Key, ErrNotHeld)
 	}
 	return nil

@@ -240,7 +240,7 @@ func (x *Lease) Release(ctx context.Context) error {
 // ErrNotHeld. After an error matching ErrOutcomeUnknown, call Renew again.
 func (x *Lease) Renew(ctx context.Context) error {
 	if x == nil {
-		return fmt.Errorf("slotlimit: renew a nil Lease: %w", ErrNotHeld)
+		return fmt.Errorf("%w: Renew of a nil Lease", ErrNotHeld)
 	}
 	if err := x.limiter.usable(ctx); err != nil {
 		return err

@@ -208,3 +208,38 @@ func TestSlogObserver(t *testing.T) {
 	assert.True(t, strings.HasPrefix(buf.String(), "time="), buf.String())
 	assert.Contains(t, buf.String(), `msg="lock: lease_lost"`)
 }
+
+// A Counter reports each call's outcome once too: Acquired or Refused for
+// TryAcquire and Acquire, Released with Held for Release, and Error for
+// a call that failed after it was sent.
+func TestObserverReportsCounterCalls(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		rec := &observetest.Recorder{}
+		c, err := slotlimit.NewCounter(b.Client, slotlimit.Config{Key: testKey(t, b), Limit: 1, TTL: time.Minute, Observer: rec})
+		require.NoError(t, err)
+
+		_, err = c.TryAcquire(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), one(t, rec.Take(), observe.Acquired, "TryAcquire", "").InUse)
+		res, err := c.TryAcquire(ctx)
+		require.NoError(t, err)
+		require.False(t, res.Acquired)
+		assert.Equal(t, int64(1), one(t, rec.Take(), observe.Refused, "TryAcquire", "").InUse)
+
+		require.NoError(t, c.Release(ctx))
+		assert.True(t, one(t, rec.Take(), observe.Released, "Release", "").Held)
+		require.ErrorIs(t, c.Release(ctx), slotlimit.ErrNotHeld)
+		assert.False(t, one(t, rec.Take(), observe.Released, "Release", "").Held)
+
+		_, err = c.Acquire(ctx)
+		require.NoError(t, err)
+		one(t, rec.Take(), observe.Acquired, "Acquire", "")
+
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err = c.Acquire(done)
+		require.ErrorIs(t, err, context.Canceled)
+		one(t, rec.Take(), observe.Error, "Acquire", "")
+	})
+}
