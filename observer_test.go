@@ -189,7 +189,7 @@ func TestObserverReportsErrorsAndLostLeases(t *testing.T) {
 	assert.ErrorIs(t, lost[0].Err, slotlimit.ErrNotHeld)
 }
 
-// SlogObserver logs a failed call and a lost lease at Warn, the rest at
+// observe.Slog logs a failed call and a lost lease at Warn, the rest at
 // Debug, with the call's details.
 func TestSlogObserver(t *testing.T) {
 	var buf bytes.Buffer
