@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/slotlimit/slotlimit/internal/hashtag"
 	"github.com/slotlimit/slotlimit/observe"
 )
 
@@ -30,6 +31,9 @@ const (
 type Config struct {
 	// Key is the Redis key that holds the slots, e.g. "ar:" + areaCode.
 	// Every Limiter and Counter built with the same Key shares the same slots.
+	// A Key that another package of this module keeps beside a key (such
+	// as "{k}/recent", a recent list's) is refused, so that a Limiter never
+	// meets another package's data.
 	Key string
 
 	// Limit is the most holders at once, or units when leases weigh more
@@ -88,6 +92,8 @@ func (c Config) check(defaultTTL time.Duration) (Config, error) {
 	switch {
 	case c.Key == "":
 		return c, invalidConfig("Key is empty")
+	case hashtag.Owned(c.Key):
+		return c, invalidConfig("Key %q is one that another package of this module keeps beside a key", c.Key)
 	case c.Limit < 1 || c.Limit > MaxLimit:
 		return c, invalidConfig("Limit is %d, must be 1 to %d", c.Limit, int64(MaxLimit))
 	case c.TTL < 0:

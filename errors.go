@@ -14,7 +14,8 @@ var (
 	// Limiter, Counter or Lease, which were not made by New or NewCounter.
 	// New and NewCounter refuse:
 	//   - a nil client;
-	//   - an empty Key;
+	//   - an empty Key, or one that another package of this module keeps
+	//     beside a key, such as "{k}/recent" or "{k}/lock:q";
 	//   - a Limit below 1 or above MaxLimit;
 	//   - a negative TTL, one above 0 but under a millisecond, or one
 	//     above MaxTTL;

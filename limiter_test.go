@@ -401,6 +401,14 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		{Key: "k", Limit: -5},
 		{Key: "k", Limit: 1, TTL: -time.Second},
 		{Key: "k", Limit: 1, TTL: time.Microsecond},
+		// Keys other packages keep beside a key: a recent list's, a delay
+		// queue's, a GCRA limit's, a lock's queue.
+		{Key: "{k}/recent", Limit: 1},
+		{Key: "{t}:k:recent", Limit: 1},
+		{Key: "{k}/delayqueue", Limit: 1},
+		{Key: "{t}:k:delayqueue:leases", Limit: 1},
+		{Key: "{k}/ratelimit", Limit: 1},
+		{Key: "{k}/lock:q", Limit: 1},
 	} {
 		_, err := slotlimit.New(b.Client, cfg)
 		assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig, "step %d", i)
