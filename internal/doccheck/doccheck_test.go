@@ -106,3 +106,45 @@ func TestDocsSpeakToUsers(t *testing.T) {
 		}
 	}
 }
+
+var citedTest = regexp.MustCompile("`((?:Test|Fuzz|Example|Benchmark)[A-Za-z0-9_]*)`")
+
+// Every test a doc cites as keeping a promise exists.
+func TestDocsCiteTestsThatExist(t *testing.T) {
+	dir := root(t)
+	defined := map[string]bool{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != dir && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		text, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Example|Benchmark)\w*)\(`).FindAllSubmatch(text, -1) {
+			defined[string(m[1])] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range docs(t, dir) {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(dir, file)
+		for _, m := range citedTest.FindAllSubmatch(text, -1) {
+			if name := string(m[1]); !defined[name] {
+				t.Errorf("%s cites %s, which no test file defines", rel, name)
+			}
+		}
+	}
+}
