@@ -102,9 +102,17 @@ func TestPersisterKilledMidBatch(t *testing.T) {
 		}
 		log := "{" + s.Config().Prefix + ":0}:log"
 		unacked := int64(0) // entries read but not acked, over the kills
+		// killAt kills c once the rows reach rows, at a moment when it
+		// holds entries it has read and not acked, so that the kill
+		// strikes mid-batch however fast or slow the machine runs it.
 		killAt := func(c *redistest.Child, rows int) {
-			require.Eventually(t, func() bool { return countRows(t, db.DB, id, dialect(db)) >= rows },
-				20*time.Second, time.Millisecond, "rows reach %d", rows)
+			require.Eventually(t, func() bool {
+				if countRows(t, db.DB, id, dialect(db)) < rows {
+					return false
+				}
+				pending, err := b.Client.XPending(t.Context(), log, redpacket.DefaultGroup).Result()
+				return err == nil && pending.Count > 0
+			}, 20*time.Second, time.Millisecond, "rows reach %d with entries in hand", rows)
 			require.NoError(t, c.Cmd.Process.Kill())
 			c.Wait(t, 10*time.Second)
 			pending, err := b.Client.XPending(t.Context(), log, redpacket.DefaultGroup).Result()
