@@ -23,9 +23,9 @@ const (
 // A Job is one message of a PushBatch: its payload, due after Delay, or
 // at At when At is not zero.
 type Job struct {
-	Payload []byte
-	Delay   time.Duration
-	At      time.Time
+	Payload []byte        // at most MaxPayload bytes
+	Delay   time.Duration // due this long after the push, by the server's clock; 0: at once
+	At      time.Time     // when not zero, due at At instead, as PushAt
 }
 
 // Push queues payload, due delay from now by the server's clock (0: at

@@ -21,7 +21,7 @@ type Limit struct {
 	Rate      int64         // events per Period; >= 1
 	Period    time.Duration // > 0; fractional rates: Rate 1, Period 3*time.Minute
 	Burst     int64         // GCRA: most events at once; 0 means Rate
-	Algorithm Algorithm
+	Algorithm Algorithm     // GCRA, the zero value, or FixedWindow
 }
 
 // PerSecond returns a GCRA Limit of rate events per second, with bursts

@@ -10,9 +10,9 @@ import (
 
 // A Rule is one limit on one key, for AllowAll.
 type Rule struct {
-	Key   string
-	Limit Limit
-	N     int64 // events to count; 0 counts one
+	Key   string // the key to count on, as Allow's key
+	Limit Limit  // the limit on Key, as Allow's limit
+	N     int64  // events to count; 0 counts one
 }
 
 // AllowAll counts each rule's events against its limit if every rule

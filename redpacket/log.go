@@ -34,7 +34,7 @@ type packetRow struct {
 // An Expiry reports the shares of a packet that no one took before it
 // expired: what is owed back to whoever paid for it.
 type Expiry struct {
-	PacketID string
+	PacketID string    // the packet's ID, as given to Create
 	Shares   int       // shares not taken
 	Amount   int64     // their sum
 	At       time.Time // when it was found expired, server clock

@@ -12,7 +12,7 @@ import (
 // the database. Once a persister has written the packet's log, the two
 // agree: OK reports true.
 type Reconciliation struct {
-	PacketID string
+	PacketID string  // the packet compared
 	Claims   int     // claims in Redis
 	Rows     int     // rows in the database
 	Missing  []Claim // in Redis, not in the database

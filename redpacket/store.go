@@ -17,9 +17,9 @@ import (
 
 // A Claim is one user's share of a packet.
 type Claim struct {
-	PacketID string
-	User     string
-	Amount   int64
+	PacketID string    // the packet's ID, as given to Create
+	User     string    // the user who took the share, as given to Grab
+	Amount   int64     // the share, in the packet's unit (cents); at least 1
 	Seq      int       // 1 for the first share taken
 	At       time.Time // server clock
 }
