@@ -14,17 +14,18 @@ var (
 	// Limiter, Counter or Lease, which were not made by New or NewCounter.
 	// New and NewCounter refuse:
 	//   - a nil client;
-	//   - an empty Key, or one that another package of this module keeps
-	//     beside a key, such as "{k}/recent" or "{k}/lock:q";
+	//   - an empty Key;
 	//   - a Limit below 1 or above MaxLimit;
 	//   - a negative TTL, one above 0 but under a millisecond, or one
 	//     above MaxTTL;
 	//   - a negative Replicas or ReplicaTimeout.
 	// Both refuse a Key that has a '}' but no hash tag, since no tag can
-	// keep the keys beside it in its cluster slot. New also refuses a Key
-	// with a hash tag that ends in ':' or '/' and w, q, qd, qw or
-	// full:<digits>, since that names a key beside another Limiter's
-	// lease set.
+	// keep the keys beside it in its cluster slot, and a Key that a
+	// package of this module keeps beside another key: one with a hash
+	// tag that ends in ':' or '/' and w, q, qd, qw, refused or
+	// full:<digits> (a Limiter's), or released:<id> (a Counter's), or
+	// that holds ':' or '/' and recent, delayqueue, ratelimit, lock or
+	// redpacket (another package's).
 	ErrInvalidConfig = errors.New("slotlimit: invalid config")
 
 	// ErrInvalidArgument is returned, with nothing sent to Redis, for an

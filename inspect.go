@@ -144,8 +144,8 @@ func Limits(ctx context.Context, client redis.UniversalClient, key string) ([]in
 		return nil, invalidConfig("Key is empty")
 	case !ok:
 		return nil, invalidConfig("Key %q has a '}' but no hash tag", key)
-	case isSideKey(key):
-		return nil, invalidConfig("Key %q is the name of a key beside another Limiter's", key)
+	case hashtag.Owned(key):
+		return nil, invalidConfig("Key %q is one that a package of this module keeps beside another key", key)
 	case ctx == nil:
 		return nil, errNilContext
 	}

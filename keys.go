@@ -2,33 +2,14 @@ package slotlimit
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/slotlimit/slotlimit/internal/hashtag"
 )
-
-// sideSuffixes are the suffixes of the keys beside a lease set, after
-// its separator; the full marker's is followed by the limit's digits.
-var sideSuffixes = [...]string{"w", "q", "qd", "qw", refusedSuffix}
 
 // refusedSuffix names the refusal counter (Config.CountRefusals).
 const refusedSuffix = "refused"
 
 const fullSuffix = "full:"
-
-// isSideKey reports whether key could be a key beside another Limiter's
-// lease set (see keyNames): it has a hash tag and ends in ':' or '/' and
-// a side key's suffix. Such a key is refused, so that no Limiter keeps its
-// leases where another keeps its weights, queue or full marker.
-func isSideKey(key string) bool {
-	for _, suffix := range sideSuffixes {
-		if hashtag.IsSide(key, suffix) {
-			return true
-		}
-	}
-	digitless := strings.TrimRight(key, "0123456789")
-	return len(digitless) < len(key) && hashtag.IsSide(digitless, fullSuffix)
-}
 
 // keyNames returns the names of the keys a Limiter of limit keeps beside
 // its lease set at key (weights; the full marker; queue, queue deadlines,

@@ -79,9 +79,6 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 	if !ok {
 		return nil, invalidConfig("Key %q has a '}' but no hash tag", s.cfg.Key)
 	}
-	if isSideKey(s.cfg.Key) {
-		return nil, invalidConfig("Key %q is the name of a key beside another Limiter's: a key with a hash tag must not end in ':' or '/' and w, q, qd, qw, refused or full:<limit>", s.cfg.Key)
-	}
 	l := &Limiter{
 		slots:      s,
 		keys:       append([]string{s.cfg.Key}, aux[:]...),

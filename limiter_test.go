@@ -409,6 +409,10 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		{Key: "{t}:k:delayqueue:leases", Limit: 1},
 		{Key: "{k}/ratelimit", Limit: 1},
 		{Key: "{k}/lock:q", Limit: 1},
+		{Key: "{p:0}:redpacket:due", Limit: 1},
+		// And those a Limiter or a Counter keeps beside its own key.
+		{Key: "{k}/full:1", Limit: 1},
+		{Key: "{k}/released:x", Limit: 1},
 	} {
 		_, err := slotlimit.New(b.Client, cfg)
 		assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig, "step %d", i)

@@ -160,6 +160,9 @@ func TestBadInputAndZeroValues(t *testing.T) {
 		{Key: "{t}/recent"},          // a recent list's
 		{Key: "{t}:x:ratelimit"},     // a GCRA limit's
 		{Key: "{t}/delayqueue:dead"}, // a delay queue's
+		{Key: "{k}/full:1"},          // a Limiter's full marker
+		{Key: "{k}/w"},               // a Limiter's weights
+		{Key: "{p:0}:redpacket:log"}, // a red packet store's log
 	} {
 		_, err := lock.New(b.Client, cfg)
 		assert.ErrorIs(t, err, lock.ErrInvalidConfig, "%+v", cfg)

@@ -199,6 +199,8 @@ func TestKeysThatWouldMeetAreInvalid(t *testing.T) {
 		{"{k}/recent", window},                   // a recent list's
 		{"{k}/delayqueue:leases", window},        // a delay queue's
 		{"{t}:k:lock:q", ratelimit.PerSecond(1)}, // a lock's queue
+		{"{k}/full:1", window},                   // a Limiter's full marker
+		{"{k}/released:x", window},               // a Counter's release record
 		{"a}b", ratelimit.PerSecond(1)},
 	} {
 		_, err := limiter.Allow(ctx, tt.key, tt.limit)

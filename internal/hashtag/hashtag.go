@@ -71,17 +71,34 @@ func IsSideOfAny(key string, suffixes ...string) bool {
 // beside a key (see SidePrefix), after which a key of theirs may go on
 // with ':' and more: a recent list "{k}/recent", a delay queue's
 // "{k}/delayqueue:leases", a GCRA time "{k}/ratelimit", a lock's queue
-// "{k}/lock:q".
-var Packages = []string{"recent", "delayqueue", "ratelimit", "lock"}
+// "{k}/lock:q", a red packet's "{redpacket:0}:redpacket:log".
+var Packages = []string{"recent", "delayqueue", "ratelimit", "lock", "redpacket"}
 
-// Owned reports whether key is the name of a key that one of Packages
-// keeps beside another key: whether it has a hash tag, as every such
-// name has, and holds ':' or '/' and a package's name, at the end or
-// before a ':'. A package that keeps data at the key it is given refuses
-// such a key, so that it never reads or changes another package's data.
+// LimiterSides are the names of the keys a slotlimit.Limiter keeps
+// beside its lease set: weights, queue, queue deadlines, queue wants, the
+// refusal counter. Its full marker is "full:" and the limit's digits, and
+// a Counter's release records "released:" and an ID.
+var LimiterSides = []string{"w", "q", "qd", "qw", "refused"}
+
+// Owned reports whether key is the name of a key that a package of the
+// module keeps beside another key: whether it has a hash tag, as every
+// such name has, and holds ':' or '/' and a package's name, at the end or
+// before a ':', or ends in ':' or '/' and one of LimiterSides, a full
+// marker's name or a release record's. A package that keeps data at the
+// key it is given refuses such a key, so that it never reads or changes
+// another package's data.
 func Owned(key string) bool {
 	if !Has(key) {
 		return false
+	}
+	if IsSideOfAny(key, LimiterSides...) {
+		return true
+	}
+	if digitless := strings.TrimRight(key, "0123456789"); len(digitless) < len(key) && IsSide(digitless, "full:") {
+		return true
+	}
+	if strings.Contains(key, ":released:") || strings.Contains(key, "/released:") {
+		return true
 	}
 	for _, pkg := range Packages {
 		for _, sep := range []string{":", "/"} {
