@@ -60,6 +60,14 @@ func TestOwned(t *testing.T) {
 		"{k}/ratelimit":            true,
 		"{k}/lock:q":               true,
 		"{k}/lock:free":            true,
+		"{k}/w":                    true, // a Limiter's weights
+		"{t}:k:qd":                 true, // a Limiter's queue deadlines
+		"{k}/full:60":              true, // a Limiter's full marker
+		"{k}/released:abc":         true, // a Counter's release record
+		"{p:0}:redpacket:log":      true,
+		"{k}/free":                 false, // a channel, not a key
+		"{k}/full:":                false,
+		"{k}/wq":                   false,
 		"k/recent":                 false, // no hash tag: no package names a key so
 		"{k}/recently":             false,
 		"{k}/recent-pages":         false,
