@@ -20,11 +20,13 @@ const (
 // process that shares packets must use the same Config.
 type Config struct {
 	// Prefix starts every key's hash tag: the keys of shard n, and of the
-	// packets in it, begin "{Prefix:n}:", as "{redpacket:0}:p:p1" (the
-	// packet p1), "{redpacket:0}:s:p1" (its shares), "{redpacket:0}:log"
-	// and "{redpacket:0}:due". No key another package of this module
-	// makes of a Key, whether Prefix or "{Prefix:n}", is one of them. It
-	// must not hold '{' or '}'. Default DefaultPrefix.
+	// packets in it, begin "{Prefix:n}:redpacket:", the package's name,
+	// as "{redpacket:0}:redpacket:p:p1" (the packet p1),
+	// "{redpacket:0}:redpacket:s:p1" (its shares),
+	// "{redpacket:0}:redpacket:log" and "{redpacket:0}:redpacket:due". The
+	// other packages of this module refuse such a key as a key of their
+	// own, so none of them reads or changes a Store's data, whatever the
+	// Prefix. It must not hold '{' or '}'. Default DefaultPrefix.
 	Prefix string
 
 	// Shards spreads packets over this many hash slots, each with its own
@@ -121,11 +123,12 @@ func (c Config) shardN(n int) shard {
 	return shard("{" + c.Prefix + ":" + strconv.Itoa(n) + "}")
 }
 
-// Each key of a shard is its tag and a suffix; see scripts/lib.lua.
-func (s shard) packet(id string) string { return string(s) + ":p:" + id }
-func (s shard) shares(id string) string { return string(s) + ":s:" + id }
-func (s shard) log() string             { return string(s) + ":log" }
-func (s shard) due() string             { return string(s) + ":due" }
-func (s shard) sync() string            { return string(s) + ":sync" }
+// Each key of a shard is its tag, the package's name and a suffix; see
+// scripts/lib.lua.
+func (s shard) packet(id string) string { return string(s) + ":redpacket:p:" + id }
+func (s shard) shares(id string) string { return string(s) + ":redpacket:s:" + id }
+func (s shard) log() string             { return string(s) + ":redpacket:log" }
+func (s shard) due() string             { return string(s) + ":redpacket:due" }
+func (s shard) sync() string            { return string(s) + ":redpacket:sync" }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -127,9 +127,9 @@ func TestPersisterErrorsNameTheMethod(t *testing.T) {
 		err  error
 		want string
 	}{
-		{drain, `redpacket: drain "{redpacket:0}:log": group: `},
-		{pending, `redpacket: pending "{redpacket:0}:log": `},
-		{reported[0], `redpacket: run "{redpacket:0}:log": group: `},
+		{drain, `redpacket: drain "{redpacket:0}:redpacket:log": group: `},
+		{pending, `redpacket: pending "{redpacket:0}:redpacket:log": `},
+		{reported[0], `redpacket: run "{redpacket:0}:redpacket:log": group: `},
 	} {
 		require.Error(t, tt.err, tt.want)
 		assert.True(t, strings.HasPrefix(tt.err.Error(), tt.want), "%q, want %q", tt.err, tt.want)

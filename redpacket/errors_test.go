@@ -79,7 +79,7 @@ func TestLargestValuesAreExact(t *testing.T) {
 			p := redpacket.Packet{ID: "big-" + split.String(), Total: redpacket.MaxTotal, Count: 3, Split: split, TTL: math.MaxInt64}
 			require.NoError(t, s.Create(ctx, p))
 			require.NoError(t, s.Create(ctx, p), "found again: the TTL read back is exact")
-			f, err := b.Client.HMGet(ctx, "{"+s.Config().Prefix+":0}:p:"+p.ID, "created", "expires").Result()
+			f, err := b.Client.HMGet(ctx, "{"+s.Config().Prefix+":0}:redpacket:p:"+p.ID, "created", "expires").Result()
 			require.NoError(t, err)
 			var created, expires int64
 			fmt.Sscan(f[0].(string), &created)

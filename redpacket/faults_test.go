@@ -100,7 +100,7 @@ func TestPersisterKilledMidBatch(t *testing.T) {
 			c.Await(t, "running", 20*time.Second)
 			return c
 		}
-		log := "{" + s.Config().Prefix + ":0}:log"
+		log := "{" + s.Config().Prefix + ":0}:redpacket:log"
 		unacked := int64(0) // entries read but not acked, over the kills
 		// killAt kills c once the rows reach rows, at a moment when it
 		// holds entries it has read and not acked, so that the kill

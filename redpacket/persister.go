@@ -473,7 +473,7 @@ func (p *Persister) observeError(ctx context.Context, sh shard, st *shardState, 
 }
 
 // fail names, in err, the method that stepped, the log and the step op
-// that failed: `redpacket: drain "{redpacket:0}:log": read: ...`.
+// that failed: `redpacket: drain "{redpacket:0}:redpacket:log": read: ...`.
 func (p *Persister) fail(ctx context.Context, st *shardState, op string, sh shard, err error) error {
 	return p.store.fail(ctx, st.method, sh.log(), &stepError{op, err})
 }

@@ -120,7 +120,7 @@ func TestPersisterWritesEveryClaimOnce(t *testing.T) {
 		require.NoError(t, err)
 		assert.Zero(t, n)
 		for shard := range 3 {
-			l, err := b.Client.XLen(ctx, fmt.Sprintf("{%s:%d}:log", s.Config().Prefix, shard)).Result()
+			l, err := b.Client.XLen(ctx, fmt.Sprintf("{%s:%d}:redpacket:log", s.Config().Prefix, shard)).Result()
 			require.NoError(t, err)
 			assert.Zero(t, l, "shard %d: the log is emptied after the commit", shard)
 		}
@@ -145,7 +145,7 @@ func TestBatchWrittenTwiceLeavesOneRowEach(t *testing.T) {
 
 		// Copy the log aside, let the persister write and ack it, then put
 		// the copy back, as if the ack had been lost.
-		log := "{" + s.Config().Prefix + ":0}:log"
+		log := "{" + s.Config().Prefix + ":0}:redpacket:log"
 		entries, err := b.Client.XRange(ctx, log, "-", "+").Result()
 		require.NoError(t, err)
 		_, err = p.Drain(ctx)
@@ -178,7 +178,7 @@ func TestDeadPersistersEntriesAreReclaimed(t *testing.T) {
 		claims := grabAll(t, s, "dead", 10)
 
 		// The dead persister reads every entry and never comes back.
-		log := "{" + s.Config().Prefix + ":0}:log"
+		log := "{" + s.Config().Prefix + ":0}:redpacket:log"
 		read, err := b.Client.XReadGroup(ctx, &redis.XReadGroupArgs{Group: redpacket.DefaultGroup,
 			Consumer: "dead", Streams: []string{log, ">"}, Count: 100, Block: -1}).Result()
 		require.NoError(t, err)
@@ -282,12 +282,12 @@ func passesOver(t *testing.T, db sqltest.Database) {
 	var errs []error
 	p := newPersister(t, s, db, redpacket.PersisterConfig{OnError: func(err error) { errs = append(errs, err) }})
 	tag := "{" + s.Config().Prefix + ":0}"
-	require.NoError(t, b.Client.XAdd(ctx, &redis.XAddArgs{Stream: tag + ":log", Values: []string{"k", "?"}}).Err())
+	require.NoError(t, b.Client.XAdd(ctx, &redis.XAddArgs{Stream: tag + ":redpacket:log", Values: []string{"k", "?"}}).Err())
 	// A claim no grab could make, which PostgreSQL's integer column refuses.
-	require.NoError(t, b.Client.XAdd(ctx, &redis.XAddArgs{Stream: tag + ":log",
+	require.NoError(t, b.Client.XAdd(ctx, &redis.XAddArgs{Stream: tag + ":redpacket:log",
 		Values: []string{"k", "c", "id", "zz", "u", "x", "a", "1", "s", "3000000000", "t", "1"}}).Err())
-	require.NoError(t, b.Client.ZAdd(ctx, tag+":due", redis.Z{Score: 0, Member: "broken"}).Err())
-	require.NoError(t, b.Client.Set(ctx, tag+":p:broken", "not a hash", 0).Err())
+	require.NoError(t, b.Client.ZAdd(ctx, tag+":redpacket:due", redis.Z{Score: 0, Member: "broken"}).Err())
+	require.NoError(t, b.Client.Set(ctx, tag+":redpacket:p:broken", "not a hash", 0).Err())
 	require.NoError(t, s.Create(ctx, redpacket.Packet{ID: "fine", Total: 10, Count: 2, TTL: time.Second}))
 	claims := grabAll(t, s, "fine", 1)
 	b.Advance(time.Second)
@@ -343,7 +343,7 @@ func TestExpiredPacketStaysExpiredWhenTheClockGoesBack(t *testing.T) {
 	require.NoError(t, err)
 
 	// A clock an hour behind is the same as a deadline an hour later.
-	key := "{" + s.Config().Prefix + ":0}:p:p"
+	key := "{" + s.Config().Prefix + ":0}:redpacket:p:p"
 	require.NoError(t, b.Client.HSet(ctx, key, "expires", b.Now().Add(time.Hour).UnixMilli()).Err())
 	_, err = s.Grab(ctx, "p", "late")
 	assert.ErrorIs(t, err, redpacket.ErrExpired)

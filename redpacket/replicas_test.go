@@ -26,10 +26,10 @@ func TestReplicasHaveEveryClaim(t *testing.T) {
 	require.NoError(t, s.Create(ctx, redpacket.Packet{ID: "p", Total: 100, Count: 10}))
 	c, err := s.Grab(ctx, "p", "alice")
 	require.NoError(t, err)
-	held, err := r.ReplicaClient.HGet(ctx, "{redpacket:0}:p:p", "u:alice").Result()
+	held, err := r.ReplicaClient.HGet(ctx, "{redpacket:0}:redpacket:p:p", "u:alice").Result()
 	require.NoError(t, err, "the replica has the claim")
 	assert.Contains(t, held, ":1:")
-	n, err := r.ReplicaClient.XLen(ctx, "{redpacket:0}:log").Result()
+	n, err := r.ReplicaClient.XLen(ctx, "{redpacket:0}:redpacket:log").Result()
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), n, "the replica has the log: the packet and the claim")
 

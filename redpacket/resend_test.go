@@ -41,9 +41,9 @@ func cutStores(t *testing.T, b *redistest.Backend, cfg redpacket.Config) (cut *r
 func keyOf(s *redpacket.Store, kind, id string) string {
 	tag := "{" + s.Config().Prefix + ":0}"
 	if id == "" {
-		return tag + ":" + kind
+		return tag + ":redpacket:" + kind
 	}
-	return tag + ":" + kind + ":" + id
+	return tag + ":redpacket:" + kind + ":" + id
 }
 
 // logged counts the entries of kind k ("p", "c" or "x") for packet id in

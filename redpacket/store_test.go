@@ -85,7 +85,7 @@ func TestMissingPacket(t *testing.T) {
 		assert.ErrorIs(t, err, redpacket.ErrNotFound)
 		_, _, err = s.Remaining(ctx, "nope")
 		assert.ErrorIs(t, err, redpacket.ErrNotFound)
-		n, err := b.Client.Exists(ctx, "{"+s.Config().Prefix+":0}:p:nope", "{"+s.Config().Prefix+":0}:log").Result()
+		n, err := b.Client.Exists(ctx, "{"+s.Config().Prefix+":0}:redpacket:p:nope", "{"+s.Config().Prefix+":0}:redpacket:log").Result()
 		require.NoError(t, err)
 		assert.Zero(t, n, "a grab of a missing packet writes nothing")
 	})
