@@ -25,10 +25,32 @@ const batchSize = 1000
 // An error from the connection fails the batch and leaves each call's
 // outcome unknown; as with TryAcquire, trying again or releasing the
 // holders is safe.
+//
+// Config.Observer is told of each holder's outcome, as its TryAcquire
+// would report it, with Op "TryAcquireBatch"; a batch that fails after
+// it was sent reports one Error, for no holder.
 func (l *Limiter) TryAcquireBatch(ctx context.Context, holders []string) ([]Result, error) {
 	if err := l.usable(ctx); err != nil {
 		return nil, err
 	}
+	c := l.begin("TryAcquireBatch", "", int64(len(holders)))
+	results, err := l.tryAcquireBatch(ctx, holders)
+	switch {
+	case !c.On():
+	case err != nil:
+		if !sentNothing(err) {
+			c.Failed(ctx, err)
+		}
+	default:
+		for i, h := range holders {
+			one := c.For(h, 1)
+			observeResult(ctx, &one, results[i], nil)
+		}
+	}
+	return results, err
+}
+
+func (l *Limiter) tryAcquireBatch(ctx context.Context, holders []string) ([]Result, error) {
 	call := l.acquireCall(1, false)
 	cmds, err := l.batch(ctx, "acquire", call.script, call.keys, holders, func(chunk ...string) []any {
 		return l.acquireCall(1, false, chunk...).args
@@ -56,10 +78,32 @@ func (l *Limiter) TryAcquireBatch(ctx context.Context, holders []string) ([]Resu
 // holder first and sends nothing if one is invalid. As with Release, a
 // batch that the client sends again after its reply was lost frees each
 // lease once, and reports false for the holders its first run freed.
+//
+// Config.Observer is told of each holder's release, as its Release would
+// report it, with Op "ReleaseBatch"; a batch that fails after it was
+// sent reports one Error, for no holder.
 func (l *Limiter) ReleaseBatch(ctx context.Context, holders []string) ([]bool, error) {
 	if err := l.usable(ctx); err != nil {
 		return nil, err
 	}
+	c := l.begin("ReleaseBatch", "", int64(len(holders)))
+	released, err := l.releaseBatch(ctx, holders)
+	switch {
+	case !c.On():
+	case err != nil:
+		if !sentNothing(err) {
+			c.Failed(ctx, err)
+		}
+	default:
+		for i, h := range holders {
+			one := c.For(h, 1)
+			one.Released(ctx, released[i])
+		}
+	}
+	return released, err
+}
+
+func (l *Limiter) releaseBatch(ctx context.Context, holders []string) ([]bool, error) {
 	cmds, err := l.batch(ctx, "release", releaseScript, l.keys, holders, l.releaseArgs)
 	if err != nil {
 		return nil, err

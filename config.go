@@ -83,7 +83,8 @@ type Config struct {
 	// reports LeaseLost when it is lost. observe.Slog logs events; the
 	// module github.com/slotlimit/slotlimit/otel records them as
 	// OpenTelemetry metrics and spans. nil, the default, costs nothing.
-	// The batch calls (TryAcquireBatch, ReleaseBatch) report nothing.
+	// The batch calls (TryAcquireBatch, ReleaseBatch) report each
+	// holder's outcome as its single call would.
 	Observer observe.Observer
 }
 

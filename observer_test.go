@@ -243,3 +243,43 @@ func TestObserverReportsCounterCalls(t *testing.T) {
 		one(t, rec.Take(), observe.Error, "Acquire", "")
 	})
 }
+
+// A batch reports each holder's outcome as its single call would, and a
+// batch refused before it was sent reports nothing.
+func TestObserverReportsBatchesPerHolder(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		l, rec := newObserved(t, b, time.Minute) // limit 2
+
+		_, err := l.TryAcquireBatch(ctx, []string{"a", "b", "c"})
+		require.NoError(t, err)
+		events := rec.Take()
+		require.Len(t, events, 3)
+		for i, want := range []struct {
+			holder string
+			kind   observe.Kind
+			inUse  int64
+		}{{"a", observe.Acquired, 1}, {"b", observe.Acquired, 2}, {"c", observe.Refused, 2}} {
+			e := events[i]
+			assert.Equal(t, want.kind, e.Kind, want.holder)
+			assert.Equal(t, "TryAcquireBatch", e.Op)
+			assert.Equal(t, want.holder, e.Holder)
+			assert.Equal(t, int64(1), e.Units)
+			assert.Equal(t, want.inUse, e.InUse, want.holder)
+			assert.Positive(t, e.Duration)
+		}
+
+		_, err = l.ReleaseBatch(ctx, []string{"a", "c"})
+		require.NoError(t, err)
+		events = rec.Take()
+		require.Len(t, events, 2)
+		assert.Equal(t, []observe.Kind{observe.Released, observe.Released}, observetest.Kinds(events))
+		assert.Equal(t, "ReleaseBatch", events[0].Op)
+		assert.True(t, events[0].Held, "a held a lease")
+		assert.False(t, events[1].Held, "c held none")
+
+		_, err = l.TryAcquireBatch(ctx, []string{"d", ""})
+		require.ErrorIs(t, err, slotlimit.ErrInvalidHolder)
+		assert.Empty(t, rec.Take(), "a batch refused before it was sent reports nothing")
+	})
+}

@@ -48,6 +48,15 @@ func Begin(obs Observer, pkg, op, key, holder string, units, limit int64) Call {
 		Units: units, Limit: limit, InUse: -1, Start: time.Now()}}
 }
 
+// For returns a Call for one holder of a call made for many (a batch), of
+// units, begun when c was: its events report as that holder's own call
+// would.
+func (c *Call) For(holder string, units int64) Call {
+	d := *c
+	d.e.Holder, d.e.Units = holder, units
+	return d
+}
+
 // On reports whether the call is observed, for work done only to report.
 func (c *Call) On() bool { return c.obs != nil }
 
