@@ -2,6 +2,7 @@ package slotlimit_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,8 +26,15 @@ func TestHandedLeaseKnowsOnlyTheHandOffsDeadlineUntilClaimed(t *testing.T) {
 	holder := newLimiter(t, b, key, 1, time.Minute)
 	client := newClient(t, b)
 	claims := make(chan struct{})
+	var released atomic.Bool
 	client.AddHook(hook(func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
-		if scriptOp(cmd) == "claim" {
+		switch op := scriptOp(cmd); {
+		case op == "claim":
+			<-claims
+		case op == "acquire" && released.Load():
+			// The waiter's own tries wait too, so that it returns on the
+			// notice alone, and not by a try that finds the handed units
+			// and takes them for its full lease time.
 			<-claims
 		}
 		return next(ctx, cmd)
@@ -43,6 +51,7 @@ func TestHandedLeaseKnowsOnlyTheHandOffsDeadlineUntilClaimed(t *testing.T) {
 	}()
 	awaitQueued(t, b, key, 1)
 	awaitSubscribed(t, b, key)
+	released.Store(true)
 	err = holder.Release(ctx, "holder")
 	require.NoError(t, err)
 	lease := <-got

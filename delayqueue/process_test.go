@@ -139,6 +139,7 @@ func TestLoadAcrossProcesses(t *testing.T) {
 			require.NoError(t, err)
 			time.Sleep(10 * time.Millisecond) // pushes spread over a second
 		}
+		pushed := time.Since(start)
 		require.NoError(t, b.Client.Set(ctx, doneKey(key), "1", time.Minute).Err())
 
 		acked := make([]int, messages)
@@ -174,8 +175,11 @@ func TestLoadAcrossProcesses(t *testing.T) {
 		if b.Real {
 			// The figure itself is measured by bench/cmd/qbench; here a
 			// consumer that slept through the pushes until its one-second
-			// fallback would show.
-			assert.Less(t, p99, 1000, "p99 lateness: consumers are woken by the pushes")
+			// fallback would show. On a machine too busy to drain the
+			// messages as they fall due, each is late by the backlog too:
+			// the time the run took beyond the last due time.
+			backlog := max(0, took-pushed-loadSpread).Milliseconds()
+			assert.Less(t, int64(p99), 1000+backlog, "p99 lateness beyond the backlog (%dms): consumers are woken by the pushes", backlog)
 		}
 		assert.Empty(t, existing(t, b, key), "an empty queue leaves no keys")
 	})
