@@ -2,7 +2,6 @@ package slotlimit_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,27 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/internal/redistest"
 	"github.com/slotlimit/slotlimit/lock"
 )
-
-// countingHook counts the commands a client sends, pipelined or not.
-type countingHook struct{ n atomic.Int64 }
-
-func (h *countingHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *countingHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-func (h *countingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
-}
 
 // New and NewCounter refuse a nil client, untyped or typed nil, and a
 // Config they cannot work with, with an error matching ErrInvalidConfig,
@@ -55,7 +36,7 @@ func TestConstructorsRefuseNilClientsAndSendNothing(t *testing.T) {
 	}
 
 	b := newRealRedis(t)
-	hook := &countingHook{}
+	hook := &redistest.CommandCounter{}
 	b.Client.AddHook(hook)
 	for _, bad := range []slotlimit.Config{{}, {Key: "k"}, {Key: "k", Limit: 1, TTL: -1}, {Key: "a}b", Limit: 1}} {
 		_, err := slotlimit.New(b.Client, bad)
@@ -67,7 +48,7 @@ func TestConstructorsRefuseNilClientsAndSendNothing(t *testing.T) {
 	require.NoError(t, err)
 	_, err = slotlimit.NewCounter(b.Client, cfg)
 	require.NoError(t, err)
-	assert.Zero(t, hook.n.Load(), "New and NewCounter send nothing")
+	assert.Zero(t, hook.Commands(), "New and NewCounter send nothing")
 }
 
 // Every write whose reply is lost for good fails with an error matching

@@ -30,7 +30,7 @@ func TestNewRefusesNilClient(t *testing.T) {
 	assert.ErrorIs(t, err, delayqueue.ErrInvalidConfig)
 	_, err = delayqueue.New(client, delayqueue.Config{Key: "k"})
 	assert.NoError(t, err)
-	assert.Zero(t, count.n.Load(), "New sends nothing")
+	assert.Zero(t, count.Commands(), "New sends nothing")
 }
 
 // ErrOutcomeUnknown is the module's one value.

@@ -3,7 +3,6 @@ package delayqueue_test
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,28 +14,11 @@ import (
 	"github.com/slotlimit/slotlimit/internal/redistest"
 )
 
-// counter counts the commands a client sends, pipelined ones included.
-type counter struct{ n atomic.Int64 }
-
-func (c *counter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.n.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
-}
-
 // countedClient returns a client of b's server of its own, and the count
 // of the commands it sends.
-func countedClient(t *testing.T, b *redistest.Backend) (redis.UniversalClient, *counter) {
+func countedClient(t *testing.T, b *redistest.Backend) (redis.UniversalClient, *redistest.CommandCounter) {
 	client := b.NewClient(t)
-	c := &counter{}
+	c := &redistest.CommandCounter{}
 	client.AddHook(c)
 	return client, c
 }
@@ -60,10 +42,10 @@ func TestIdleConsumerCommandRate(t *testing.T) {
 			done <- err
 		}()
 		time.Sleep(500 * time.Millisecond) // past the first poll and the subscription
-		before := count.n.Load()
+		before := count.Commands()
 		const window = 3 * time.Second
 		time.Sleep(window)
-		n := count.n.Load() - before
+		n := count.Commands() - before
 		cancel()
 		assert.ErrorIs(t, <-done, context.Canceled)
 		rate := float64(n) / window.Seconds()

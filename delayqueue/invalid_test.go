@@ -76,7 +76,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 	n, err := q.Requeue(ctx)
 	assert.NoError(t, err)
 	assert.Zero(t, n)
-	assert.Zero(t, count.n.Load(), "nothing was sent")
+	assert.Zero(t, count.Commands(), "nothing was sent")
 
 	for _, z := range []*delayqueue.Queue{nil, new(delayqueue.Queue)} {
 		_, err := z.Push(ctx, nil, 0)
@@ -161,7 +161,7 @@ func TestUnrepresentableValuesRefused(t *testing.T) {
 		_, err := q.PushAt(ctx, nil, at)
 		assert.ErrorIs(t, err, delayqueue.ErrInvalidArgument, "%v", at)
 	}
-	assert.Zero(t, count.n.Load(), "nothing was sent")
+	assert.Zero(t, count.Commands(), "nothing was sent")
 }
 
 // An error names the method that failed and the package, once.

@@ -46,7 +46,7 @@ func TestNilContextIsRefused(t *testing.T) {
 		assert.NotPanics(t, func() { err = call() }, name)
 		assert.ErrorIs(t, err, delayqueue.ErrInvalidArgument, name)
 	}
-	assert.Zero(t, count.n.Load(), "nothing was sent")
+	assert.Zero(t, count.Commands(), "nothing was sent")
 	assert.Equal(t, [4]int64{0, 0, 1, 0}, lens(t, q), "the delivery is still in flight")
 	require.NoError(t, q.Ack(ctx, m))
 }

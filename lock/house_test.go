@@ -3,8 +3,6 @@ package lock_test
 import (
 	"context"
 	"errors"
-	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,31 +14,6 @@ import (
 	"github.com/slotlimit/slotlimit/internal/redistest"
 	"github.com/slotlimit/slotlimit/lock"
 )
-
-// countingHook counts the connections dialled and the commands sent
-// through a client.
-type countingHook struct{ dials, commands atomic.Int64 }
-
-func (h *countingHook) DialHook(next redis.DialHook) redis.DialHook {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		h.dials.Add(1)
-		return next(ctx, network, addr)
-	}
-}
-
-func (h *countingHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.commands.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-func (h *countingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.commands.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
-}
 
 // New refuses a nil client, untyped or typed nil, with ErrInvalidConfig,
 // and neither it nor a refused Config sends anything.
@@ -55,15 +28,15 @@ func TestNewRefusesNilClientAndSendsNothing(t *testing.T) {
 	b := redistest.Redis(t)
 	client := redis.NewClient(&redis.Options{Addr: b.Client.(*redis.Client).Options().Addr})
 	defer client.Close()
-	hook := &countingHook{}
+	hook := &redistest.CommandCounter{}
 	client.AddHook(hook)
 	_, err := lock.New(client, lock.Config{Key: "k", TTL: -time.Second})
 	assert.ErrorIs(t, err, lock.ErrInvalidConfig)
 	m, err := lock.New(client, lock.Config{Key: b.Key(t, "lock-test:")})
 	require.NoError(t, err)
 	require.NotNil(t, m)
-	assert.Zero(t, hook.commands.Load(), "New sends nothing")
-	assert.Zero(t, hook.dials.Load(), "New connects to nothing")
+	assert.Zero(t, hook.Commands(), "New sends nothing")
+	assert.Zero(t, hook.Dials(), "New connects to nothing")
 }
 
 // Errors returned before anything is sent, a refusal, a lease found gone

@@ -24,7 +24,7 @@ import (
 func TestBadInputSendsNothing(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		client := b.NewClient(t)
-		count := &counter{}
+		count := &redistest.CommandCounter{}
 		client.AddHook(count)
 		for _, cfg := range []recent.Config{
 			{},
@@ -51,7 +51,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 		var nilUniversal redis.UniversalClient = nilClient
 		_, err = recent.New(nilUniversal, recent.Config{Key: "k", Max: 1})
 		assert.ErrorIs(t, err, recent.ErrInvalidConfig, "a typed nil in the interface")
-		assert.Zero(t, count.n.Load(), "New sent nothing")
+		assert.Zero(t, count.Commands(), "New sent nothing")
 
 		ctx := context.Background()
 		l := newListOn(t, client, recent.Config{Key: b.Key(t, "recent-test:"), Max: 3})
@@ -83,7 +83,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 		items, err := l.Items(ctx, 3, 10)
 		assert.NoError(t, err)
 		assert.Empty(t, items)
-		assert.Zero(t, count.n.Load(), "nothing was sent")
+		assert.Zero(t, count.Commands(), "nothing was sent")
 
 		for _, z := range []*recent.List{nil, new(recent.List)} {
 			for _, c := range []struct {

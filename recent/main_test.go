@@ -3,7 +3,6 @@ package recent_test
 import (
 	"context"
 	"os"
-	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -44,21 +43,4 @@ func values(t *testing.T, l *recent.List) []string {
 		got = append(got, it.Value)
 	}
 	return got
-}
-
-// counter counts the commands a client sends, pipelines included.
-type counter struct{ n atomic.Int64 }
-
-func (c *counter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.n.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
 }

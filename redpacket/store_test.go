@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -193,31 +192,14 @@ func TestUnusableStore(t *testing.T) {
 // New and NewPersister send nothing: not even to a server that is up.
 func TestNewSendsNothing(t *testing.T) {
 	b := redistest.Redis(t)
-	var sent atomic.Int64
+	sent := &redistest.CommandCounter{}
 	client := b.NewClient(t)
-	client.AddHook(countHook{&sent})
+	client.AddHook(sent)
 	_, err := redpacket.New(client, redpacket.Config{Shards: 4, Replicas: 1})
 	require.NoError(t, err)
 	_, err = redpacket.NewPersister(client, redpacket.PersisterConfig{DB: sqltest.SQLite(t), Dialect: redpacket.SQLite})
 	require.NoError(t, err)
-	assert.Zero(t, sent.Load())
-}
-
-// countHook counts the commands and pipelines a client sends.
-type countHook struct{ n *atomic.Int64 }
-
-func (countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmds)
-	}
+	assert.Zero(t, sent.Commands())
 }
 
 // Many goroutines grabbing at once take every share exactly once.
