@@ -63,7 +63,7 @@ func (b *bench) allocations(ctx context.Context) ([]allocRow, error) {
 		{"Limiter.Release", testing.AllocsPerRun(allocRuns, func() {
 			check(notHeldIsNil(l.Release(ctx, holder)))
 		})},
-		{"go-redis EvalSha, seed acquire script", testing.AllocsPerRun(allocRuns, func() {
+		{"go-redis EvalSha, classic acquire script", testing.AllocsPerRun(allocRuns, func() {
 			check(c.EvalSha(ctx, b.scripts.seedAcquire.SHA, counter, limit).Err())
 		})},
 		{"go-redis INCR", testing.AllocsPerRun(allocRuns, func() {

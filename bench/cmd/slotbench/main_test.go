@@ -58,7 +58,7 @@ func TestReportHasEveryTable(t *testing.T) {
 		names = append(names, r[0])
 	}
 	want := []string{
-		"Redis µs per TryAcquire+Release pair / seed scripts' pair",
+		"Redis µs per TryAcquire+Release pair / classic scripts' pair",
 		"pairs/s / raw INCR+DECR pairs/s, 4 callers",
 		"Redis µs per refusal at a full key / classic refusal",
 		"memory, 60 holders",

@@ -55,7 +55,7 @@ func (b *bench) targets() []harness.Target {
 	lib := r.cost(nameLibAcquire, false).usecPerCall() + r.cost(nameLibRelease, false).usecPerCall()
 	seed := r.cost(nameSeedAcquire, false).usecPerCall() + r.cost(nameSeedRelease, false).usecPerCall()
 	out = append(out, harness.Target{
-		Name:     "Redis µs per TryAcquire+Release pair / seed scripts' pair",
+		Name:     "Redis µs per TryAcquire+Release pair / classic scripts' pair",
 		Measured: fmt.Sprintf("%.2f vs %.2f µs", lib, seed),
 		Target:   "≤ 1.8×",
 		Ratio:    times(harness.Div(lib, seed)),
