@@ -53,7 +53,7 @@ type variant struct {
 	// start starts workers consumers, which call deliver with each
 	// message's payload: once it is acked, in the triple phases (for
 	// asynq, as its handler runs, before asynq marks it done; for the
-	// seed, as its script returns it, the classic script having no ack), and as
+	// classic script, as it returns it, having no ack), and as
 	// the handler begins, in the latency phases. stop stops them and
 	// returns the first error a consumer met.
 	start func(ctx context.Context, workers int, deliver func([]byte)) (stop func() error, err error)
