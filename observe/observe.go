@@ -50,11 +50,17 @@ const (
 	// Done: a call that neither takes nor frees units, such as a push,
 	// an add or a create, took effect.
 	Done
+	// LimitChanged: a call moved a shared adaptive limit (package
+	// "adaptive"). Limit is the new limit, Units the limit before it, and
+	// InUse the units in use after the call. The call's final event
+	// follows.
+	LimitChanged
 )
 
 var kindNames = [...]string{
 	Acquired: "acquired", Refused: "refused", Waited: "waited", HandedOver: "handed_over",
 	Released: "released", Renewed: "renewed", LeaseLost: "lease_lost", Error: "error", Done: "done",
+	LimitChanged: "limit_changed",
 }
 
 // String returns the kind's name in snake case, such as "handed_over".
@@ -78,13 +84,13 @@ func (k Kind) Final() bool {
 // An Event is one thing a primitive reports.
 type Event struct {
 	Kind    Kind
-	Package string // the reporting package: "slotlimit", "lock", "ratelimit", "delayqueue", "redpacket" or "recent"
+	Package string // the reporting package: "slotlimit", "lock", "ratelimit", "delayqueue", "redpacket", "recent" or "adaptive"
 	Op      string // the call, as named in the API: "TryAcquire", "Acquire", "Release", "Lock", "Unlock", ...
 	Key     string // the primitive's Config.Key, or the key of the call
 	Holder  string // whom the call is for: a holder ID, a lock's owner token, a message ID, a user; or ""
 
-	Units int64 // units the call asked for or took: 1 for a lock; the events of a rate limit; the messages or items written
-	InUse int64 // Acquired and Refused: units in use after the call, as the reply said; else -1
+	Units int64 // units the call asked for or took: 1 for a lock; the events of a rate limit; the messages or items written; LimitChanged: the limit before
+	InUse int64 // Acquired, Refused and LimitChanged: units in use after the call, as the reply said; else -1
 	Limit int64 // the limit the call ran under: 1 for a lock; 0 when there is none
 	Held  bool  // Released and Renewed: whether the lease was live
 
