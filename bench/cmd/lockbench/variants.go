@@ -13,6 +13,7 @@ import (
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/slotlimit/slotlimit/bench/internal/classic"
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
 	"github.com/slotlimit/slotlimit/lock"
 )
@@ -26,14 +27,14 @@ var ttlMillis = strconv.FormatInt(lockTTL.Milliseconds(), 10)
 
 // compareAndDelete is the bare lock's unlock: delete the key if it still
 // holds the owner's token. KEYS[1] the lock, ARGV[1] the token.
-const compareAndDelete = "if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end"
+const compareAndDelete = classic.CompareAndDelete
 
 // the classic two scripts, verbatim. seedLock: KEYS[1] the lock, ARGV[1]
 // the lease in ms, ARGV[2] the token; seedUnlock: KEYS[1] the lock,
 // ARGV[1] the token.
 const (
-	seedLock   = "local lock_key = KEYS[1]\nlocal lock_timeout = tonumber(ARGV[1])\nlocal unique_value = ARGV[2]\n\nlocal locked = redis.call('setnx', lock_key, unique_value)\nif locked == 1 then\nredis.call('pexpire', lock_key, lock_timeout)\nend\n\nreturn locked\n"
-	seedUnlock = "local lock_key = KEYS[1]\nlocal unique_value = ARGV[1]\n\nif redis.call('get', lock_key) == unique_value then\nreturn redis.call('del', lock_key)\nelse\nreturn 0\nend\n"
+	seedLock   = classic.Lock
+	seedUnlock = classic.Unlock
 )
 
 // scripts are the scripts the benchmark runs by EVALSHA itself.

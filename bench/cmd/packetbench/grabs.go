@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/slotlimit/slotlimit/bench/internal/classic"
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
 	"github.com/slotlimit/slotlimit/redpacket"
 )
@@ -20,19 +21,7 @@ import (
 // and red_packet_list_<id>, a list to which it pushes ARGV[1],
 // "userId-timeMillis". It returns 1 for a share taken, 2 for the last
 // one, and 0 when the packet is sold out.
-const seedGrab = "local listKey = 'red_packet_list_'..KEYS[1]  \n" +
-	"local redPacket = 'red_packet_'..KEYS[1] \n" +
-	"local stock = tonumber(redis.call('hget', redPacket, 'stock')) \n" +
-	"if stock <= 0 then \n" +
-	"  return 0 \n" +
-	"end \n" +
-	"stock = stock-1\n" +
-	"redis.call('hset', redPacket, 'stock', tostring(stock)) \n" +
-	"redis.call('rpush', listKey, ARGV[1])  \n" +
-	"if stock == 0 then \n" +
-	"  return 2 \n" +
-	"end  \n" +
-	"return 1"
+const seedGrab = classic.Grab
 
 // Names of the grabbers, in the order of the report.
 const (

@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/slotlimit/slotlimit/bench/internal/classic"
 	"github.com/slotlimit/slotlimit/delayqueue"
 )
 
@@ -18,7 +19,7 @@ import (
 // sorted set and removes it when its score is at most ARGV[1], the
 // caller's time in seconds. KEYS[1] the sorted set. It replies the member
 // taken, or nil.
-const seedPoll = "local entry = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')\nif entry then\nif entry[2] and tonumber(entry[2]) <= tonumber(ARGV[1]) then\nredis.call('zrem', KEYS[1], entry[1])\nreturn entry[1]\nend\nend\nreturn nil;\n"
+const seedPoll = classic.DelayPoll
 
 // seedInterval is the classic consumer's sleep after every poll.
 const seedInterval = 10 * time.Millisecond

@@ -9,6 +9,7 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/slotlimit/slotlimit/bench/internal/classic"
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
 	"github.com/slotlimit/slotlimit/ratelimit"
 )
@@ -21,7 +22,7 @@ const window = time.Hour
 // seedWindow is the classic fixed-window script, verbatim: INCR; refuse
 // (return the count) above ARGV[1]; on the first hit, EXPIRE the key
 // ARGV[2] seconds. KEYS[1] the counter. It counts the calls it refuses.
-const seedWindow = "local c; c = redis.call('incr', KEYS[1]); if c and tonumber(c) > tonumber(ARGV[1]) then return c; end; if tonumber(c) == 1 then redis.call('expire', KEYS[1], ARGV[2]) end; return c;"
+const seedWindow = classic.FixedWindow
 
 // Names of the variants, in the order of the report.
 const (

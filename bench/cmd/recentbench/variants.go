@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/slotlimit/slotlimit/bench/internal/classic"
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
 	"github.com/slotlimit/slotlimit/recent"
 )
@@ -18,16 +19,7 @@ import (
 // makes it: ZADD the member at the score, ZCARD, and ZREMRANGEBYRANK the
 // oldest above the max. KEYS[1] the list; ARGV[1] the member, ARGV[2] the
 // score (the client's clock in whole seconds), ARGV[3] the max.
-const seedAdd = "local key = KEYS[1] " +
-	"local member = ARGV[1] " +
-	"local score = ARGV[2] " +
-	"local maxSize = tonumber(ARGV[3]) " +
-	"redis.call('ZADD', key, score, member) " +
-	"local size = redis.call('ZCARD', key) " +
-	"if size > maxSize then " +
-	"    redis.call('ZREMRANGEBYRANK', key, 0, size - maxSize - 1) " +
-	"end " +
-	"return 1"
+const seedAdd = classic.RecentAdd
 
 // Names of the variants, in the order of the report.
 const (

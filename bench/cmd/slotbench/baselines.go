@@ -7,14 +7,15 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/bench/internal/classic"
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
 // The classic two scripts, verbatim: a plain counter at KEYS[1], ARGV[1]
 // the limit.
 const (
-	seedAcquire = "local count = redis.call('get',KEYS[1]);if not count or tonumber(count) < tonumber(ARGV[1]) then count=redis.call('incr',KEYS[1]);redis.call('EXPIRE', KEYS[1], 300);end;return tonumber(count)"
-	seedRelease = "local count = redis.call('get',KEYS[1]);if count and tonumber(count)>0 then count=redis.call('incrby',KEYS[1],-1);end;return tonumber(count)"
+	seedAcquire = classic.CounterAcquire
+	seedRelease = classic.CounterRelease
 )
 
 // twoReads is the two reads of the library's refusal at a full key, alone:
