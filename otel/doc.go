@@ -18,10 +18,18 @@
 // Every call that reaches Redis counts once in slotlimit.calls and
 // slotlimit.call.duration, by package ("slotlimit" or "lock"), operation
 // ("TryAcquire", "Unlock", ...) and outcome ("acquired", "refused",
-// "released", "renewed" or "error"; a release or renewal also says
-// whether the lease was live, in slotlimit.held). Refusals, errors (by
-// error.type), waits, hand-overs, lost leases and the units in use have
-// instruments of their own; the module's README lists them all.
+// "released", "renewed", "done", "canceled" or "error"; a release or
+// renewal also says whether the lease was live, in slotlimit.held).
+// Refusals, errors (by error.type), waits, hand-overs, lost leases and the
+// units in use have instruments of their own; the module's README lists
+// them all.
+//
+// A call that ends because the ctx it was given was cancelled or reached
+// its deadline (an Acquire or a Lock that gives up waiting, the calls cut
+// short when a process shuts down) is the caller's choice, not a failure:
+// it counts under outcome "canceled", not in slotlimit.errors, and its
+// span has no error status. A context error while that ctx is still live
+// came from elsewhere, and counts as an error.
 //
 // The Redis key of a Limiter or a lock is left off the metrics unless
 // WithKeyAttribute is given: a service that builds one Limiter per
@@ -37,7 +45,8 @@
 // parent is the span in the ctx the call was given. Spans carry the key
 // and the holder (a lock's owner token) always, since spans are not
 // aggregated, and the units, the units in use and the limit. A failed
-// call's span has status Error and the error recorded as an event. An
+// call's span has status Error and the error recorded as an event (a
+// call cut short by its ctx has neither). An
 // Acquire or Lock that waited carries the wait, and the hand-over's
 // latency when a release handed it the units, as attributes.
 //

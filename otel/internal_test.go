@@ -70,7 +70,7 @@ func TestSetsAreBounded(t *testing.T) {
 			Key: "k" + strconv.Itoa(i), Holder: "h", InUse: 1, Limit: 2})
 	}
 	assert.Len(t, *o.sets.m.Load(), maxSets)
-	s := o.setsOf(observe.Event{Kind: observe.Released, Package: "lock", Op: "Unlock", Key: "x", Held: true})
+	s := o.setsOf(ctx, observe.Event{Kind: observe.Released, Package: "lock", Op: "Unlock", Key: "x", Held: true})
 	assert.Equal(t, "lock.Unlock", s.spanName)
 	assert.Len(t, *o.sets.m.Load(), maxSets)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel"
@@ -164,15 +165,15 @@ func (o *Observer) Observe(ctx context.Context, e observe.Event) {
 	case e.Kind.Final():
 		o.final(ctx, e)
 	case e.Kind == observe.Waited:
-		o.waits.Record(ctx, e.Duration.Seconds(), o.setsOf(e).op.rec...)
+		o.waits.Record(ctx, e.Duration.Seconds(), o.setsOf(ctx, e).op.rec...)
 		o.pending.note(e)
 	case e.Kind == observe.HandedOver:
 		// Its Duration spans two clocks; skew can make it negative, which
 		// a histogram cannot hold. The span keeps it as it is.
-		o.handovers.Record(ctx, max(e.Duration.Seconds(), 0), o.setsOf(e).op.rec...)
+		o.handovers.Record(ctx, max(e.Duration.Seconds(), 0), o.setsOf(ctx, e).op.rec...)
 		o.pending.note(e)
 	case e.Kind == observe.LeaseLost:
-		o.lost.Add(ctx, 1, o.setsOf(e).state.add...)
+		o.lost.Add(ctx, 1, o.setsOf(ctx, e).state.add...)
 		if span := trace.SpanFromContext(ctx); span.IsRecording() {
 			span.AddEvent("slotlimit.lease_lost", trace.WithAttributes(o.lostAttrs(e)...))
 		}
@@ -181,13 +182,13 @@ func (o *Observer) Observe(ctx context.Context, e observe.Event) {
 
 // final records the last event of a call.
 func (o *Observer) final(ctx context.Context, e observe.Event) {
-	s := o.setsOf(e)
+	s := o.setsOf(ctx, e)
 	o.calls.Add(ctx, 1, s.call.add...)
 	o.callTime.Record(ctx, e.Duration.Seconds(), s.call.rec...)
-	switch e.Kind {
-	case observe.Refused:
+	switch {
+	case e.Kind == observe.Refused:
 		o.refusals.Add(ctx, 1, s.op.add...)
-	case observe.Error:
+	case e.Kind == observe.Error && !s.canceled:
 		o.errors.Add(ctx, 1, s.err.add...)
 	}
 	if e.InUse >= 0 {
@@ -227,7 +228,7 @@ func (o *Observer) span(ctx context.Context, e observe.Event, s *sets, w waits, 
 		attrs = append(attrs, attrHandover.Float64(w.handed.Seconds()))
 	}
 	span.SetAttributes(attrs...)
-	if e.Kind == observe.Error && e.Err != nil {
+	if e.Kind == observe.Error && e.Err != nil && !s.canceled {
 		span.RecordError(e.Err)
 		span.SetStatus(codes.Error, e.Err.Error())
 	}
@@ -243,8 +244,8 @@ func (o *Observer) lostAttrs(e observe.Event) []attribute.KeyValue {
 	return attrs
 }
 
-// setsOf returns the attribute sets for e.
-func (o *Observer) setsOf(e observe.Event) *sets {
+// setsOf returns the attribute sets for e, reported with ctx.
+func (o *Observer) setsOf(ctx context.Context, e observe.Event) *sets {
 	k := setKey{pkg: e.Package, op: e.Op, kind: e.Kind}
 	if o.withKey {
 		k.key = e.Key
@@ -253,9 +254,30 @@ func (o *Observer) setsOf(e observe.Event) *sets {
 	case observe.Released, observe.Renewed:
 		k.held = e.Held
 	case observe.Error:
-		k.errType = errorType(e.Err)
+		if cutShort(ctx, e.Err) {
+			k.canceled = true
+		} else {
+			k.errType = errorType(e.Err)
+		}
 	}
 	return o.sets.get(k, o.build)
+}
+
+// cutShort reports whether err ended a call because the caller's ctx,
+// the one the call was given and reports with, was cancelled or reached
+// its deadline: the caller gave up, and the system did not fail. A
+// deadline that has passed counts even before ctx's timer has marked it
+// done, since the connection's read can time out a moment before. A
+// context error while ctx is live came from elsewhere, and is an error.
+func cutShort(ctx context.Context, err error) bool {
+	if ctx == nil || err == nil {
+		return false
+	}
+	done := ctx.Err() != nil
+	if deadline, ok := ctx.Deadline(); ok && !time.Now().Before(deadline) {
+		done = true
+	}
+	return done && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
 
 // errorType classifies err for error.type: a few values, so that the

@@ -3,6 +3,7 @@ package slotlimitotel_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -225,15 +226,11 @@ func TestFailedCallIsAnErrorSpan(t *testing.T) {
 	require.Error(t, callErr)
 	_, lockErr := m.TryLock(ctx)
 	require.Error(t, lockErr)
-	cancelled, cancel := context.WithCancel(ctx)
-	cancel()
-	_, ctxErr := l.Acquire(cancelled, "b") // sends nothing, but reports
-	require.ErrorIs(t, ctxErr, context.Canceled)
 	caller.End()
 
 	spans := h.spans.Ended()
-	require.Equal(t, []string{"slotlimit.TryAcquire", "lock.TryLock", "slotlimit.Acquire", "caller"}, names(spans))
-	for i, err := range []error{callErr, lockErr, ctxErr} {
+	require.Equal(t, []string{"slotlimit.TryAcquire", "lock.TryLock", "caller"}, names(spans))
+	for i, err := range []error{callErr, lockErr} {
 		s := spans[i]
 		assert.Equal(t, caller.SpanContext().SpanID(), s.Parent().SpanID(), s.Name())
 		assert.Equal(t, sdktrace.Status{Code: codes.Error, Description: err.Error()}, s.Status(), s.Name())
@@ -244,21 +241,91 @@ func TestFailedCallIsAnErrorSpan(t *testing.T) {
 	}
 	assert.Equal(t, "network", spanAttrs(spans[0])["error.type"])
 	assert.Equal(t, "network", spanAttrs(spans[1])["error.type"])
-	assert.Equal(t, "canceled", spanAttrs(spans[2])["error.type"])
 	assert.Equal(t, "jobs:nightly", spanAttrs(spans[1])["slotlimit.key"])
 
 	got := h.collect(t)
 	assert.Equal(t, map[string]int64{
 		set("package", "slotlimit", "operation", "TryAcquire", "outcome", "error"): 1,
 		set("package", "lock", "operation", "TryLock", "outcome", "error"):         1,
-		set("package", "slotlimit", "operation", "Acquire", "outcome", "error"):    1,
 	}, got.sums(t, "slotlimit.calls", "{call}"))
 	assert.Equal(t, map[string]int64{
 		set("package", "slotlimit", "operation", "TryAcquire", "error.type", "network"): 1,
 		set("package", "lock", "operation", "TryLock", "error.type", "network"):         1,
-		set("package", "slotlimit", "operation", "Acquire", "error.type", "canceled"):   1,
 	}, got.sums(t, "slotlimit.errors", "{error}"))
 	assert.NotContains(t, got, "slotlimit.units.in_use", "an error knows no units in use")
+}
+
+// A call that ends because its caller's ctx was cancelled or reached its
+// deadline (an Acquire or a Lock that gives up waiting, any call of a
+// process that shuts down) is not a failure of the system: it counts in
+// slotlimit.calls and slotlimit.call.duration under outcome "canceled",
+// not in slotlimit.errors, and its span has no error status. A context
+// error while the caller's ctx is live still counts as an error.
+func TestCallCutShortByItsContextIsNotAnError(t *testing.T) {
+	h := newHarness(t)
+	client, _ := newRedis(t)
+	l, err := slotlimit.New(client, slotlimit.Config{Key: "ar:0571", Limit: 1, TTL: time.Minute, Observer: h.obs})
+	require.NoError(t, err)
+	m, err := lock.New(client, lock.Config{Key: "jobs:nightly", TTL: time.Minute, Observer: h.obs})
+	require.NoError(t, err)
+	ctx, caller := h.callerSpan(context.Background())
+	_, err = l.TryAcquire(ctx, "a") // takes the one slot
+	require.NoError(t, err)
+	owner, err := m.TryLock(ctx)
+	require.NoError(t, err)
+
+	// An Acquire waits until its deadline; a Lock waits until its caller
+	// cancels it; an Acquire is called with a ctx already cancelled.
+	short, cancelShort := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancelShort()
+	_, acquireErr := l.Acquire(short, "w")
+	require.ErrorIs(t, acquireErr, context.DeadlineExceeded)
+	cancelled, cancel := context.WithCancel(ctx)
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, lockErr := m.Lock(cancelled)
+	require.ErrorIs(t, lockErr, context.Canceled)
+	_, doneErr := l.Acquire(cancelled, "b") // sends nothing, but reports
+	require.ErrorIs(t, doneErr, context.Canceled)
+	// A context error that is not the caller's: its ctx is live.
+	foreign := fmt.Errorf("slotlimit: release %q: %w", "ar:0571", context.DeadlineExceeded)
+	h.obs.Observe(ctx, observe.Event{Kind: observe.Error, Package: "slotlimit", Op: "Release", Key: "ar:0571",
+		Holder: "a", InUse: -1, Limit: 1, Start: time.Now(), Err: foreign})
+	require.NoError(t, owner.Unlock(ctx))
+	caller.End()
+
+	got := h.collect(t)
+	assert.Equal(t, map[string]int64{
+		set("package", "slotlimit", "operation", "TryAcquire", "outcome", "acquired"):      1,
+		set("package", "slotlimit", "operation", "Acquire", "outcome", "canceled"):         2,
+		set("package", "slotlimit", "operation", "Release", "outcome", "error"):            1,
+		set("package", "lock", "operation", "TryLock", "outcome", "acquired"):              1,
+		set("package", "lock", "operation", "Lock", "outcome", "canceled"):                 1,
+		set("package", "lock", "operation", "Unlock", "outcome", "released", "held", true): 1,
+	}, got.sums(t, "slotlimit.calls", "{call}"))
+	assert.Equal(t, map[string]int64{
+		set("package", "slotlimit", "operation", "Release", "error.type", "deadline_exceeded"): 1,
+	}, got.sums(t, "slotlimit.errors", "{error}"), "only the error whose ctx was live")
+	assert.Equal(t, uint64(2), got.counts(t, "slotlimit.call.duration")[set("package", "slotlimit", "operation", "Acquire", "outcome", "canceled")])
+	assert.Equal(t, uint64(1), got.counts(t, "slotlimit.wait.duration")[set("package", "lock", "operation", "Lock")],
+		"the wait of a Lock cut short is recorded")
+
+	outcomes := map[string]int{}
+	for _, s := range h.spans.Ended() {
+		a := spanAttrs(s)
+		switch s.Name() {
+		case "slotlimit.Acquire", "lock.Lock":
+			outcomes[s.Name()]++
+			assert.Equal(t, "canceled", a["slotlimit.outcome"], s.Name())
+			assert.NotContains(t, a, "error.type", s.Name())
+			assert.Equal(t, codes.Unset, s.Status().Code, s.Name())
+			assert.Empty(t, s.Events(), s.Name())
+		case "slotlimit.Release":
+			assert.Equal(t, "error", a["slotlimit.outcome"])
+			assert.Equal(t, "deadline_exceeded", a["error.type"])
+			assert.Equal(t, codes.Error, s.Status().Code)
+		}
+	}
+	assert.Equal(t, map[string]int{"slotlimit.Acquire": 2, "lock.Lock": 1}, outcomes)
 }
 
 // An Acquire that waits for a Release records its wait and the

@@ -15,6 +15,10 @@ import (
 // built for each call.
 const maxSets = 1024
 
+// outcomeCanceled is the outcome of a call that failed because the
+// caller's ctx ended: an observe.Error the caller, not the system, caused.
+const outcomeCanceled = "canceled"
+
 // setKey is what an event's attribute sets depend on. key is empty
 // without WithKeyAttribute.
 type setKey struct {
@@ -22,6 +26,7 @@ type setKey struct {
 	kind         observe.Kind
 	held         bool
 	errType      string
+	canceled     bool // an Error that the caller's ctx caused: outcome "canceled"
 }
 
 // measure is one attribute set, as the options of an Add and a Record,
@@ -45,6 +50,7 @@ type sets struct {
 
 	spanName string
 	span     []attribute.KeyValue // package, operation, outcome[, held][, error.type]
+	canceled bool                 // the outcome is "canceled": no error counted, no error status
 }
 
 // build makes the sets of k.
@@ -61,7 +67,11 @@ func (o *Observer) build(k setKey) *sets {
 	if k.op != "" {
 		base = append(base, attrOperation.String(k.op))
 	}
-	call := append(base[:len(base):len(base)], attrOutcome.String(k.kind.String()))
+	outcome := k.kind.String()
+	if k.canceled {
+		outcome = outcomeCanceled
+	}
+	call := append(base[:len(base):len(base)], attrOutcome.String(outcome))
 	if k.kind == observe.Released || k.kind == observe.Renewed {
 		call = append(call, attrHeld.Bool(k.held))
 	}
@@ -70,9 +80,10 @@ func (o *Observer) build(k setKey) *sets {
 		op:       with(base...),
 		call:     with(call...),
 		spanName: k.pkg + "." + k.op,
+		canceled: k.canceled,
 	}
 	s.span = call
-	if k.kind == observe.Error {
+	if k.kind == observe.Error && !k.canceled {
 		s.err = with(append(base[:len(base):len(base)], attrErrorType.String(k.errType))...)
 		s.span = append(call[:len(call):len(call)], attrErrorType.String(k.errType))
 	}
