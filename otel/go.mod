@@ -7,7 +7,7 @@ replace github.com/slotlimit/slotlimit => ../
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/redis/go-redis/v9 v9.22.0
-	github.com/slotlimit/slotlimit v0.0.0
+	github.com/slotlimit/slotlimit v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.46.0
 	go.opentelemetry.io/otel/metric v1.46.0

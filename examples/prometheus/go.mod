@@ -11,8 +11,8 @@ require (
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/prometheus/client_golang v1.24.1
 	github.com/redis/go-redis/v9 v9.22.0
-	github.com/slotlimit/slotlimit v0.0.0
-	github.com/slotlimit/slotlimit/otel v0.0.0
+	github.com/slotlimit/slotlimit v0.1.0
+	github.com/slotlimit/slotlimit/otel v0.1.0
 	go.opentelemetry.io/otel/exporters/prometheus v0.68.0
 	go.opentelemetry.io/otel/sdk/metric v1.46.0
 )
