@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit/internal/skipnote"
 )
 
 // ErrNoCluster is returned by StartCluster when redis-server or redis-cli
@@ -145,7 +147,7 @@ func ClusterAddrs(tb interface {
 		if os.Getenv(RequireEnv) == "1" {
 			tb.Fatalf("real Redis Cluster required (%s=1) but unavailable: %v", RequireEnv, sharedCluster.err)
 		}
-		tb.Skipf("skipping Redis Cluster test: %v", sharedCluster.err)
+		skipnote.Skip(tb, "Redis Cluster", sharedCluster.err, "install redis-server")
 	}
 	return sharedCluster.cluster.Addrs()
 }

@@ -4,6 +4,8 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/slotlimit/slotlimit/internal/skipnote"
 )
 
 var shared struct {
@@ -44,12 +46,14 @@ func Unavailable(tb testing.TB, err error) {
 	if os.Getenv(RequireEnv) == "1" {
 		tb.Fatalf("real Redis required (%s=1) but unavailable: %v", RequireEnv, err)
 	}
-	tb.Skipf("skipping real-Redis test: %v (install redis-server or set %s)", err, AddrEnv)
+	skipnote.Skip(tb, "real Redis", err, "install redis-server or set "+AddrEnv)
 }
 
-// Shutdown stops the shared server and cluster, if they were started.
-// Call it from TestMain after m.Run.
+// Shutdown stops the shared server and cluster, if they were started, and
+// reports in one line the tests skipped for want of a server, even
+// without -v. Call it from TestMain after m.Run.
 func Shutdown() {
+	skipnote.Report()
 	if shared.server != nil {
 		shared.server.Close()
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/slotlimit/slotlimit/internal/loopback"
+	"github.com/slotlimit/slotlimit/internal/skipnote"
 )
 
 // Certs are a certificate authority made for one test and a certificate
@@ -186,7 +187,7 @@ func StartTLSServer(tb testing.TB, args ...string) (*Server, *Certs) {
 		if os.Getenv(RequireEnv) == "1" {
 			tb.Fatalf("real Redis with TLS required (%s=1) but unavailable: %v", RequireEnv, err)
 		}
-		tb.Skipf("skipping TLS test: %v", err)
+		skipnote.Skip(tb, "Redis with TLS", err, "install a redis-server built with TLS")
 	}
 	tb.Cleanup(s.Close)
 	return s, c

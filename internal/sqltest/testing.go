@@ -5,6 +5,8 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/slotlimit/slotlimit/internal/skipnote"
 )
 
 var shared struct {
@@ -55,12 +57,14 @@ func unavailable(tb testing.TB, err error) {
 	if os.Getenv(RequireEnv) == "1" {
 		tb.Fatalf("PostgreSQL required (%s=1) but unavailable: %v", RequireEnv, err)
 	}
-	tb.Skipf("skipping PostgreSQL test: %v (install PostgreSQL's server, or set %s=1 to fail instead)", err, RequireEnv)
+	skipnote.Skip(tb, "PostgreSQL", err, "install PostgreSQL's server, or set "+RequireEnv+"=1 to fail instead")
 }
 
 // Shutdown stops the shared server of PostgresDB and EachDatabase, if it
-// was started. Call it from TestMain after m.Run.
+// was started, and reports in one line the tests skipped for want of a
+// server, even without -v. Call it from TestMain after m.Run.
 func Shutdown() {
+	skipnote.Report()
 	if shared.server != nil {
 		shared.server.Close()
 	}
