@@ -1,0 +1,166 @@
+package adaptive
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/slotlimit/slotlimit/observe"
+)
+
+// The defaults of Config's fields, and the bounds New holds them to.
+const (
+	// DefaultTTL is the lease of a slot when Config.TTL is 0.
+	DefaultTTL = 30 * time.Second
+	// MaxTTL is the longest Config.TTL.
+	MaxTTL = 24 * time.Hour
+
+	// DefaultWindow is Config.Window when it is 0: the limit moves at
+	// most once per 100 ms, so it climbs by up to 10 slots a second and
+	// falls from 30 to 8 in about a second, whatever the calls' latency.
+	DefaultWindow = 100 * time.Millisecond
+	// DefaultStep is Config.Step when it is 0.
+	DefaultStep = 1
+	// DefaultFactor is Config.Factor when it is 0.
+	DefaultFactor = 0.9
+)
+
+// StateTTL is how long a limit is kept after the last release on its key:
+// a key unused for that long starts again from Config.Initial.
+const StateTTL = 24 * time.Hour
+
+// Config describes one shared adaptive limit. Every Limiter given the same
+// Key shares one limit and one set of slots, so give them all the same
+// Config.
+type Config struct {
+	// Key names the shared limit. Its data lives in keys beside it, in
+	// its Redis Cluster hash slot ("{Key}/adaptive" and others), none at
+	// Key itself. A Key that a package of this module keeps beside
+	// another key, such as "{k}/recent" or "{k}/adaptive", is refused.
+	Key string
+
+	// Min is the lowest the limit goes: at least 1, so that a call can
+	// always be tried and a recovery seen. 0 means 1.
+	Min int64
+
+	// Max is the highest the limit goes, at least Min. It is required:
+	// the most the system behind the limit could ever take, or the most
+	// callers there are.
+	Max int64
+
+	// Initial is the limit when the key is new (or was unused for
+	// StateTTL), Min <= Initial <= Max; 0 means Min. The first Limiter to
+	// take a slot on a new key writes it, and every other then follows
+	// the shared value.
+	Initial int64
+
+	// TTL is a slot's lease: a slot neither freed nor released within TTL
+	// of its grant, by the server's clock, lapses and comes back, so that
+	// a crashed caller's slot is not lost. It is kept to the millisecond,
+	// at least a millisecond and at most MaxTTL; 0 means DefaultTTL. Set
+	// it well above the longest call: a slot freed after its lease lapsed
+	// counts nothing (Success and the others return ErrNotHeld).
+	TTL time.Duration
+
+	// Window is the shortest time between two moves of the limit, by the
+	// server's clock, to the millisecond; 0 means DefaultWindow. A burst
+	// of drops inside one window (one overload seen by many calls) lowers
+	// the limit once, and so do the drops of calls that were granted
+	// before the last decrease, whenever they report. Successes raise the
+	// limit at most once per window too, and not within a window of a
+	// decrease. The limit thus climbs Step slots per Window at most: keep
+	// Window above the time a call takes to fail (a timeout), so that an
+	// overshoot is seen before the limit climbs again.
+	Window time.Duration
+
+	// Step is the slots a success adds to the limit while the limit was
+	// nearly in use (at most a tenth of it, or one slot, free) and it has
+	// not moved for a Window; 0 means DefaultStep.
+	Step int64
+
+	// Factor multiplies the limit on a drop that counts: the limit
+	// becomes max(Min, min(limit-1, floor(limit*Factor))). It must be in
+	// (0, 1); 0 means DefaultFactor.
+	Factor float64
+
+	// Observer, if set, is told of each call's outcome as one final
+	// event of package "adaptive": Acquired or Refused for TryAcquire and
+	// Acquire (Units 1, Limit the shared limit, InUse the slots in use),
+	// Released for Success, Dropped and Ignore (their Op; Held reports
+	// whether the slot was live), or Error with the call's error. Before
+	// a release's final event, LimitChanged reports a limit the release
+	// moved (Units the limit before, Limit the new one, InUse the slots in
+	// use after); before an Acquire's, Waited and HandedOver report its
+	// wait. Reads (Limit, Inspect) and calls refused before anything is
+	// sent report nothing. nil, the default, costs nothing.
+	Observer observe.Observer
+}
+
+// check validates c and fills in the defaults.
+func (c Config) check() (Config, error) {
+	switch {
+	case c.Key == "":
+		return c, invalidConfig("Key is empty")
+	case isSideKey(c.Key):
+		return c, invalidConfig("Key %q is one that a package of this module keeps beside another key", c.Key)
+	case c.Min < 0:
+		return c, invalidConfig("Min is %d, must be at least 1", c.Min)
+	case c.Max <= 0:
+		return c, invalidConfig("Max is %d, must be at least Min", c.Max)
+	case c.Initial < 0:
+		return c, invalidConfig("Initial is %d, must be between Min and Max", c.Initial)
+	case c.TTL < 0:
+		return c, invalidConfig("TTL is %v, must not be negative", c.TTL)
+	case c.TTL > 0 && c.TTL < time.Millisecond:
+		return c, invalidConfig("TTL is %v, must be at least 1ms", c.TTL)
+	case c.TTL > MaxTTL:
+		return c, invalidConfig("TTL is %v, must be at most MaxTTL, %v", c.TTL, MaxTTL)
+	case c.Window < 0:
+		return c, invalidConfig("Window is %v, must not be negative", c.Window)
+	case c.Window > 0 && c.Window < time.Millisecond:
+		return c, invalidConfig("Window is %v, must be at least 1ms", c.Window)
+	case c.Window > MaxTTL:
+		return c, invalidConfig("Window is %v, must be at most %v", c.Window, MaxTTL)
+	case c.Step < 0:
+		return c, invalidConfig("Step is %d, must not be negative", c.Step)
+	case math.IsNaN(c.Factor) || c.Factor < 0 || c.Factor >= 1:
+		return c, invalidConfig("Factor is %v, must be in (0, 1)", c.Factor)
+	}
+	if c.Min == 0 {
+		c.Min = 1
+	}
+	if c.Initial == 0 {
+		c.Initial = c.Min
+	}
+	switch {
+	case c.Max < c.Min:
+		return c, invalidConfig("Max is %d, must be at least Min, %d", c.Max, c.Min)
+	case c.Max > 1<<40:
+		// Lua numbers are exact to 2^53, and a limit that high is no limit.
+		return c, invalidConfig("Max is %d, must be at most 2^40", c.Max)
+	case c.Initial < c.Min || c.Initial > c.Max:
+		return c, invalidConfig("Initial is %d, must be between Min (%d) and Max (%d)", c.Initial, c.Min, c.Max)
+	case c.Step > c.Max:
+		return c, invalidConfig("Step is %d, must be at most Max, %d", c.Step, c.Max)
+	}
+	if c.TTL == 0 {
+		c.TTL = DefaultTTL
+	}
+	if c.Window == 0 {
+		c.Window = DefaultWindow
+	}
+	if c.Step == 0 {
+		c.Step = DefaultStep
+	}
+	if c.Factor == 0 {
+		c.Factor = DefaultFactor
+	}
+	return c, nil
+}
+
+// String describes the limit, e.g.
+// `"payments" adaptive limit 1..60 (from 20), +1 or ×0.9 per 100ms, 30s leases`.
+func (c Config) String() string {
+	return fmt.Sprintf("%q adaptive limit %d..%d (from %d), +%d or ×%g per %v, %v leases",
+		c.Key, c.Min, c.Max, c.Initial, c.Step, c.Factor, c.Window, c.TTL)
+}

@@ -1,0 +1,82 @@
+// Package adaptive is a concurrency limit that finds the capacity of the
+// system behind it and shares it across every instance of a service, in
+// Redis.
+//
+// A payment gateway, a model server or a partner API accepts "some"
+// concurrent calls, and that number moves with the time of day, deploys
+// and incidents. Set a fixed limit too high and the system is overloaded;
+// too low and capacity is wasted. An adaptive limit learns the number from
+// the calls themselves: it grows while calls succeed with the limit in
+// use, and shrinks when the system refuses them. In-process adaptive
+// limiters do this inside one process, so N instances each learn "their"
+// share without knowing of the others, and together overshoot or
+// oscillate. Here the limit lives in Redis, and every instance's feedback
+// moves the one shared limit.
+//
+//	limiter, err := adaptive.New(client, adaptive.Config{
+//		Key: "payments", Min: 1, Max: 100, Initial: 10,
+//	})
+//	...
+//	slot, err := limiter.Acquire(ctx) // waits for a slot; TryAcquire never does
+//	if err != nil {
+//		return err
+//	}
+//	err = gateway.Charge(ctx, order)
+//	switch {
+//	case err == nil:
+//		slot.Success(ctx)
+//	case isOverload(err): // refused, timed out, 429, 503
+//		slot.Dropped(ctx)
+//	default:
+//		slot.Ignore(ctx)
+//	}
+//
+// # What it promises
+//
+//   - At most Limit slots are held at once across every Limiter of the
+//     key. When the limit goes down below the slots in use, no slot is
+//     granted until enough are freed.
+//   - A slot that is never freed (its caller crashed) comes back TTL after
+//     it was granted, by the Redis server's clock.
+//   - Acquire waits without polling: the call that frees a slot hands it
+//     to the first waiter and wakes that waiter alone.
+//   - It works on Redis Cluster: every key of one limit shares one hash
+//     slot.
+//   - Every write takes effect once, however often it is sent: go-redis
+//     sends a command again when its reply was lost, and a caller may call
+//     again after an error matching ErrOutcomeUnknown. A slot is freed
+//     once, and one outcome counted, whatever the number of Success,
+//     Dropped and Ignore calls made on it.
+//
+// # How the limit moves
+//
+// The limit moves in the same script that frees a slot, on the server's
+// clock, as additive increase and multiplicative decrease (AIMD, as TCP
+// and the in-process limiters do):
+//
+//   - Dropped: the limit becomes floor(limit × Factor) (at least one less,
+//     never below Min), at most once per Window. A drop of a call that was
+//     granted before the last decrease does not count: it was admitted
+//     under the old limit, and the decrease answered it already. So a
+//     burst of drops from one overload counts once.
+//   - Success: while the limit was nearly in use (at most a tenth of it,
+//     or one slot, free) and it has not moved for a Window, the limit grows
+//     by Step, up to Max. A limit that is not used is not raised.
+//   - Ignore: the limit stays as it is.
+//
+// The defaults (Window 100 ms, Step 1, Factor 0.9) follow a capacity that
+// moves between 8 and 30 concurrent calls within a second or two, for
+// calls of 5 to 50 ms that fail within about 50 ms when refused; the limit
+// then runs in a narrow saw-tooth just under the capacity, and drops stay
+// at a few per second. Window should exceed the time a refused call takes
+// to fail, so that an overshoot is seen before the limit grows again. See
+// BENCHMARKS.md for the limit following a moving capacity against a
+// static limit and against per-instance limits.
+//
+// # Observing
+//
+// Config.Observer is told of every call, as in every package of the
+// module, and of each move of the limit as an observe.LimitChanged event.
+// Limit reads the current limit, and Inspect the limit beside the slots in
+// use and the waiters, for dashboards and tools.
+package adaptive

@@ -1,0 +1,32 @@
+-- inspect: the shared limit, the live leases and the number of waiters,
+-- read at one moment, for operators and tools. Writes nothing.
+--
+-- KEYS[1]  state: hash, see lib.lua
+-- KEYS[2]  leases: sorted set, holder -> lease deadline (ms)
+-- KEYS[3]  queue deadlines: sorted set, waiting holder -> when its entry lapses (ms)
+-- ARGV[1]  'min max initial', as acquire.lua takes it
+--
+-- Returns a flat array of strings: the server's clock (ms), the limit
+-- (within min and max; initial when none is stored), the stored limit or
+-- '' when none is, when it last went down and up (ms; 0: never), the
+-- waiters whose entries are live, and the live leases, earliest deadline
+-- first, as pairs {holder, deadline ms}. The slots in use are the leases.
+
+-- #include lib.lua
+
+local state, leases, qdeadlines = KEYS[1], KEYS[2], KEYS[3]
+local min, max, initial = bounds(ARGV[1])
+local now = now_ms()
+local limit = read_limit(state, min, max, initial)
+local fields = redis.call('HMGET', state, 'limit', 'down', 'up')
+local reply = {
+	string.format('%d', now), string.format('%d', limit), fields[1] or '',
+	fields[2] or '0', fields[3] or '0',
+	string.format('%d', redis.call('ZCOUNT', qdeadlines, '(' .. now, '+inf')),
+}
+local live = redis.call('ZRANGEBYSCORE', leases, '(' .. now, '+inf', 'WITHSCORES')
+for i = 1, #live, 2 do
+	local n = #reply
+	reply[n + 1], reply[n + 2] = live[i], string.format('%d', tonumber(live[i + 1]))
+end
+return reply

@@ -1,0 +1,134 @@
+-- release: free a holder's slot, move the shared limit by the outcome it
+-- reports, and hand the free slots to the first waiters in the queue, all
+-- at one moment of the server's clock. A waiter that gives up comes here
+-- too, as 'ignore', to leave the queue and pass on a slot it may have been
+-- handed meanwhile.
+--
+-- KEYS[1]  state: hash, see lib.lua
+-- KEYS[2]  leases: sorted set, holder -> lease deadline (ms)
+-- KEYS[3]  queue: sorted set, waiting holder -> arrival number
+-- KEYS[4]  queue deadlines: sorted set, waiting holder -> when its entry lapses (ms)
+-- KEYS[5]  queue wants: hash, waiting holder -> '1:lease ms'
+-- ARGV[1]  holder ID
+-- ARGV[2]  the outcome: 'success', 'dropped' or 'ignore'
+-- ARGV[3]  'min max initial', as acquire.lua takes it
+-- ARGV[4]  'window step factor': a change at most once per window (ms);
+--          an increase adds step, a decrease multiplies by factor
+-- ARGV[5]  when the slot was granted (ms, the server's clock, as the
+--          acquire's reply or the hand-off's notice gave it); 0: unknown
+-- ARGV[6]  the slot's lease deadline (ms) as the caller knows it; 0: unknown
+-- ARGV[7]  'command claim channel': the notice command ('publish',
+--          'spublish' or none), the claim time in ms (how long a handed
+--          slot waits for its waiter's claim), and the notice channel
+--
+-- Returns {held, limit before, limit after, in use after}. held is 1 when
+-- the holder held a live lease, which is freed, else 0, and then nothing
+-- at all changes: no slot is freed and no outcome counted. So a release
+-- sent twice (go-redis sends it again when its reply was lost, and a
+-- caller may call again after an unknown outcome), or a second outcome
+-- reported for one slot, frees one slot and counts one outcome. The call
+-- sent again answers 1, as its first run did, while the clock is still
+-- below ARGV[6]: a live lease is gone before its deadline only by its
+-- release. At or past it, or with no deadline known, it answers 0.
+--
+-- The limit moves only on a live lease's release:
+--   'dropped'  the limit becomes max(min, min(limit - 1, floor(limit *
+--              factor))), unless it went down less than a window ago, or
+--              the slot was granted before it last went down: a burst of
+--              drops from one overload counts once, and the calls admitted
+--              under the old limit do not count against the new one.
+--   'success'  the limit becomes min(max, limit + step) when it was nearly
+--              in use (at most a tenth of it, or one slot, free before
+--              this release) and it has not moved for a window.
+--   'ignore'   the limit stays as it is.
+--
+-- Free slots (the limit less the slots in use: none while a decrease left
+-- the limit at or below them) go at once to the waiters queued first. A
+-- waiter handed a slot holds a lease that lapses after the claim time,
+-- and a notice
+-- '*now ms:held until ms:deadline ms:in use:arrival number:holder' tells
+-- its process (see internal/waitqueue): the waiter returns with the slot
+-- and claims it (claim.lua) for its full lease time. A waiter that died
+-- while queued thus holds a slot for the claim time at most.
+
+-- #include lib.lua
+
+local state, leases = KEYS[1], KEYS[2]
+local queue, qdeadlines, qwants = KEYS[3], KEYS[4], KEYS[5]
+local holder, outcome = ARGV[1], ARGV[2]
+local min, max, initial = bounds(ARGV[3])
+local window, step, factor = string.match(ARGV[4], '^(%d+) (%d+) ([%d.]+)$')
+window, step, factor = tonumber(window), tonumber(step), tonumber(factor)
+local granted, known = tonumber(ARGV[5]), tonumber(ARGV[6])
+
+local now = now_ms()
+local used = in_use(leases, now)
+local limit = read_limit(state, min, max, initial)
+
+-- #include queue.lua
+
+local waiting = redis.call('EXISTS', queue) == 1
+if waiting then
+	leave_queue(queue, qdeadlines, qwants, holder)
+end
+if redis.call('ZREM', leases, holder) == 0 then
+	local held = 0
+	if now < known then
+		held = 1
+	end
+	return {held, limit, limit, used}
+end
+
+local before = limit
+if outcome == 'dropped' then
+	local down = tonumber(redis.call('HGET', state, 'down')) or 0
+	if now - down >= window and granted >= down then
+		limit = math.max(min, math.min(limit - 1, math.floor(limit * factor)))
+		redis.call('HSET', state, 'down', now)
+	end
+elseif outcome == 'success' then
+	local moved = math.max(tonumber(redis.call('HGET', state, 'up')) or 0, tonumber(redis.call('HGET', state, 'down')) or 0)
+	if limit - used <= math.max(1, math.floor(limit / 10)) and now - moved >= window then
+		limit = math.min(max, limit + step)
+		redis.call('HSET', state, 'up', now)
+	end
+end
+if limit ~= before then
+	redis.call('HSET', state, 'limit', limit)
+end
+redis.call('PEXPIRE', state, STATE_TTL)
+used = used - 1
+
+if waiting then
+	prune_queue(queue, qdeadlines, qwants, now)
+	local command, claim, channel = string.match(ARGV[7], '^(%a*) (%d+) (.*)$')
+	claim = tonumber(claim)
+	local handed = false
+	while used < limit do
+		local first = redis.call('ZRANGE', queue, 0, 0, 'WITHSCORES')
+		local waiter, arrival = first[1], first[2]
+		if not waiter then
+			break
+		end
+		local _, lease = wanted(redis.call('HGET', qwants, waiter) or '')
+		leave_queue(queue, qdeadlines, qwants, waiter)
+		-- An entry without its wants (evicted?) is dropped, not served.
+		if lease then
+			local held = tonumber(redis.call('ZSCORE', leases, waiter))
+			local until_ms = math.max(held or 0, now + math.min(lease, claim))
+			redis.call('ZADD', leases, until_ms, waiter)
+			if not held then
+				used = used + 1
+			end
+			handed = true
+			if command ~= '' then
+				local notice = string.format('*%d:%d:%d:%d:%d:', now, until_ms - 1, math.max(until_ms, now + lease), used, tonumber(arrival))
+				redis.call(command, channel, notice .. waiter)
+			end
+		end
+	end
+	if handed then
+		expire_with_last_lease(leases)
+	end
+end
+return {1, before, limit, used}

@@ -1,0 +1,184 @@
+package adaptive
+
+import (
+	"context"
+	"crypto/rand"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
+)
+
+// cleanupTimeout bounds the release that follows a failed TryAcquire or
+// Acquire, and the claim of a handed slot.
+const cleanupTimeout = time.Second
+
+// A Slot is one slot of a shared limit, held from a TryAcquire or Acquire
+// until exactly one of Success, Dropped or Ignore frees it and reports how
+// the call it guarded went:
+//
+//	slot, err := limiter.Acquire(ctx)
+//	if err != nil {
+//		return err
+//	}
+//	err = callSystem(ctx)
+//	switch {
+//	case err == nil:
+//		slot.Success(ctx)
+//	case overloaded(err): // refused, timed out, 503, 429
+//		slot.Dropped(ctx)
+//	default: // a bad request, a cancelled ctx: nothing about capacity
+//		slot.Ignore(ctx)
+//	}
+//
+// A slot not freed lapses TTL after it was granted, by the server's
+// clock, and counts nothing. The first of Success, Dropped and Ignore
+// that gets an answer frees the slot; every later call on the Slot sends
+// nothing and returns ErrNotHeld. A nil Slot holds nothing: its methods
+// return ErrNotHeld. A Slot's methods are safe for concurrent use.
+type Slot struct {
+	l     *Limiter
+	id    string
+	start time.Time // when the call that took it was sent, on the local clock
+
+	// grantedAt is when the slot was granted, in ms by the server's clock.
+	grantedAt int64
+	// deadline is the time, in ms by the server's clock, that the lease
+	// lasts at least until, as the server's replies prove it; 0 when
+	// unknown. It only grows.
+	deadline atomic.Int64
+
+	mu   sync.Mutex // held by a call that frees the slot
+	done bool       // a call that frees it got an answer
+}
+
+// newSlot returns a Slot with a new holder ID that holds nothing yet.
+func (l *Limiter) newSlot() *Slot {
+	return &Slot{l: l, id: rand.Text(), start: time.Now()}
+}
+
+// granted records that the slot was granted at now (ms, the server's
+// clock), its lease lasting at least until deadline.
+func (s *Slot) granted(now, deadline int64) {
+	s.grantedAt = now
+	s.extended(deadline)
+}
+
+// extended records that the lease lasts at least until deadline.
+func (s *Slot) extended(deadline int64) {
+	for {
+		old := s.deadline.Load()
+		if deadline <= old || s.deadline.CompareAndSwap(old, deadline) {
+			return
+		}
+	}
+}
+
+// ID returns the slot's holder ID in Redis: 128 random bits, as text, as
+// Inspect lists it. It is "" for a nil Slot.
+func (s *Slot) ID() string {
+	if s == nil {
+		return ""
+	}
+	return s.id
+}
+
+// Since returns when the call that took the slot was sent, on the local
+// clock; the latency of the call the slot guarded runs from there. It is
+// the zero time for a nil Slot.
+func (s *Slot) Since() time.Time {
+	if s == nil {
+		return time.Time{}
+	}
+	return s.start
+}
+
+// Success frees the slot and reports that the call succeeded: while the
+// limit was nearly in use (at most a tenth of it, or one slot, free), and
+// it has not moved for a Config.Window, the limit grows by Config.Step.
+//
+// It returns an error matching ErrNotHeld, and frees and counts nothing,
+// when the slot's lease had lapsed or the slot was freed already. After
+// an error matching ErrOutcomeUnknown, call Success (or Dropped, or
+// Ignore) again: the slot is freed once and one outcome counted, however
+// often the call is sent. A call sent again whose first run freed the
+// slot returns nil before the lease's deadline and ErrNotHeld after it.
+func (s *Slot) Success(ctx context.Context) error {
+	return s.free(ctx, "Success", "success", outcomeSuccess)
+}
+
+// Dropped frees the slot and reports that the system behind the limit
+// refused the call, failed it or let it time out: its capacity was
+// exceeded. The limit shrinks by Config.Factor (by one slot at least, to
+// Config.Min at most), unless it went down less than a Config.Window ago
+// or the slot was granted before it last went down: the drops of one
+// overload count once. While the limit is below the slots in use, no
+// slot is granted.
+//
+// Errors are as for Success.
+func (s *Slot) Dropped(ctx context.Context) error {
+	return s.free(ctx, "Dropped", "dropped", outcomeDropped)
+}
+
+// Ignore frees the slot and leaves the limit as it is: the call's
+// outcome says nothing of the system's capacity (a bad request, a
+// cancelled context, an error of the caller's own).
+//
+// Errors are as for Success.
+func (s *Slot) Ignore(ctx context.Context) error {
+	return s.free(ctx, "Ignore", "ignore", outcomeIgnore)
+}
+
+// free runs release.lua for the slot with outcome, as operation op (for
+// the Observer) and name (for errors).
+func (s *Slot) free(ctx context.Context, op, name, outcome string) error {
+	if s == nil || s.l == nil {
+		return ErrNotHeld
+	}
+	if ctx == nil {
+		return errNilContext
+	}
+	l := s.l
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return callerr.Op("adaptive", name, l.cfg.Key, ErrNotHeld)
+	}
+	c := l.begin(op, s.id)
+	f, err := l.release(ctx, s.id, outcome, s.grantedAt, s.deadline.Load())
+	if err != nil {
+		err = callerr.Call(ctx, "adaptive", name, l.cfg.Key, err)
+		c.failed(ctx, err)
+		return err
+	}
+	s.done = true
+	if f.held && f.after != f.before {
+		c.limitChanged(ctx, f.before, f.after, f.inUse)
+	}
+	c.released(ctx, f.held, f.after)
+	if !f.held {
+		return callerr.Op("adaptive", name, l.cfg.Key, ErrNotHeld)
+	}
+	return nil
+}
+
+// leave frees, detached from ctx and bounded by cleanupTimeout, what the
+// slot may hold after a failed TryAcquire or Acquire, takes it out of the
+// queue, and hands what it held on, counting nothing.
+func (s *Slot) leave(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	s.l.release(ctx, s.id, outcomeIgnore, 0, 0) //nolint:errcheck // best effort; the lease and the entry lapse by themselves
+}
+
+// claimHanded claims a slot handed to s until deadline, detached from ctx
+// and bounded by cleanupTimeout; if it cannot, the slot lapses when its
+// claim time runs out.
+func (s *Slot) claimHanded(ctx context.Context, deadline time.Time) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if held, err := s.l.claim(ctx, s.id, deadline); err == nil && held {
+		s.extended(deadline.UnixMilli())
+	}
+}

@@ -1,0 +1,83 @@
+package adaptive
+
+import (
+	"context"
+	"time"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/waitqueue"
+)
+
+// Acquire takes a slot, waiting until one is free or ctx is done. It does
+// not poll: a refused try joins a queue in Redis, and the Success, Dropped
+// or Ignore that frees a slot hands it, in the same script, to the first
+// waiter in the queue, and wakes that waiter alone through a notice;
+// Acquire then returns at once and claims the slot for its full TTL just
+// behind the return. A slot that lapses instead (its holder died), or a
+// limit that grew, wakes a waiter when its next try is due: at the lapse,
+// and at least every second, when it tries again to keep its place in
+// the queue.
+//
+// A handed slot is held for the waiter only for the claim time (3
+// seconds) from the hand-off, by the server's clock, until the claim
+// moves its lease to TTL; a waiter that reads the notice later tries
+// again instead. If the claim cannot reach Redis, the slot lapses at the
+// end of the claim time.
+//
+// If ctx is done first, Acquire returns an error that matches ctx.Err(),
+// holds nothing and has left the queue: a slot handed to it as it gave up
+// is handed on. Any other error is returned as it is; when it leaves the
+// outcome unknown, it matches ErrOutcomeUnknown, and Acquire frees what
+// it may have taken before it returns (counting nothing), so a failed
+// Acquire holds nothing: call it again. A try that go-redis sends again
+// after its reply was lost finds what its first run did: the slot taken,
+// or the same place in the queue.
+func (l *Limiter) Acquire(ctx context.Context) (*Slot, error) {
+	if err := l.usable(ctx); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, callerr.Op("adaptive", "acquire", l.cfg.Key, err) // nothing was sent
+	}
+	s := l.newSlot()
+	c := l.begin("Acquire", s.id)
+	var g grant
+	var refused, released time.Time // the first refusal and the hand-over's release, when observed
+	err := waitqueue.Run(ctx, l.notices, l.channel, s.id, waitqueue.Steps{
+		Try: func(ctx context.Context) (waitqueue.Try, error) {
+			r, err := l.acquire(ctx, s.id, true)
+			if err != nil {
+				return r.try, err
+			}
+			if !r.held && c.on() && refused.IsZero() {
+				refused = time.Now()
+			}
+			g = r
+			return r.try, nil
+		},
+		Take: func(h waitqueue.Handed) (bool, error) {
+			go s.claimHanded(ctx, h.Deadline)
+			g = grant{held: true, deadline: h.HeldUntil.UnixMilli(), now: h.HandedAt.UnixMilli(), inUse: h.Value, limit: g.limit}
+			released = h.HandedAt
+			return true, nil
+		},
+		Leave: s.leave,
+	})
+	if !refused.IsZero() {
+		c.interim(ctx, kindWaited, refused)
+	}
+	if err == nil && !released.IsZero() {
+		c.interim(ctx, kindHandedOver, released)
+	}
+	if err != nil {
+		if ctxErr := callerr.ContextDone(ctx); ctxErr != nil && callerr.OutcomeUnknown(err) {
+			err = ctxErr
+		}
+		err = callerr.Call(ctx, "adaptive", "acquire", l.cfg.Key, err)
+		c.failed(ctx, err)
+		return nil, err
+	}
+	s.granted(g.now, g.deadline)
+	c.acquired(ctx, g.inUse, g.limit)
+	return s, nil
+}
