@@ -81,26 +81,18 @@ func (c *cli) inspect(l *slotlimit.Limiter) (slotlimit.Snapshot, error) {
 	return l.Inspect(ctx)
 }
 
-// runCount prints the units in use: one number, or with -json a summary.
+// runCount prints the units in use, against the limit when it is known,
+// or with -json a summary.
 func runCount(c *cli, args []string) error {
 	key := args[0]
-	if !c.json {
-		l, err := c.limiter(key, c.limit)
-		if err != nil {
-			return err
-		}
-		ctx, cancel := c.call()
-		defer cancel()
-		n, err := l.Count(ctx)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(c.stdout, n)
-		return nil
-	}
 	li, snap, err := c.snapshot(key)
 	if err != nil {
 		return err
+	}
+	if !c.json {
+		used, note := li.inUse(snap.InUse)
+		fmt.Fprintf(c.stdout, "%s%s\n", used, note)
+		return nil
 	}
 	return c.writeJSON(countJSON{
 		Key:         key,
@@ -130,6 +122,12 @@ func (c *cli) snapshot(key string) (limitInfo, slotlimit.Snapshot, error) {
 		return limitInfo{}, slotlimit.Snapshot{}, err
 	}
 	snap, err := c.inspect(l)
+	if err == nil && li.limit == 0 {
+		// Waiters that queued since Limits looked record theirs.
+		for _, q := range snap.Queue {
+			li.limit = max(li.limit, q.Limit)
+		}
+	}
 	return li, snap, err
 }
 

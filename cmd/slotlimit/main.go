@@ -1,13 +1,19 @@
 // Command slotlimit shows, for operators, what the slotlimit packages keep
 // in Redis, and repairs it: the holders and the queue of a limiter, a
 // force-release that hands the units on to a waiter as a release does, a
-// live view, and a lock's owner, which it can break.
+// live view, a lock's owner, which it can break, a delay queue's counts
+// and dead letters, a recent list's items, a red packet's shares and
+// claims, and a rate limit's allowance.
 //
-//	slotlimit -u redis://127.0.0.1:6379 holders ar:0571
-//	slotlimit -u redis://127.0.0.1:6379 holders -json ar:0571
-//	slotlimit -u redis://127.0.0.1:6379 release ar:0571 device-17
-//	slotlimit -u redis://127.0.0.1:6379 watch ar:0571
-//	slotlimit -u redis://127.0.0.1:6379 lock break jobs:nightly
+//	slotlimit -u 127.0.0.1:6379 holders ar:0571
+//	slotlimit -u 127.0.0.1:6379 holders ar:0571 -json
+//	slotlimit -u 127.0.0.1:6379 release ar:0571 device-17
+//	slotlimit -u 127.0.0.1:6379 watch ar:0571
+//	slotlimit -u 127.0.0.1:6379 lock break jobs:nightly
+//	slotlimit -u 127.0.0.1:6379 queue stats jobs:emails
+//	slotlimit -u 127.0.0.1:6379 recent list recent:42
+//	slotlimit -u 127.0.0.1:6379 packet show p1
+//	slotlimit -u 127.0.0.1:6379 rate show -rate 10 user:42
 //
 // Every command goes through the packages' own scripts and types, so it
 // reads and writes the keys exactly as the library does. Run slotlimit -h
@@ -29,7 +35,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/delayqueue"
 	"github.com/slotlimit/slotlimit/lock"
+	"github.com/slotlimit/slotlimit/ratelimit"
+	"github.com/slotlimit/slotlimit/recent"
+	"github.com/slotlimit/slotlimit/redpacket"
 )
 
 // The exit codes; usage (slotlimit -h) and README.md document them.
@@ -44,10 +54,10 @@ const (
 const usage = `slotlimit shows and repairs what the slotlimit packages keep in Redis.
 
 Usage:
-  slotlimit [-u URL] [-cluster] [-json] [-timeout D] COMMAND [flags] ARGS
+  slotlimit [-u URL] [flags] COMMAND [flags] ARGS [flags]
 
 Limiter (package slotlimit):
-  count KEY             the units in use, as one number
+  count KEY             the units in use, against the limit when it is known
   holders KEY           the live leases, with time left and units, and the queue
   release KEY HOLDER    force-release HOLDER: its units go to the first waiters that
                         fit, exactly as a release's do
@@ -60,18 +70,52 @@ Lock (package lock):
   lock break KEY        free the lock as its owner's unlock would: the first waiter
                         is handed it; asks first, unless -yes
 
-Flags, before the command or after its name:
-  -u URL         redis://[user:password@]host:port[/db] or rediss://...; default $REDIS_URL
+Delay queue (package delayqueue):
+  queue stats KEY       the messages ready, delayed, in flight and dead
+  queue dead KEY        the dead letters, oldest first
+  queue requeue KEY ID...  move dead letters back to the queue, due now
+  queue drop KEY ID...  delete dead letters for good; asks first, unless -yes
+
+Recent list (package recent):
+  recent list KEY       the items, newest first, with the time of their last add
+  recent remove KEY VALUE...  take values out of the list
+
+Red packet (package redpacket):
+  packet show ID        the shares and amount left, and the claims taken
+
+Rate limit (package ratelimit):
+  rate show KEY         the events a limit allows now on KEY, and when it is full
+                        again; needs the limit: -rate N [-period D] [-burst N]
+  rate reset KEY        give KEY its full allowance again; needs the limit
+
+Flags go anywhere: before the command, after its name, or after its arguments.
+After --, every word is an argument, so an ID that begins with - goes there:
+  slotlimit -u URL release KEY -- -device-17
+
+Common flags:
+  -u URL         redis://[user:password@]host:port[/db], rediss://..., or host:port;
+                 default $REDIS_URL
   -cluster       the URL names a node of a Redis Cluster (add others with ?addr=host:port)
   -json          JSON for scripts, instead of tables for people
   -timeout D     the bound on each call to Redis (default 5s)
 
-Command flags, after the command's name:
+Command flags:
   -limit N       count, holders, release, watch: the key's limit (see Limits below)
-  -n COUNT       watch: exit after COUNT screens; 0, the default, runs until Ctrl-C
+  -n COUNT       watch: exit after COUNT screens; 0, the default, runs until Ctrl-C.
+                 queue dead: the most listed (default 100, at most 1000).
+                 recent list: the most listed; 0, the default, lists all
   -interval D    watch: the time between screens (default 1s)
   -rows N        watch: the most holders listed (default 15)
-  -yes           lock break: break without asking
+  -yes           lock break, queue drop: do it without asking
+  -offset N      recent list: skip the N newest items
+  -max-age D     recent list: leave out items older than D, as the list's
+                 Config.MaxAge does; 0, the default, lists them all
+  -prefix P      packet show: the Store's Config.Prefix (default redpacket)
+  -shards N      packet show: the Store's Config.Shards (default 1)
+  -rate N        rate show, rate reset: the limit's Rate, events per period
+  -period D      rate show, rate reset: its Period (default 1s)
+  -burst N       rate show, rate reset: its Burst; 0, the default, means the rate
+  -algorithm A   rate show, rate reset: gcra (the default) or fixed-window
 
 Limits. A limiter's limit is an argument of every call, and is stored in Redis
 only in the name of its full marker, which lives while the key is full, and in
@@ -94,21 +138,22 @@ Exit status:
   0  done; for a question, yes
   1  the answer is no: release of a holder that held nothing; lock info of a
      free lock; lock break of a lock that is free, changed hands or lapsed
-     before the break, or that you declined to break
+     before the break, or that you declined to break; queue requeue or drop
+     of IDs none of which is a dead letter, or a drop you declined; recent
+     remove of values none of which is in the list; packet show of a packet
+     that does not exist; rate show of a key with no event allowed now
   2  usage: an unknown command or flag, a missing argument, no or a bad URL,
-     or a key or holder that the library refuses
+     or a key, holder or limit that the library refuses
   3  Redis is unreachable, or answered with an error (such as WRONGTYPE)
 `
 
 // A command is one subcommand. Each package's commands live in a file of
-// their own, named after the package (limiter.go, lock.go), and are listed
-// in commands. A package that gains commands adds its file, its entries
-// in commands and its lines in usage: queue stats|peek|dead|requeue for
-// delayqueue, rate status for ratelimit, packet status|reconcile for
-// redpacket, recent show for recent.
+// their own, named after the package (limiter.go, lock.go, queue.go,
+// recent.go, packet.go, rate.go), and are listed in commands, and in
+// usage.
 type command struct {
 	name  string                     // as typed: "count", "lock info"
-	args  []string                   // the names of its arguments, all required
+	args  []string                   // the names of its arguments, all required; a last name ending in "..." takes one or more
 	flags func(*flag.FlagSet, *cli)  // its own flags, besides the common ones; nil for none
 	run   func(*cli, []string) error // runs it with its arguments
 }
@@ -121,6 +166,15 @@ var commands = []command{
 	{"watch", []string{"KEY"}, watchFlags, runWatch},
 	{"lock info", []string{"KEY"}, nil, runLockInfo},
 	{"lock break", []string{"KEY"}, breakFlags, runLockBreak},
+	{"queue stats", []string{"KEY"}, nil, runQueueStats},
+	{"queue dead", []string{"KEY"}, deadFlags, runQueueDead},
+	{"queue requeue", []string{"KEY", "ID..."}, nil, runQueueRequeue},
+	{"queue drop", []string{"KEY", "ID..."}, breakFlags, runQueueDrop},
+	{"recent list", []string{"KEY"}, recentFlags, runRecentList},
+	{"recent remove", []string{"KEY", "VALUE..."}, nil, runRecentRemove},
+	{"packet show", []string{"ID"}, packetFlags, runPacketShow},
+	{"rate show", []string{"KEY"}, rateFlags, runRateShow},
+	{"rate reset", []string{"KEY"}, rateFlags, runRateReset},
 }
 
 // A cli is one run of the command: its flags, its streams, and the client.
@@ -132,14 +186,23 @@ type cli struct {
 	timeout time.Duration
 
 	// Command flags.
-	limit    int64
-	n        int
-	interval time.Duration
-	rows     int
-	yes      bool
+	limit     int64
+	n         int
+	interval  time.Duration
+	rows      int
+	yes       bool
+	offset    int64
+	maxAge    time.Duration
+	prefix    string
+	shards    int
+	rate      int64
+	period    time.Duration
+	burst     int64
+	algorithm string
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	tty            bool // stdout is a terminal: watch draws over its last screen
 	client         redis.UniversalClient
 	addr           string // the server's address, for screens (never the URL: it may hold a password)
 }
@@ -159,7 +222,7 @@ func (quiet) Printf(context.Context, string, ...any) {}
 // run runs the command line args and returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{url: os.Getenv("REDIS_URL"), timeout: 5 * time.Second, interval: time.Second, rows: 15,
-		stdin: stdin, stdout: stdout, stderr: stderr}
+		stdin: stdin, stdout: stdout, stderr: stderr, tty: isTerminal(stdout)}
 	global := flag.NewFlagSet("slotlimit", flag.ContinueOnError)
 	c.commonFlags(global)
 	if err := parse(global, args); err != nil {
@@ -174,26 +237,46 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cmd.flags != nil {
 		cmd.flags(fs, c)
 	}
-	if err := parse(fs, rest); err != nil {
+	cmdArgs, err := parseAnywhere(fs, rest)
+	if err != nil {
 		return c.fail(err, &cmd)
 	}
 	if c.timeout <= 0 {
 		return c.fail(usageErrorf("-timeout %v: must be above 0", c.timeout), &cmd)
 	}
-	if fs.NArg() != len(cmd.args) {
-		return c.fail(usageErrorf("%s takes %s; got %d argument(s)", cmd.name, strings.Join(cmd.args, " "), fs.NArg()), &cmd)
+	if !cmd.takes(len(cmdArgs)) {
+		return c.fail(usageErrorf("%s takes %s; got %d argument(s)", cmd.name, strings.Join(cmd.args, " "), len(cmdArgs)), &cmd)
 	}
 	if err := c.connect(); err != nil {
 		return c.fail(err, &cmd)
 	}
 	defer c.client.Close()
-	return c.fail(cmd.run(c, fs.Args()), &cmd)
+	return c.fail(cmd.run(c, cmdArgs), &cmd)
+}
+
+// takes reports whether the command takes n arguments.
+func (cmd *command) takes(n int) bool {
+	if len(cmd.args) > 0 && strings.HasSuffix(cmd.args[len(cmd.args)-1], "...") {
+		return n >= len(cmd.args)
+	}
+	return n == len(cmd.args)
+}
+
+// isTerminal reports whether w is a terminal (a character device), on
+// which watch may move the cursor.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // commonFlags defines the flags every command takes, before the command
 // or after its name, on fs.
 func (c *cli) commonFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.url, "u", c.url, "Redis `URL`: redis://[user:password@]host:port[/db] or rediss://...; default $REDIS_URL")
+	fs.StringVar(&c.url, "u", c.url, "Redis `URL`: redis://[user:password@]host:port[/db], rediss://..., or host:port; default $REDIS_URL")
 	fs.BoolVar(&c.cluster, "cluster", c.cluster, "the URL names a node of a Redis Cluster")
 	fs.BoolVar(&c.json, "json", c.json, "print JSON for scripts")
 	fs.DurationVar(&c.timeout, "timeout", c.timeout, "the bound on each call to Redis")
@@ -210,9 +293,51 @@ func parse(fs *flag.FlagSet, args []string) error {
 	fs.Usage = func() {}
 	err := fs.Parse(args)
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		if strings.HasPrefix(err.Error(), "flag provided but not defined: -") {
+			return usageErrorf("%v (an argument that begins with '-' goes after --)", err)
+		}
 		return usageErrorf("%v", err)
 	}
 	return err
+}
+
+// parseAnywhere parses the flags in args with fs wherever they are, before
+// the arguments, between them or after them, and returns the arguments in
+// order. A word that begins with '-' is a flag, and a flag that takes a
+// value takes the next word unless it has one after '='; "-" alone is an
+// argument, and after "--" every word is one.
+func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
+	var flags, positional []string
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			positional = append(positional, args[i+1:]...)
+			break
+		}
+		if len(arg) < 2 || arg[0] != '-' {
+			positional = append(positional, arg)
+			continue
+		}
+		flags = append(flags, arg)
+		name, _, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		if f := fs.Lookup(name); f != nil && !hasValue && !isBool(f) && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	if err := parse(fs, flags); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 { // a flag's value that was "--"
+		return nil, usageErrorf("unexpected %q among the flags", fs.Arg(0))
+	}
+	return positional, nil
+}
+
+// isBool reports whether f is a flag that takes no value, as -json.
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // find returns the command that args begin with, and the rest of args.
@@ -238,10 +363,14 @@ func find(args []string) (command, []string, error) {
 	return command{}, nil, usageErrorf("unknown command %q", args[0])
 }
 
-// connect makes the client for the URL, without contacting Redis.
+// connect makes the client for the URL, without contacting Redis. A URL
+// without a scheme, as host:port, is taken as redis://host:port.
 func (c *cli) connect() error {
 	if c.url == "" {
 		return usageErrorf("no Redis URL: give -u URL or set REDIS_URL")
+	}
+	if !strings.Contains(c.url, "://") {
+		c.url = "redis://" + c.url
 	}
 	if c.cluster {
 		opts, err := redis.ParseClusterURL(c.url)
@@ -290,8 +419,7 @@ func (c *cli) fail(err error, cmd *command) int {
 		return exitOK
 	case errors.Is(err, errNo):
 		return exitNo
-	case errors.As(err, &usage), errors.Is(err, slotlimit.ErrInvalidConfig),
-		errors.Is(err, slotlimit.ErrInvalidArgument), errors.Is(err, lock.ErrInvalidConfig):
+	case errors.As(err, &usage), isInvalid(err):
 		fmt.Fprintln(c.stderr, failure(err, cmd))
 		if cmd != nil {
 			fmt.Fprintf(c.stderr, "usage: %s\n", cmd.usage())
@@ -301,6 +429,25 @@ func (c *cli) fail(err error, cmd *command) int {
 	}
 	fmt.Fprintln(c.stderr, failure(err, cmd))
 	return exitRedis
+}
+
+// isInvalid reports whether err is one of the library's errors for bad
+// input, sent before anything reached Redis: a key, ID or limit that a
+// package refuses.
+func isInvalid(err error) bool {
+	for _, target := range []error{
+		slotlimit.ErrInvalidConfig, slotlimit.ErrInvalidArgument,
+		lock.ErrInvalidConfig, lock.ErrInvalidArgument,
+		delayqueue.ErrInvalidConfig, delayqueue.ErrInvalidArgument,
+		recent.ErrInvalidConfig, recent.ErrInvalidArgument,
+		redpacket.ErrInvalidConfig, redpacket.ErrInvalidArgument,
+		ratelimit.ErrInvalidConfig, ratelimit.ErrInvalidArgument,
+	} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
 
 // failure is the line that reports err: the command that failed, then

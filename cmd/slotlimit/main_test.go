@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotlimit/slotlimit"
 	"github.com/slotlimit/slotlimit/internal/loopback"
 	"github.com/slotlimit/slotlimit/internal/redistest"
 )
@@ -89,6 +91,21 @@ func server(t *testing.T) (string, *redis.Client) {
 	client := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { client.Close() })
 	return "redis://" + addr, client
+}
+
+// eachServer runs test against a miniredis and against the tests' real
+// Redis, each as a subtest named after it, with the URL the command is
+// given and a Backend whose client sets up the state through the library.
+func eachServer(t *testing.T, test func(t *testing.T, url string, b *redistest.Backend)) {
+	for _, backend := range []struct {
+		name string
+		make func(*testing.T) *redistest.Backend
+	}{{"miniredis", redistest.Miniredis}, {"redis", redistest.Redis}} {
+		t.Run(backend.name, func(t *testing.T) {
+			b := backend.make(t)
+			test(t, "redis://"+b.Opts.Addrs[0], b)
+		})
+	}
 }
 
 // testKey returns a key of the test's own.
@@ -220,4 +237,90 @@ func TestErrorsNameTheCommandOnce(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(first, "slotlimit"), "step %d: %q names slotlimit once", i, first)
 		assert.LessOrEqual(t, strings.Count(first, "lock:"), 1, "step %d: %q", i, first)
 	}
+}
+
+// jsonInts decodes the JSON object in s and returns the fields named,
+// failing unless each is there and is a JSON number holding an integer.
+func jsonInts(t *testing.T, s string, fields ...string) map[string]int64 {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var obj map[string]any
+	require.NoError(t, dec.Decode(&obj), "a JSON object: %q", s)
+	out := map[string]int64{}
+	for _, f := range fields {
+		v, ok := obj[f]
+		require.True(t, ok, "field %q is missing from %s", f, s)
+		n, ok := v.(json.Number)
+		require.True(t, ok, "field %q is %T, not a number, in %s", f, v, s)
+		i, err := n.Int64()
+		require.NoError(t, err, "field %q is %s, not an integer", f, n)
+		out[f] = i
+	}
+	return out
+}
+
+// A URL without a scheme, as host:port, is taken as redis://host:port,
+// from -u and from REDIS_URL.
+func TestHostPortURL(t *testing.T) {
+	eachServer(t, func(t *testing.T, url string, b *redistest.Backend) {
+		addr := strings.TrimPrefix(url, "redis://")
+		key := testKey(t, "cli-test:")
+		l, err := slotlimit.New(b.Client, slotlimit.Config{Key: key, Limit: 3, TTL: time.Minute})
+		require.NoError(t, err)
+		_, err = l.TryAcquire(context.Background(), "a")
+		require.NoError(t, err)
+		for _, r := range []run{
+			cli(t, "", nil, "-u", addr, "count", "-limit", "3", key),
+			cli(t, "", []string{"REDIS_URL=" + addr}, "count", "-limit", "3", key),
+		} {
+			assert.Equal(t, 0, r.code)
+			assert.Equal(t, "1 of 3 units in use\n", r.stdout)
+			assert.Empty(t, r.stderr)
+		}
+		r := cli(t, "", nil, "-u", "user:secret@"+addr, "count", key)
+		assert.Equal(t, 3, r.code, "parsed as a URL with a password, which the server refuses")
+		assert.NotContains(t, r.stderr, "parse", "not a URL parse error")
+	})
+}
+
+// Flags go anywhere after the command's name: before, between or after
+// its arguments. After "--" every word is an argument, so an ID that
+// begins with '-' can be given; without "--" it is refused with a hint.
+func TestFlagsAfterArguments(t *testing.T) {
+	eachServer(t, func(t *testing.T, url string, b *redistest.Backend) {
+		ctx := context.Background()
+		key := testKey(t, "cli-test:")
+		l, err := slotlimit.New(b.Client, slotlimit.Config{Key: key, Limit: 5, TTL: time.Minute})
+		require.NoError(t, err)
+		for _, h := range []string{"-odd", "even"} {
+			_, err = l.TryAcquire(ctx, h)
+			require.NoError(t, err)
+		}
+		for _, args := range [][]string{
+			{"holders", key, "-json", "-u", url, "-limit", "5"},
+			{"-u", url, "holders", key, "-limit", "5", "-json"},
+			{"holders", "-limit=5", key, "-json", "-u=" + url},
+		} {
+			r := cli(t, "", nil, args...)
+			require.Equal(t, 0, r.code, "%q", args)
+			got := jsonInts(t, r.stdout, "in_use", "limit", "holder_count")
+			assert.Equal(t, map[string]int64{"in_use": 2, "limit": 5, "holder_count": 2}, got, "%q", args)
+		}
+
+		r := cli(t, "", nil, "-u", url, "release", key, "-odd", "-limit", "5")
+		assert.Equal(t, 2, r.code, "-odd is taken for a flag")
+		assert.Contains(t, r.stderr, "goes after --")
+		assert.Empty(t, r.stdout)
+
+		r = cli(t, "", nil, "-u", url, "release", "-limit", "5", key, "--", "-odd")
+		require.Equal(t, 0, r.code)
+		assert.Equal(t, "released -odd on "+key+" (1 unit)\nnow 1 of 5 units in use; 0 waiting\n", r.stdout)
+		r = cli(t, "", nil, "-u", url, "release", key, "-json", "--", "-odd")
+		assert.Equal(t, 1, r.code, "held nothing now")
+		hs, err := l.Holders(ctx)
+		require.NoError(t, err)
+		require.Len(t, hs, 1)
+		assert.Equal(t, "even", hs[0].ID)
+	})
 }

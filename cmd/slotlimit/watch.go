@@ -23,8 +23,10 @@ func watchFlags(fs *flag.FlagSet, c *cli) {
 }
 
 // Terminal control: the cursor home, the rest of a line erased, and the
-// rest of the screen erased. Each screen is drawn over the last, line by
-// line, so that it does not flicker.
+// rest of the screen erased. On a terminal, each screen is drawn over the
+// last, line by line, so that it does not flicker. Elsewhere (a pipe, a
+// file) watch writes none of them: each screen follows the last, after an
+// empty line.
 const (
 	home      = "\x1b[H"
 	eraseLine = "\x1b[K"
@@ -86,11 +88,23 @@ func runWatch(c *cli, args []string) error {
 	defer stop()
 	tick := time.NewTicker(c.interval)
 	defer tick.Stop()
+	// On a terminal, the cursor is left below the last screen.
+	end := func() {
+		if !c.json && c.tty {
+			fmt.Fprintln(c.stdout)
+		}
+	}
 	for n := 1; ; n++ {
 		s := w.read(ctx, n)
-		if c.json {
+		switch {
+		case c.json:
 			w.writeJSON(s)
-		} else {
+		case c.tty:
+			fmt.Fprint(c.stdout, w.draw(s))
+		default:
+			if n > 1 {
+				fmt.Fprintln(c.stdout)
+			}
 			fmt.Fprint(c.stdout, w.draw(s))
 		}
 		err = s.err
@@ -99,16 +113,12 @@ func runWatch(c *cli, args []string) error {
 		}
 		select {
 		case <-ctx.Done():
-			if !c.json {
-				fmt.Fprintln(c.stdout)
-			}
+			end()
 			return nil
 		case <-tick.C:
 		}
 	}
-	if !c.json {
-		fmt.Fprintln(c.stdout)
-	}
+	end()
 	return err
 }
 
@@ -152,14 +162,22 @@ func refusals(ctx context.Context, l *slotlimit.Limiter) (int64, error) {
 	return l.Refusals(ctx)
 }
 
-// draw returns screen s, drawn over the one before.
+// draw returns screen s: on a terminal drawn over the one before, else
+// as plain lines.
 func (w *watcher) draw(s screen) string {
 	var b bytes.Buffer
+	tty := w.c.tty
 	line := func(format string, args ...any) {
-		fmt.Fprintf(&b, format, args...)
-		b.WriteString(eraseLine + "\n")
+		l := fmt.Sprintf(format, args...)
+		if tty {
+			b.WriteString(l + eraseLine + "\n")
+		} else {
+			b.WriteString(strings.TrimRight(l, " ") + "\n")
+		}
 	}
-	b.WriteString(home)
+	if tty {
+		b.WriteString(home)
+	}
 	count := fmt.Sprintf("screen %d", s.n)
 	if w.c.n > 0 {
 		count += fmt.Sprintf(" of %d", w.c.n)
@@ -174,7 +192,9 @@ func (w *watcher) draw(s screen) string {
 	if s.err != nil {
 		line("error: %v", s.err)
 		line("(trying again every %v; Ctrl-C quits)", w.c.interval)
-		b.WriteString(eraseDown)
+		if tty {
+			b.WriteString(eraseDown)
+		}
 		return b.String()
 	}
 	snap := s.snap
@@ -216,7 +236,9 @@ func (w *watcher) draw(s screen) string {
 	line("")
 	line("¹ calls refused without waiting, as counted in Redis over a day by the Limiters with")
 	line("  Config.CountRefusals set; Limiters without it count none. Ctrl-C quits.")
-	b.WriteString(eraseDown)
+	if tty {
+		b.WriteString(eraseDown)
+	}
 	return b.String()
 }
 

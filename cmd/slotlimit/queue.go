@@ -1,0 +1,272 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/slotlimit/slotlimit/delayqueue"
+)
+
+// The commands of package delayqueue: queue stats, dead, requeue and drop.
+
+// defaultDead is how many dead letters queue dead lists without -n.
+const defaultDead = 100
+
+func deadFlags(fs *flag.FlagSet, c *cli) {
+	fs.IntVar(&c.n, "n", defaultDead, fmt.Sprintf("list at most `COUNT` dead letters, from 1 to %d", delayqueue.MaxBatch))
+}
+
+// queue returns a Queue on key. Its Visibility and MaxAttempts play no
+// part in the calls the commands make: Len and DeadLetters read, and
+// Requeue and Drop act on dead letters only.
+func (c *cli) queue(key string) (*delayqueue.Queue, error) {
+	return delayqueue.New(c.client, delayqueue.Config{Key: key})
+}
+
+type queueStatsJSON struct {
+	Key      string `json:"key"`
+	Ready    int64  `json:"ready"`
+	Delayed  int64  `json:"delayed"`
+	InFlight int64  `json:"inflight"`
+	Dead     int64  `json:"dead"`
+}
+
+func (c *cli) queueStats(q *delayqueue.Queue, key string) (queueStatsJSON, error) {
+	ctx, cancel := c.call()
+	defer cancel()
+	out := queueStatsJSON{Key: key}
+	var err error
+	out.Ready, out.Delayed, out.InFlight, out.Dead, err = q.Len(ctx)
+	return out, err
+}
+
+// runQueueStats prints the messages ready, delayed, in flight and dead,
+// read at one instant by Queue.Len.
+func runQueueStats(c *cli, args []string) error {
+	key := args[0]
+	q, err := c.queue(key)
+	if err != nil {
+		return err
+	}
+	out, err := c.queueStats(q, key)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.writeJSON(out)
+	}
+	t := newTable(c.stdout, "QUEUE", key)
+	t.row("ready", out.Ready)
+	t.row("delayed", out.Delayed)
+	t.row("in flight", out.InFlight)
+	t.row("dead", out.Dead)
+	t.flush()
+	return nil
+}
+
+type deadJSON struct {
+	ID       string    `json:"id"`
+	Attempts int       `json:"attempts"`
+	DeadAt   time.Time `json:"dead_at"`
+	Payload  *string   `json:"payload"` // null when not UTF-8
+	Base64   []byte    `json:"payload_base64"`
+}
+
+// deadLetters reads up to n dead letters, oldest first.
+func (c *cli) deadLetters(q *delayqueue.Queue, n int) ([]delayqueue.Message, error) {
+	ctx, cancel := c.call()
+	defer cancel()
+	return q.DeadLetters(ctx, n)
+}
+
+// runQueueDead lists up to -n dead letters, oldest first, with the
+// deliveries each had, when it was dead-lettered, and its payload.
+func runQueueDead(c *cli, args []string) error {
+	key := args[0]
+	if c.n < 1 || c.n > delayqueue.MaxBatch {
+		return usageErrorf("-n %d: from 1 to %d", c.n, delayqueue.MaxBatch)
+	}
+	q, err := c.queue(key)
+	if err != nil {
+		return err
+	}
+	dead, err := c.deadLetters(q, c.n)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		out := make([]deadJSON, 0, len(dead))
+		for _, m := range dead {
+			d := deadJSON{ID: m.ID, Attempts: m.Attempt, DeadAt: m.DueAt.UTC(), Base64: m.Payload}
+			if d.Base64 == nil {
+				d.Base64 = []byte{}
+			}
+			if utf8.Valid(m.Payload) {
+				p := string(m.Payload)
+				d.Payload = &p
+			}
+			out = append(out, d)
+		}
+		return c.writeJSON(out)
+	}
+	stats, err := c.queueStats(q, key)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "%s: %s, oldest first; %s in all\n", key, plural(len(dead), "dead letter"), plural(int(stats.Dead), "dead letter"))
+	if len(dead) == 0 {
+		return nil
+	}
+	fmt.Fprintln(c.stdout)
+	t := newTable(c.stdout, "ID", "ATTEMPTS", "DEAD SINCE (SERVER CLOCK)", "BYTES", "PAYLOAD")
+	for _, m := range dead {
+		t.row(display(m.ID), m.Attempt, m.DueAt.UTC().Format(clockFormat), len(m.Payload), clip(display(string(m.Payload)), 60))
+	}
+	t.flush()
+	return nil
+}
+
+type deadOpJSON struct {
+	Key      string   `json:"key"`
+	IDs      []string `json:"ids"`
+	Count    int      `json:"count"` // requeued or dropped
+	Declined bool     `json:"declined,omitempty"`
+}
+
+// runQueueRequeue moves the dead letters among the IDs back to the queue,
+// due now, with Queue.Requeue. Its count includes the IDs that an earlier
+// Requeue (such as this one's first run, sent again after its reply was
+// lost) moved and that are not delivered yet. None requeued is the answer
+// no.
+func runQueueRequeue(c *cli, args []string) error {
+	key, ids := args[0], args[1:]
+	q, err := c.queue(key)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.call()
+	defer cancel()
+	n, err := q.Requeue(ctx, ids...)
+	if err != nil {
+		return err
+	}
+	out := deadOpJSON{Key: key, IDs: ids, Count: n}
+	if c.json {
+		err = c.writeJSON(out)
+	} else {
+		fmt.Fprintf(c.stdout, "requeued %d of %s on %s, due now%s\n", n, plural(len(ids), "ID"), key, notDead(n, len(ids)))
+	}
+	if err == nil && n == 0 {
+		return errNo
+	}
+	return err
+}
+
+// notDead notes that IDs were left alone.
+func notDead(n, of int) string {
+	if n < of {
+		return fmt.Sprintf(" (%d not dead letters: left alone)", of-n)
+	}
+	return ""
+}
+
+// runQueueDrop deletes the dead letters among the IDs for good, with
+// Queue.Drop, after asking, unless -yes.
+//
+// A Drop that go-redis sent again, its reply lost, counts only the dead
+// letters it finds still there, so it may count fewer than it deleted.
+// When the dead letters are few enough to read whole (at most MaxBatch),
+// runQueueDrop reads them before and, if Drop counts fewer than were
+// there, after: an ID that was a dead letter before and is none after was
+// dropped, by this call or, in the moment between, by another.
+func runQueueDrop(c *cli, args []string) error {
+	key, ids := args[0], args[1:]
+	q, err := c.queue(key)
+	if err != nil {
+		return err
+	}
+	out := deadOpJSON{Key: key, IDs: ids}
+	before, known, err := c.deadAmong(q, key, ids)
+	if err != nil {
+		return err
+	}
+	if !c.yes {
+		what := plural(len(ids), "ID")
+		if known {
+			what = fmt.Sprintf("%s (%d of %s given)", plural(len(before), "dead letter"), len(before), plural(len(ids), "ID"))
+		}
+		fmt.Fprintf(c.stderr, "drop %s of queue %s for good? [y/N] ", what, key)
+		answer, _ := bufio.NewReader(c.stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			out.Declined = true
+			if c.json {
+				if err := c.writeJSON(out); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(c.stdout, "nothing dropped from %s\n", key)
+			}
+			return errNo
+		}
+	}
+	ctx, cancel := c.call()
+	defer cancel()
+	n, err := q.Drop(ctx, ids...)
+	if err != nil {
+		return err
+	}
+	if known && n < len(before) {
+		after, _, err := c.deadAmong(q, key, ids)
+		if err != nil {
+			return err
+		}
+		gone := 0
+		for _, id := range before {
+			if !slices.Contains(after, id) {
+				gone++
+			}
+		}
+		n = max(n, gone)
+	}
+	out.Count = n
+	if c.json {
+		err = c.writeJSON(out)
+	} else {
+		fmt.Fprintf(c.stdout, "dropped %d of %s on %s%s\n", n, plural(len(ids), "ID"), key, notDead(n, len(ids)))
+	}
+	if err == nil && n == 0 {
+		return errNo
+	}
+	return err
+}
+
+// deadAmong returns the IDs among ids that are dead letters of q, each
+// once, and whether it could tell: it reads the dead letters whole only
+// when there are at most MaxBatch of them.
+func (c *cli) deadAmong(q *delayqueue.Queue, key string, ids []string) ([]string, bool, error) {
+	stats, err := c.queueStats(q, key)
+	if err != nil {
+		return nil, false, err
+	}
+	if stats.Dead > delayqueue.MaxBatch {
+		return nil, false, nil
+	}
+	var found []string
+	if stats.Dead > 0 {
+		dead, err := c.deadLetters(q, delayqueue.MaxBatch)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, m := range dead {
+			if slices.Contains(ids, m.ID) && !slices.Contains(found, m.ID) {
+				found = append(found, m.ID)
+			}
+		}
+	}
+	return found, true, nil
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/slotlimit/slotlimit/recent"
+)
+
+// The commands of package recent: recent list and recent remove.
+
+func recentFlags(fs *flag.FlagSet, c *cli) {
+	fs.IntVar(&c.n, "n", 0, "list at most `COUNT` items; 0 lists all")
+	fs.Int64Var(&c.offset, "offset", 0, "skip the `N` newest items")
+	fs.DurationVar(&c.maxAge, "max-age", 0, "leave out items older than `D`, as the list's Config.MaxAge does; 0 lists them all")
+}
+
+// recentList returns a List on key that reads and removes every item: Max
+// is MaxItems, so that a Remove trims nothing, and MaxAge is -max-age,
+// which only the reads take (runRecentRemove leaves it 0, so that a
+// Remove drops no item for its age).
+func (c *cli) recentList(key string, maxAge time.Duration) (*recent.List, error) {
+	return recent.New(c.client, recent.Config{Key: key, Max: recent.MaxItems, MaxAge: maxAge})
+}
+
+type itemJSON struct {
+	Value string    `json:"value"`
+	At    time.Time `json:"at"`
+}
+
+// runRecentList prints the list's items, newest first, each with the
+// server's time of its last Add.
+func runRecentList(c *cli, args []string) error {
+	key := args[0]
+	switch {
+	case c.n < 0:
+		return usageErrorf("-n %d: a count is at least 0", c.n)
+	case c.offset < 0:
+		return usageErrorf("-offset %d: at least 0", c.offset)
+	case c.maxAge < 0:
+		return usageErrorf("-max-age %v: at least 0", c.maxAge)
+	}
+	l, err := c.recentList(key, c.maxAge)
+	if err != nil {
+		return err
+	}
+	count := int64(c.n)
+	if count == 0 {
+		count = recent.MaxItems
+	}
+	ctx, cancel := c.call()
+	defer cancel()
+	items, err := l.Items(ctx, c.offset, count)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		out := make([]itemJSON, 0, len(items))
+		for _, it := range items {
+			out = append(out, itemJSON{Value: it.Value, At: it.At.UTC()})
+		}
+		return c.writeJSON(out)
+	}
+	total, err := l.Len(ctx)
+	if err != nil {
+		return err
+	}
+	shown := plural(len(items), "item")
+	if c.offset > 0 {
+		shown += fmt.Sprintf(" after the %d newest", c.offset)
+	}
+	fmt.Fprintf(c.stdout, "%s: %s, newest first; %s in all\n", key, shown, plural(int(total), "item"))
+	if len(items) == 0 {
+		return nil
+	}
+	fmt.Fprintln(c.stdout)
+	t := newTable(c.stdout, "#", "VALUE", "ADDED AT (SERVER CLOCK)")
+	for i, it := range items {
+		t.row(c.offset+int64(i)+1, clip(display(it.Value), 80), it.At.UTC().Format(clockFormat))
+	}
+	t.flush()
+	return nil
+}
+
+type removeJSON struct {
+	Key     string   `json:"key"`
+	Values  []string `json:"values"`
+	Removed int64    `json:"removed"`
+}
+
+// recentScan is the most items runRecentRemove reads to tell which values
+// were in the list.
+const recentScan = 10_000
+
+// runRecentRemove takes values out of the list with List.Remove. None
+// removed is the answer no.
+//
+// A Remove that go-redis sent again, its reply lost, counts only the
+// values its second run found, so it may count fewer than it removed.
+// When the list is short enough to read whole (recentScan items), the
+// command reads it before and, if Remove counts fewer than were there,
+// after: a value that was in the list before and is not after was
+// removed, by this call or, in the moment between, by another.
+func runRecentRemove(c *cli, args []string) error {
+	key, values := args[0], args[1:]
+	l, err := c.recentList(key, 0)
+	if err != nil {
+		return err
+	}
+	before, known, err := c.itemsAmong(l, values)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.call()
+	defer cancel()
+	n, err := l.Remove(ctx, values...)
+	if err != nil {
+		return err
+	}
+	if known && n < int64(len(before)) {
+		after, _, err := c.itemsAmong(l, values)
+		if err != nil {
+			return err
+		}
+		var gone int64
+		for _, v := range before {
+			if !slices.Contains(after, v) {
+				gone++
+			}
+		}
+		n = max(n, gone)
+	}
+	out := removeJSON{Key: key, Values: values, Removed: n}
+	if c.json {
+		err = c.writeJSON(out)
+	} else {
+		note := ""
+		if missing := len(values) - int(n); missing > 0 {
+			note = fmt.Sprintf(" (%d not in the list)", missing)
+		}
+		fmt.Fprintf(c.stdout, "removed %d of %s from %s%s\n", n, plural(len(values), "value"), key, note)
+	}
+	if err == nil && n == 0 {
+		return errNo
+	}
+	return err
+}
+
+// itemsAmong returns the values among values that are in l, each once,
+// and whether it could tell: it reads the list only when it holds at most
+// recentScan items.
+func (c *cli) itemsAmong(l *recent.List, values []string) ([]string, bool, error) {
+	ctx, cancel := c.call()
+	defer cancel()
+	total, err := l.Len(ctx)
+	if err != nil || total > recentScan {
+		return nil, false, err
+	}
+	items, err := l.Items(ctx, 0, recentScan)
+	if err != nil {
+		return nil, false, err
+	}
+	var found []string
+	for _, it := range items {
+		if slices.Contains(values, it.Value) && !slices.Contains(found, it.Value) {
+			found = append(found, it.Value)
+		}
+	}
+	return found, true, nil
+}
