@@ -1,0 +1,228 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
+)
+
+// A row is one line of the table: the library's variant against its
+// baseline, the ratio of the two, and the target the ratio is held to.
+type row struct {
+	name     string // as the issue names it
+	short    string // the breakdown's title
+	baseline string // what the library is compared with
+	unit     string // the operation: "pair", "call", "task"
+	lib      result
+	base     result
+	peers    []result // shown beside the baseline, not held to a target
+	rate     bool     // compare operations per second, not Redis µs per operation
+	target   float64  // the ratio the row is held to: at most, or at least for a rate
+}
+
+// ratio returns the library's figure over the baseline's.
+func (r row) ratio() float64 {
+	if r.rate {
+		return harness.Div(r.lib.opsPerSecond(), r.base.opsPerSecond())
+	}
+	return harness.Div(r.lib.usecPerOp(), r.base.usecPerOp())
+}
+
+// pass reports whether the ratio meets the target.
+func (r row) pass() bool {
+	x := r.ratio()
+	if x == 0 {
+		return false
+	}
+	if r.rate {
+		return x >= r.target
+	}
+	return x <= r.target
+}
+
+func (r row) targetText() string {
+	if r.rate {
+		return fmt.Sprintf("≥ %.2f×", r.target)
+	}
+	return fmt.Sprintf("≤ %.1f×", r.target)
+}
+
+// measured says the two figures the ratio divides, and the peers'.
+func (r row) measured() string {
+	if r.rate {
+		return fmt.Sprintf("%s vs %s %ss/s", harness.Count(r.lib.opsPerSecond()), harness.Count(r.base.opsPerSecond()), r.unit)
+	}
+	s := fmt.Sprintf("%.2f vs %.2f µs per %s", r.lib.usecPerOp(), r.base.usecPerOp(), r.unit)
+	for _, p := range r.peers {
+		s += fmt.Sprintf("; %s %.2f µs (%s)", p.name, p.usecPerOp(), harness.Times(harness.Div(r.lib.usecPerOp(), p.usecPerOp())))
+	}
+	return s
+}
+
+// rows returns the table's rows, in the issue's order. A row whose
+// results are missing, as when a step failed, has zero results.
+func (b *bench) rows() []row {
+	at := func(rs []result, i int) result {
+		if i < len(rs) {
+			return rs[i]
+		}
+		return result{}
+	}
+	lockPeers := func() []result {
+		if len(b.lock) < 4 {
+			return nil
+		}
+		p := b.lock[2:4]
+		return []result{{name: "bsm/redislock", Phase: p[0].Phase, top: p[0].top}, {name: "go-redsync/redsync", Phase: p[1].Phase, top: p[1].top}}
+	}
+	return []row{
+		{name: "limiter TryAcquire+Release (Redis µs per pair)", short: "limiter TryAcquire+Release", baseline: "a minimal ZSET lease script pair: acquire = prune (ZREMRANGEBYSCORE), ZCARD, ZADD, PEXPIRE; release = ZREM", unit: "pair", lib: at(b.limiter, 0), base: at(b.limiter, 1), target: 1.5},
+		{name: fmt.Sprintf("limiter pairs/s (%d workers)", b.Workers), baseline: "raw INCR+DECR pairs/s", unit: "pair", lib: at(b.limiter, 0), base: at(b.limiter, 2), rate: true, target: 0.80},
+		{name: "lock TryLock+Unlock", short: "lock TryLock+Unlock", baseline: "SET NX PX + compare-and-delete script (bsm/redislock and go-redsync/redsync shown, the ratio to each in brackets)", unit: "pair", lib: at(b.lock, 0), base: at(b.lock, 1), peers: lockPeers(), target: 1.3},
+		{name: "ratelimit GCRA Allow", short: "ratelimit GCRA Allow", baseline: "go-redis/redis_rate (the same limit and period)", unit: "Allow", lib: at(b.gcra, 0), base: at(b.gcra, 1), target: 1.0},
+		{name: "ratelimit fixed window Allow", short: "ratelimit fixed window Allow", baseline: "the classic INCR + EXPIRE-on-first-hit script", unit: "Allow", lib: at(b.window, 0), base: at(b.window, 1), target: 2.0},
+		{name: "redpacket Grab", short: "redpacket Grab", baseline: "the classic HGET/HSET/RPUSH grab script", unit: "Grab", lib: at(b.grab, 0), base: at(b.grab, 1), target: 2.0},
+		{name: "recent Add", short: "recent Add", baseline: "the classic ZADD/ZCARD/ZREMRANGEBYRANK script", unit: "Add", lib: at(b.recent, 0), base: at(b.recent, 1), target: 1.8},
+		{name: "delayqueue, per task pushed, delivered and acked", short: "delayqueue Push + Run", baseline: "hibiken/asynq with its forwarder at 100 ms", unit: "task", lib: at(b.queue, 0), base: at(b.queue, 1), target: 1.0},
+	}
+}
+
+// costHead is the head of the table of ratios.
+var costHead = []string{"row", "baseline", "measured", "target", "ratio", "result"}
+
+// Report implements harness.Suite.
+func (b *bench) Report(r *harness.Report) {
+	r.Title = "slotlimit benchmarks: the Redis cost of every primitive"
+	r.Notes = []string{
+		fmt.Sprintf("Run: %s; %d workers; each phase %v and at most %s operations, %d rounds, the variants of a row taking turns in every round; every variant on one go-redis client with the default options (the delay queue's two on a client each).",
+			r.Machine.Date, b.Workers, b.Duration, harness.Count(float64(b.MaxOps)), b.Rounds),
+		fmt.Sprintf("Peers: %s %s, %s %s, %s %s, %s %s, on %s %s.",
+			modRedislock, harness.ModuleVersion(modRedislock), modRedsync, harness.ModuleVersion(modRedsync),
+			modRedisRate, harness.ModuleVersion(modRedisRate), modAsynq, harness.ModuleVersion(modAsynq),
+			modGoRedis, harness.ModuleVersion(modGoRedis)),
+		"These figures are ratios within one run on a shared, noisy 2-core machine where Redis, the load and its goroutines share the cores. Absolute numbers move from run to run; compare rows of the same run, which is what the targets do.",
+	}
+	rows := b.rows()
+
+	t := harness.Table{
+		Title: "Targets",
+		Intro: "Each row is the library's call, made through its public API as a user makes it, against a baseline measured in this run. " +
+			"Redis µs per operation is the server time (INFO commandstats usec, CONFIG RESETSTAT before every phase) of the top-level commands the variant's client sent, per operation, in the variant's round of median Redis µs: " +
+			"a script's EVALSHA and an EXEC count the commands they run. The ratio is the library's figure over the baseline's; pairs/s compare operations completed per second over every round instead.",
+		Head: costHead,
+	}
+	for _, x := range rows {
+		res := "PASS"
+		if !x.pass() {
+			res = "**FAIL**"
+		}
+		t.Add(x.name, x.baseline, x.measured(), x.targetText(), harness.Times(x.ratio()), res)
+	}
+	r.Add(t)
+	r.Add(b.scenarios())
+	for i, x := range rows {
+		if i == 1 {
+			continue // the limiter's pairs/s: the same phases as its Redis µs
+		}
+		variants := []result{x.lib, x.base}
+		if i == 0 {
+			variants = append(variants, rows[1].base) // INCR+DECR
+		}
+		t := breakdownTable(x.short, x.unit, append(variants, x.peers...))
+		if i == 0 {
+			t.Intro = breakdownIntro
+		}
+		r.Add(t)
+	}
+	r.Add(b.everyVariant(), reports())
+}
+
+// scenarios says what each row's phases ran.
+func (b *bench) scenarios() harness.Table {
+	t := harness.Table{Title: "What each row runs", Head: []string{"row", "load"}}
+	t.Add("limiter", fmt.Sprintf("TryAcquire then Release, each worker a holder of its own, on one key of limit %d and leases of %v; the minimal lease scripts on a key of their own, scored by the client's clock in ms; INCR then DECR of one counter.", highLimit, leaseTTL))
+	t.Add("lock", fmt.Sprintf("TryLock then Unlock, each worker on a key of its own, leases of %v; the bare SET NX PX with a random token, then the compare-and-delete script; redislock's Obtain with no retry, then Release; redsync's Mutex with one try, TryLockContext then UnlockContext, on its go-redis v9 pool of the same client.", lockTTL))
+	t.Add("ratelimit", fmt.Sprintf("Allow of %d per hour (GCRA and redis_rate: burst %d), each worker calling each of its keys %d times in a row, then a key never used, so that every variant meets the same mix: of %d calls on a key, the first finds no key, %d are allowed and %d refused.",
+		b.rate, b.rate, b.callsPerKey, b.callsPerKey, min(b.rate, b.callsPerKey), max(b.callsPerKey-b.rate, 0)))
+	t.Add("redpacket", fmt.Sprintf("Grab of %d packets of %s shares each (Equal shares, as the classic unit amount), grabbed in order by users of their own, every grab taking a share; the classic packets as the classic script keeps them, a hash with its stock and a list of grabs.", b.packets, harness.Count(float64(b.shares))))
+	t.Add("recent", fmt.Sprintf("Add of one value, 18 bytes, to lists of %d, each worker owning %d lists of each variant, filled to %d through the variant's own Add before the load, so that every Add adds one item and drops the oldest; the classic script scored by the client's clock in whole seconds.", b.recentMax, b.recentUsers, b.recentMax))
+	t.Add("delayqueue", fmt.Sprintf("%d producers push tasks due at once, never more than %d ahead of the consumers; %d consumers take them: the package's Run, acking each as its handler returns; asynq's Server of Concurrency %d with DelayedTaskCheckInterval %v and every other setting at its default. A phase ends when every task pushed is taken. Each variant on a client of its own, whose every top-level command counts, its background work included (asynq's heartbeats and forwarder, the package's waiters).",
+		b.Workers, b.backlog, b.Workers, b.Workers, asynqForward))
+	return t
+}
+
+// breakdownIntro says how to read the breakdowns, above the first.
+const breakdownIntro = "Under each row, every command the server ran per operation (INFO commandstats of the row's median round), for the library's call first, then its baseline: " +
+	"\"sent\" are the top-level commands the client sent, whose time is the variant's Redis µs; \"inside\" are those a script or an EXEC ran, whose time is also part of that script's or EXEC's. " +
+	"Script overhead is the time of the scripts and EXECs less that of the commands they ran: the Lua interpreter, the arguments, the reply. " +
+	"A ratio's floor is what the library's commands cost, with no overhead, over what the baseline costs in all."
+
+// breakdownTable lists, for each variant, every command the server ran
+// per operation: those the client sent, and those run inside a script or
+// EXEC, then the scripts' own overhead and the Redis µs per operation.
+func breakdownTable(title, unit string, variants []result) harness.Table {
+	t := harness.Table{
+		Title: "Breakdown: " + title + ", per " + unit,
+		Head:  []string{"variant", "command", "run", "calls per " + unit, "µs per " + unit, "µs per command run"},
+	}
+	for _, v := range variants {
+		bd := v.breakdown()
+		name := v.name
+		for _, c := range bd.cmds {
+			run := "inside"
+			if c.top {
+				run = "sent"
+			}
+			t.Add(name, c.name, run, fmt.Sprintf("%.2f", c.calls), fmt.Sprintf("%.2f", c.usec), fmt.Sprintf("%.2f", c.perRun))
+			name = ""
+		}
+		if bd.inside > 0 {
+			t.Add(name, "script overhead", "", "", fmt.Sprintf("%.2f", bd.overhead), "")
+			name = ""
+		}
+		t.Add(name, "**Redis µs per "+unit+"**", "", "", fmt.Sprintf("**%.2f**", bd.total), "")
+	}
+	if len(variants) >= 2 {
+		lib, base := variants[0].breakdown(), variants[1].breakdown()
+		t.Outro = fmt.Sprintf("The library's commands alone cost %.2f µs per %s, %s the baseline's %.2f µs; its script overhead adds %.2f µs.",
+			lib.total-lib.overhead, unit, harness.Times(harness.Div(lib.total-lib.overhead, base.total)), base.total, lib.overhead)
+	}
+	return t
+}
+
+// everyVariant lists every variant's load.
+func (b *bench) everyVariant() harness.Table {
+	t := harness.Table{
+		Title: "Every variant",
+		Intro: "Operations are summed over the rounds; commands sent count the client's, round trips its single commands and pipelines.",
+		Head:  []string{"variant", "operations", "operations/s", "Redis µs per operation", "top-level commands", "commands sent per operation", "round trips per operation"},
+	}
+	for _, rs := range [][]result{b.limiter, b.lock, b.gcra, b.window, b.grab, b.recent, b.queue} {
+		for _, r := range rs {
+			t.Add(r.name, harness.Count(float64(r.Ops)), harness.Count(r.opsPerSecond()), fmt.Sprintf("%.2f", r.usecPerOp()),
+				strings.Join(r.top, ", "), fmt.Sprintf("%.2f", harness.Ratio(r.Sent, r.Ops)), fmt.Sprintf("%.2f", harness.Ratio(r.Trips, r.Ops)))
+		}
+	}
+	return t
+}
+
+// reports lists each package's own report, which this one's rows sum up.
+func reports() harness.Table {
+	t := harness.Table{
+		Title: "Each package's own report",
+		Intro: "Each package's command measures it in more ways (contention, latency, memory, allocations, the library's scripts by bare EVALSHA), against more baselines. From bench/:",
+		Head:  []string{"package", "report", "command"},
+	}
+	for _, x := range [][3]string{
+		{"slotlimit (Limiter)", "bench/limiter.md", "go run ./cmd/slotbench -o limiter.md"},
+		{"lock", "lock/BENCHMARKS.md", "go run ./cmd/lockbench -o ../lock/BENCHMARKS.md"},
+		{"ratelimit", "ratelimit/BENCHMARKS.md", "go run ./cmd/ratebench -o ../ratelimit/BENCHMARKS.md"},
+		{"redpacket", "redpacket/BENCHMARKS.md", "go run ./cmd/packetbench -o ../redpacket/BENCHMARKS.md"},
+		{"recent", "recent/BENCHMARKS.md", "go run ./cmd/recentbench -o ../recent/BENCHMARKS.md"},
+		{"delayqueue", "delayqueue/BENCHMARKS.md", "go run ./cmd/qbench -o ../delayqueue/BENCHMARKS.md"},
+	} {
+		t.Add(x[0], "["+x[1]+"]("+x[1]+")", "`"+x[2]+"`")
+	}
+	return t
+}

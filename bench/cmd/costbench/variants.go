@@ -1,0 +1,436 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/go-redsync/redsync/v4"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/bench/internal/classic"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
+	"github.com/slotlimit/slotlimit/lock"
+	"github.com/slotlimit/slotlimit/ratelimit"
+	"github.com/slotlimit/slotlimit/recent"
+	"github.com/slotlimit/slotlimit/redpacket"
+)
+
+// The minimal ZSET lease scripts: the least a limiter of leases that lapse
+// must run, with the caller's clock. leaseAcquire: KEYS[1] the lease set;
+// ARGV[1] now in ms, ARGV[2] the lease in ms, ARGV[3] the limit, ARGV[4]
+// the holder. It prunes the leases that lapsed, counts the rest, and below
+// the limit adds the holder's lease and sets the key's expiry; it returns
+// 1 when it granted the lease, else 0. leaseRelease: KEYS[1] the lease
+// set, ARGV[1] the holder; it removes the holder's lease.
+const (
+	leaseAcquire = "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\n" +
+		"if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end\n" +
+		"redis.call('ZADD', KEYS[1], ARGV[1] + ARGV[2], ARGV[4])\n" +
+		"redis.call('PEXPIRE', KEYS[1], ARGV[2])\n" +
+		"return 1\n"
+	leaseRelease = "return redis.call('ZREM', KEYS[1], ARGV[1])\n"
+)
+
+// scripts are the scripts the benchmark runs by EVALSHA itself.
+type scripts struct {
+	leaseAcquire, leaseRelease harness.Script
+	cad                        harness.Script // the bare lock's compare-and-delete
+	window                     harness.Script // the classic fixed-window script
+	grab                       harness.Script // the classic grab script
+	recentAdd                  harness.Script // the classic recent-list script
+}
+
+func newScripts() scripts {
+	return scripts{
+		leaseAcquire: harness.NewScript(leaseAcquire),
+		leaseRelease: harness.NewScript(leaseRelease),
+		cad:          harness.NewScript(classic.CompareAndDelete),
+		window:       harness.NewScript(classic.FixedWindow),
+		grab:         harness.NewScript(classic.Grab),
+		recentAdd:    harness.NewScript(classic.RecentAdd),
+	}
+}
+
+func (s scripts) all() []harness.Script {
+	return []harness.Script{s.leaseAcquire, s.leaseRelease, s.cad, s.window, s.grab, s.recentAdd}
+}
+
+// Shapes of the scenarios that no flag changes.
+const (
+	highLimit = 1000             // a limit the limiter's load never reaches
+	leaseTTL  = time.Minute      // every limiter lease
+	lockTTL   = 30 * time.Second // every lock: long enough that none lapses in a run
+	window    = time.Hour        // every rate limit's period
+)
+
+// Names of the variants, each row's library first.
+const (
+	nameLimiter   = "slotlimit Limiter: TryAcquire + Release"
+	nameLease     = "minimal ZSET lease scripts: ZREMRANGEBYSCORE, ZCARD, ZADD, PEXPIRE + ZREM"
+	nameIncrDecr  = "raw INCR + DECR"
+	nameLock      = "slotlimit lock: TryLock + Unlock"
+	nameBareLock  = "SET NX PX + compare-and-delete script"
+	nameRedislock = "bsm/redislock: Obtain (no retry) + Release"
+	nameRedsync   = "go-redsync/redsync/v4: TryLockContext + UnlockContext"
+	nameGCRA      = "slotlimit ratelimit: Allow, GCRA"
+	nameRedisRate = "go-redis/redis_rate/v10: Allow"
+	nameWindow    = "slotlimit ratelimit: Allow, FixedWindow"
+	nameSeedWin   = "classic INCR + EXPIRE-on-first-hit script"
+	nameGrab      = "slotlimit redpacket: Store.Grab"
+	nameSeedGrab  = "classic HGET/HSET/RPUSH grab script"
+	nameRecent    = "slotlimit recent: List.Add"
+	nameSeedAdd   = "classic ZADD/ZCARD/ZREMRANGEBYRANK script"
+)
+
+// Paths of the modules whose versions the report names.
+const (
+	modRedislock = "github.com/bsm/redislock"
+	modRedsync   = "github.com/go-redsync/redsync/v4"
+	modRedisRate = "github.com/go-redis/redis_rate/v10"
+	modAsynq     = "github.com/hibiken/asynq"
+	modGoRedis   = "github.com/redis/go-redis/v9"
+)
+
+func ids(format string, n int) []string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = fmt.Sprintf(format, i)
+	}
+	return s
+}
+
+// pair returns a call that runs acquire, then release.
+func pair(acquire, release func(ctx context.Context, w int) error) func(ctx context.Context, w int) error {
+	return func(ctx context.Context, w int) error {
+		if err := acquire(ctx, w); err != nil {
+			return err
+		}
+		return release(ctx, w)
+	}
+}
+
+// limiterRow is the limiter's pairs, distinct holders on one key whose
+// limit is never reached, against the minimal lease scripts on a key of
+// their own and INCR+DECR of a plain counter.
+func (b *bench) limiterRow(ctx context.Context) ([]result, error) {
+	c := b.Client
+	holders := ids("worker-%d", b.Workers)
+	l, err := slotlimit.New(c, slotlimit.Config{Key: b.Key("limiter"), Limit: highLimit, TTL: leaseTTL})
+	if err != nil {
+		return nil, err
+	}
+	leaseKey := []string{b.Key("lease")}
+	ttl, limit := strconv.FormatInt(leaseTTL.Milliseconds(), 10), strconv.Itoa(highLimit)
+	counter := b.Key("incr")
+	return b.runCalls(ctx, []variant{
+		{name: nameLimiter, call: pair(func(ctx context.Context, w int) error {
+			res, err := l.TryAcquire(ctx, holders[w])
+			if err == nil && !res.Acquired {
+				err = fmt.Errorf("TryAcquire refused %s: %d of %d held", holders[w], res.Count, res.Limit)
+			}
+			return err
+		}, func(ctx context.Context, w int) error {
+			return l.Release(ctx, holders[w])
+		})},
+		{name: nameLease, commands: []string{"evalsha"}, call: pair(func(ctx context.Context, w int) error {
+			now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+			n, err := c.EvalSha(ctx, b.scripts.leaseAcquire.SHA, leaseKey, now, ttl, limit, holders[w]).Int64()
+			if err == nil && n != 1 {
+				err = fmt.Errorf("lease script refused %s", holders[w])
+			}
+			return err
+		}, func(ctx context.Context, w int) error {
+			n, err := c.EvalSha(ctx, b.scripts.leaseRelease.SHA, leaseKey, holders[w]).Int64()
+			if err == nil && n != 1 {
+				err = fmt.Errorf("lease script: %s held no lease", holders[w])
+			}
+			return err
+		})},
+		{name: nameIncrDecr, commands: []string{"incr", "decr"}, call: pair(func(ctx context.Context, _ int) error {
+			return c.Incr(ctx, counter).Err()
+		}, func(ctx context.Context, _ int) error {
+			return c.Decr(ctx, counter).Err()
+		})},
+	})
+}
+
+var errNotHeld = errors.New("the unlock found the lock not held")
+
+// lockRow is the lock's pairs, each worker on a key of its own, against a
+// bare SET NX PX with the compare-and-delete script, and the two peers.
+func (b *bench) lockRow(ctx context.Context) ([]result, error) {
+	c := b.Client
+	keys := func(variant string) []string {
+		k := make([]string, b.Workers)
+		for w := range k {
+			k[w] = b.Key(fmt.Sprintf("%s:%d", variant, w))
+		}
+		return k
+	}
+
+	lockKeys := keys("lock")
+	mutexes := make([]*lock.Mutex, b.Workers)
+	for w, key := range lockKeys {
+		var err error
+		if mutexes[w], err = lock.New(c, lock.Config{Key: key, TTL: lockTTL}); err != nil {
+			return nil, err
+		}
+	}
+	held := make([]*lock.Lock, b.Workers)
+
+	bareKeys, tokens := keys("bare"), make([]string, b.Workers)
+	ttlMillis := strconv.FormatInt(lockTTL.Milliseconds(), 10)
+
+	rl := redislock.New(c)
+	rlOpts := &redislock.Options{RetryStrategy: redislock.NoRetry()}
+	rlKeys, rlHeld := keys("redislock"), make([]*redislock.Lock, b.Workers)
+
+	rs := redsync.New(goredis.NewPool(c))
+	rsMutexes := make([]*redsync.Mutex, b.Workers)
+	for w, key := range keys("redsync") {
+		rsMutexes[w] = rs.NewMutex(key, redsync.WithExpiry(lockTTL), redsync.WithTries(1))
+	}
+
+	return b.runCalls(ctx, []variant{
+		{name: nameLock, call: pair(func(ctx context.Context, w int) (err error) {
+			held[w], err = mutexes[w].TryLock(ctx)
+			return err
+		}, func(ctx context.Context, w int) error {
+			return held[w].Unlock(ctx)
+		})},
+		{name: nameBareLock, commands: []string{"set", "evalsha"}, call: pair(func(ctx context.Context, w int) error {
+			tokens[w] = rand.Text()
+			err := c.Do(ctx, "set", bareKeys[w], tokens[w], "nx", "px", ttlMillis).Err()
+			if errors.Is(err, redis.Nil) {
+				err = fmt.Errorf("SET NX: %s is held", bareKeys[w])
+			}
+			return err
+		}, func(ctx context.Context, w int) error {
+			n, err := c.EvalSha(ctx, b.scripts.cad.SHA, bareKeys[w:w+1], tokens[w]).Int64()
+			if err == nil && n != 1 {
+				err = errNotHeld
+			}
+			return err
+		})},
+		{name: nameRedislock, call: pair(func(ctx context.Context, w int) (err error) {
+			rlHeld[w], err = rl.Obtain(ctx, rlKeys[w], lockTTL, rlOpts)
+			return err
+		}, func(ctx context.Context, w int) error {
+			return rlHeld[w].Release(ctx)
+		})},
+		{name: nameRedsync, call: pair(func(ctx context.Context, w int) error {
+			return rsMutexes[w].TryLockContext(ctx)
+		}, func(ctx context.Context, w int) error {
+			ok, err := rsMutexes[w].UnlockContext(ctx)
+			if err == nil && !ok {
+				err = errNotHeld
+			}
+			return err
+		})},
+	})
+}
+
+// keyed returns a call for worker w that calls allow on each of the
+// worker's keys callsPerKey times in a row, then moves to a key never
+// used, the keys beginning with prefix. Only worker w touches its count.
+func (b *bench) keyed(prefix string, allow func(ctx context.Context, key string) error) func(ctx context.Context, w int) error {
+	type worker struct {
+		calls int64
+		key   string
+		_     [64]byte // keeps workers off each other's cache lines
+	}
+	workers := make([]worker, b.Workers)
+	return func(ctx context.Context, w int) error {
+		s := &workers[w]
+		if s.calls%b.callsPerKey == 0 {
+			s.key = prefix + ":" + strconv.Itoa(w) + ":" + strconv.FormatInt(s.calls/b.callsPerKey, 10)
+		}
+		s.calls++
+		return allow(ctx, s.key)
+	}
+}
+
+// gcraRow is Allow with GCRA against redis_rate's Allow, both of -rate per
+// hour with a burst of -rate.
+func (b *bench) gcraRow(ctx context.Context) ([]result, error) {
+	lim, err := ratelimit.New(b.Client, ratelimit.Config{})
+	if err != nil {
+		return nil, err
+	}
+	limit := ratelimit.Limit{Rate: b.rate, Period: window, Burst: b.rate, Algorithm: ratelimit.GCRA}
+	if err := limit.Validate(); err != nil {
+		return nil, fmt.Errorf("-rate: %w", err)
+	}
+	rr := redis_rate.NewLimiter(b.Client)
+	rrLimit := redis_rate.Limit{Rate: int(b.rate), Burst: int(b.rate), Period: window}
+	return b.runCalls(ctx, []variant{
+		{name: nameGCRA, call: b.keyed(b.Key("gcra"), func(ctx context.Context, key string) error {
+			_, err := lim.Allow(ctx, key, limit)
+			return err
+		})},
+		{name: nameRedisRate, call: b.keyed(b.Key("redisrate"), func(ctx context.Context, key string) error {
+			_, err := rr.Allow(ctx, key, rrLimit)
+			return err
+		})},
+	})
+}
+
+// windowRow is Allow with FixedWindow against the classic script, both of
+// -rate per hour.
+func (b *bench) windowRow(ctx context.Context) ([]result, error) {
+	c := b.Client
+	lim, err := ratelimit.New(c, ratelimit.Config{})
+	if err != nil {
+		return nil, err
+	}
+	limit := ratelimit.Limit{Rate: b.rate, Period: window, Algorithm: ratelimit.FixedWindow}
+	if err := limit.Validate(); err != nil {
+		return nil, fmt.Errorf("-rate: %w", err)
+	}
+	threshold, seconds := strconv.FormatInt(b.rate, 10), strconv.FormatInt(int64(window/time.Second), 10)
+	return b.runCalls(ctx, []variant{
+		{name: nameWindow, call: b.keyed(b.Key("window"), func(ctx context.Context, key string) error {
+			_, err := lim.Allow(ctx, key, limit)
+			return err
+		})},
+		{name: nameSeedWin, commands: []string{"evalsha"}, call: b.keyed(b.Key("seedwindow"), func(ctx context.Context, key string) error {
+			return c.EvalSha(ctx, b.scripts.window.SHA, []string{key}, threshold, seconds).Err()
+		})},
+	})
+}
+
+// shareAmount is every share's amount, in cents: the Store's packets are
+// split Equal, as the classic unit amount is.
+const shareAmount = 100
+
+// grabRow is Grab against the classic script: each variant creates
+// -packets packets of -shares shares, then grabs them in order, every grab
+// by a user of its own, and no phase goes past the last share; a grab
+// refused fails the run.
+func (b *bench) grabRow(ctx context.Context) ([]result, error) {
+	c := b.Client
+	store, err := redpacket.New(c, redpacket.Config{Prefix: b.Key("store")})
+	if err != nil {
+		return nil, err
+	}
+	seedTag := b.Key("seed:")
+	packetIDs := ids("p%d", b.packets)
+	for _, id := range packetIDs {
+		err := store.Create(ctx, redpacket.Packet{ID: id, Total: shareAmount * int64(b.shares), Count: b.shares, Split: redpacket.Equal})
+		if err == nil {
+			err = c.HSet(ctx, "red_packet_"+seedTag+id, "stock", b.shares, "unit_amount", "1.00").Err()
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	total := int64(b.packets) * int64(b.shares)
+	// grabs returns a call that takes the next share with grab, and the
+	// count of shares left for it.
+	grabs := func(grab func(ctx context.Context, id, user string) error) (func(ctx context.Context, w int) error, func() int64) {
+		var next atomic.Int64
+		call := func(ctx context.Context, _ int) error {
+			j := next.Add(1) - 1
+			if j >= total {
+				return fmt.Errorf("grab %d: every share is taken", j+1)
+			}
+			return grab(ctx, packetIDs[j/int64(b.shares)], strconv.FormatInt(1_000_000_000+j, 10))
+		}
+		return call, func() int64 { return max(total-next.Load(), 0) }
+	}
+	libCall, libLeft := grabs(func(ctx context.Context, id, user string) error {
+		claim, err := store.Grab(ctx, id, user)
+		if err == nil && (claim.Amount != shareAmount || claim.User != user) {
+			err = fmt.Errorf("packet %s: user %s got %+v", id, user, claim)
+		}
+		return err
+	})
+	seedCall, seedLeft := grabs(func(ctx context.Context, id, user string) error {
+		arg := user + "-" + strconv.FormatInt(time.Now().UnixMilli(), 10)
+		n, err := c.EvalSha(ctx, b.scripts.grab.SHA, []string{seedTag + id}, arg).Int64()
+		if err == nil && n != 1 && n != 2 {
+			err = fmt.Errorf("packet %s: the classic script replied %d", id, n)
+		}
+		return err
+	})
+	return b.runCalls(ctx, []variant{
+		{name: nameGrab, call: libCall, left: libLeft},
+		{name: nameSeedGrab, commands: []string{"evalsha"}, call: seedCall, left: seedLeft},
+	})
+}
+
+// recentRow is Add against the classic script: each worker owns
+// -recent-users lists of each variant, filled with -recent-max values
+// through the variant's own Add before the load, then adds a new value to
+// each in turn, so that every Add of the load adds one item and drops the
+// oldest.
+func (b *bench) recentRow(ctx context.Context) ([]result, error) {
+	c := b.Client
+	lists := make([][]*recent.List, b.Workers)
+	seedKeys := make([][]string, b.Workers)
+	for w := range b.Workers {
+		lists[w] = make([]*recent.List, b.recentUsers)
+		seedKeys[w] = make([]string, b.recentUsers)
+		for u := range b.recentUsers {
+			l, err := recent.New(c, recent.Config{Key: b.Key(fmt.Sprintf("recent:%d:%d", w, u)), Max: b.recentMax})
+			if err != nil {
+				return nil, fmt.Errorf("-recent-max: %w", err)
+			}
+			lists[w][u] = l
+			seedKeys[w][u] = b.Key(fmt.Sprintf("seedrecent:%d:%d", w, u))
+		}
+	}
+	max := strconv.FormatInt(b.recentMax, 10)
+	// adds returns a call whose i-th for worker w adds the worker's i-th
+	// value, 18 bytes, to its list i mod -recent-users.
+	adds := func(add func(ctx context.Context, w, u int, value string) error) func(ctx context.Context, w int) error {
+		calls := make([]struct {
+			n int64
+			_ [56]byte
+		}, b.Workers)
+		return func(ctx context.Context, w int) error {
+			i := calls[w].n
+			calls[w].n++
+			return add(ctx, w, int(i%int64(b.recentUsers)), fmt.Sprintf("item:%03d:%09d", w, i))
+		}
+	}
+	vs := []variant{
+		{name: nameRecent, call: adds(func(ctx context.Context, w, u int, value string) error {
+			return lists[w][u].Add(ctx, value)
+		})},
+		{name: nameSeedAdd, commands: []string{"evalsha"}, call: adds(func(ctx context.Context, w, u int, value string) error {
+			return c.EvalSha(ctx, b.scripts.recentAdd.SHA, seedKeys[w][u:u+1], value, time.Now().Unix(), max).Err()
+		})},
+	}
+	// Fill every list, every worker its own at once.
+	for _, v := range vs {
+		var wg sync.WaitGroup
+		errs := make([]error, b.Workers)
+		for w := range b.Workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range int64(b.recentUsers) * b.recentMax {
+					if errs[w] = v.call(ctx, w); errs[w] != nil {
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, fmt.Errorf("filling %s: %w", v.name, err)
+		}
+	}
+	return b.runCalls(ctx, vs)
+}
