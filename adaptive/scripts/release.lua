@@ -34,12 +34,14 @@
 -- The limit moves only on a live lease's release:
 --   'dropped'  the limit becomes max(min, min(limit - 1, floor(limit *
 --              factor))), unless it went down less than a window ago, or
---              the slot was granted before it last went down: a burst of
+--              the slot was granted before it last went down (or in the
+--              same ms, or at a time unknown, '0'): a burst of
 --              drops from one overload counts once, and the calls admitted
 --              under the old limit do not count against the new one.
 --   'success'  the limit becomes min(max, limit + step) when it was nearly
 --              in use (at most a tenth of it, or one slot, free before
---              this release) and it has not moved for a window.
+--              this release, or a waiter queued) and it has not moved for
+--              a window.
 --   'ignore'   the limit stays as it is.
 --
 -- Free slots (the limit less the slots in use: none while a decrease left
@@ -82,13 +84,13 @@ end
 local before = limit
 if outcome == 'dropped' then
 	local down = tonumber(redis.call('HGET', state, 'down')) or 0
-	if now - down >= window and granted >= down then
+	if now - down >= window and granted > down then
 		limit = math.max(min, math.min(limit - 1, math.floor(limit * factor)))
 		redis.call('HSET', state, 'down', now)
 	end
 elseif outcome == 'success' then
 	local moved = math.max(tonumber(redis.call('HGET', state, 'up')) or 0, tonumber(redis.call('HGET', state, 'down')) or 0)
-	if limit - used <= math.max(1, math.floor(limit / 10)) and now - moved >= window then
+	if (waiting or limit - used <= math.max(1, math.floor(limit / 10))) and now - moved >= window then
 		limit = math.min(max, limit + step)
 		redis.call('HSET', state, 'up', now)
 	end

@@ -1,0 +1,31 @@
+package adaptive
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// LoadScripts caches every script of the package on each master of client.
+func LoadScripts(ctx context.Context, client redis.UniversalClient) error {
+	load := func(ctx context.Context, c *redis.Client) error {
+		for _, s := range []*redis.Script{acquireScript.Script, releaseScript.Script, claimScript.Script, inspectScript.Script} {
+			if err := s.Load(ctx, c).Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if cluster, ok := client.(*redis.ClusterClient); ok {
+		return cluster.ForEachMaster(ctx, load)
+	}
+	return load(ctx, client.(*redis.Client))
+}
+
+// Keys returns the names of the keys beside key, in the order the scripts
+// take them (state, leases, queue, queue deadlines, queue wants), and the
+// notice channel.
+func Keys(key string) ([]string, string) {
+	keys, channel, _ := keyNames(key)
+	return keys, channel
+}

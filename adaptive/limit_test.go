@@ -1,0 +1,131 @@
+package adaptive_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit/adaptive"
+	"github.com/slotlimit/slotlimit/internal/redistest"
+	"github.com/slotlimit/slotlimit/observe"
+)
+
+// How the limit moves: each test names the rule of release.lua it keeps.
+
+// A burst of drops lowers the limit once per window: the first drop
+// multiplies it by Factor, and the others, inside the window, count
+// nothing; after the window, the drop of a slot granted before the
+// decrease still counts nothing, and one granted after it counts.
+func TestDropsDecreaseOncePerWindow(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		l, _ := newLimiter(t, b, adaptive.Config{Min: 1, Max: 100, Initial: 20, Window: 300 * time.Millisecond})
+		old := take(t, l, 10)
+		for i, s := range old[:5] {
+			require.NoError(t, s.Dropped(ctx), "drop %d", i)
+		}
+		assert.Equal(t, int64(18), limitOf(t, l), "20 × 0.9, once for the burst")
+
+		b.Advance(400 * time.Millisecond)
+		require.NoError(t, old[5].Dropped(ctx))
+		assert.Equal(t, int64(18), limitOf(t, l), "a slot granted before the decrease counts nothing")
+
+		fresh := take(t, l, 1)[0]
+		require.NoError(t, fresh.Dropped(ctx))
+		assert.Equal(t, int64(16), limitOf(t, l), "floor(18 × 0.9)")
+		assert.Equal(t, int64(4), inUse(t, l), "every drop freed its slot")
+	})
+}
+
+// A decrease takes at least one slot off, and never goes below Min.
+func TestDecreaseStepsAndFloor(t *testing.T) {
+	b := redistest.Miniredis(t)
+	ctx := context.Background()
+	l, _ := newLimiter(t, b, adaptive.Config{Min: 2, Max: 10, Initial: 4, Window: 10 * time.Millisecond})
+	for i, want := range []int64{3, 2, 2} { // floor(3.6) = 3, then 3 - 1, then Min
+		s := take(t, l, 1)[0]
+		require.NoError(t, s.Dropped(ctx))
+		assert.Equal(t, want, limitOf(t, l), "step %d", i)
+		b.Advance(20 * time.Millisecond)
+	}
+}
+
+// Successes raise the limit by Step while it is nearly in use, at most
+// once per window and not within a window of a decrease, up to Max; a
+// success with the limit far from in use raises nothing.
+func TestSuccessesIncreaseNearFull(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		l, _ := newLimiter(t, b, adaptive.Config{Min: 1, Max: 12, Initial: 10, Step: 2, Window: 300 * time.Millisecond})
+		few := take(t, l, 5)
+		require.NoError(t, few[0].Success(ctx))
+		assert.Equal(t, int64(10), limitOf(t, l), "5 of 10 in use: not nearly in use")
+
+		full := take(t, l, 6) // 10 of 10
+		require.NoError(t, full[0].Success(ctx))
+		assert.Equal(t, int64(12), limitOf(t, l), "10 of 10 in use: + Step")
+		more := take(t, l, 3) // 12 of 12
+		require.NoError(t, more[0].Success(ctx))
+		assert.Equal(t, int64(12), limitOf(t, l), "within the window, and at Max")
+
+		require.NoError(t, more[1].Dropped(ctx))
+		assert.Equal(t, int64(10), limitOf(t, l), "floor(12 × 0.9)")
+		b.Advance(400 * time.Millisecond)
+		assert.Equal(t, int64(10), inUse(t, l), "10 of 10 in use")
+		require.NoError(t, more[2].Success(ctx))
+		assert.Equal(t, int64(12), limitOf(t, l), "a window after the decrease, nearly in use again")
+	})
+}
+
+// Ignore frees the slot and leaves the limit as it is, full or not, and
+// so does a drop or a success on a slot whose lease lapsed.
+func TestIgnoreChangesNothing(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		l, _ := newLimiter(t, b, adaptive.Config{Min: 1, Max: 10, Initial: 3, Window: time.Millisecond})
+		slots := take(t, l, 3)
+		for _, s := range slots {
+			require.NoError(t, s.Ignore(ctx))
+		}
+		assert.Equal(t, int64(3), limitOf(t, l))
+		assert.Zero(t, inUse(t, l))
+	})
+}
+
+// The Observer hears of each move of the limit, before the release's
+// final event, with the limit before and after.
+func TestObserverReportsLimitChanges(t *testing.T) {
+	b := redistest.Miniredis(t)
+	ctx := context.Background()
+	rec := &recorder{}
+	l, key := newLimiter(t, b, adaptive.Config{Min: 1, Max: 10, Initial: 2, Window: time.Millisecond, Observer: rec})
+	slots := take(t, l, 2)
+	require.NoError(t, slots[0].Success(ctx)) // 2 of 2: up to 3
+	b.Advance(2 * time.Millisecond)
+	require.NoError(t, slots[1].Dropped(ctx)) // down to 2
+	b.Advance(2 * time.Millisecond)
+	s := take(t, l, 1)[0]
+	require.NoError(t, s.Ignore(ctx))
+
+	changes := rec.of(observe.LimitChanged)
+	require.Len(t, changes, 2)
+	assert.Equal(t, [2]int64{2, 3}, [2]int64{changes[0].Units, changes[0].Limit})
+	assert.Equal(t, [2]int64{3, 2}, [2]int64{changes[1].Units, changes[1].Limit})
+	assert.Equal(t, "adaptive", changes[0].Package)
+	assert.Equal(t, key, changes[0].Key)
+	assert.Equal(t, "Success", changes[0].Op)
+	assert.Equal(t, int64(1), changes[0].InUse)
+
+	var ops []string
+	for _, e := range rec.of(observe.Released) {
+		assert.True(t, e.Held)
+		ops = append(ops, e.Op)
+	}
+	assert.Equal(t, []string{"Success", "Dropped", "Ignore"}, ops)
+	acquired := rec.of(observe.Acquired)
+	require.Len(t, acquired, 3)
+	assert.Equal(t, [2]int64{2, 2}, [2]int64{acquired[1].InUse, acquired[1].Limit})
+}
