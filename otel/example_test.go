@@ -2,8 +2,10 @@ package slotlimitotel_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -81,4 +83,62 @@ func Example() {
 	// slotlimit.calls TryAcquire acquired 1
 	// slotlimit.calls TryLock acquired 1
 	// slotlimit.calls Unlock released 1
+}
+
+// A call that its own ctx ends, as an Acquire that gives up waiting or a
+// call cut short when the process shuts down, is the caller's choice, not
+// a failure: it counts under outcome "canceled", and not in
+// slotlimit.errors.
+func ExampleObserver_canceled() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+
+	reader := sdkmetric.NewManualReader()
+	obs, err := slotlimitotel.NewObserver(
+		slotlimitotel.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	limiter, err := slotlimit.New(rdb, slotlimit.Config{Key: "jobs:export", Limit: 1, Observer: obs})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := limiter.TryAcquire(ctx, "worker-1"); err != nil { // the one slot
+		log.Fatal(err)
+	}
+	wait, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := limiter.Acquire(wait, "worker-2"); !errors.Is(err, context.DeadlineExceeded) {
+		log.Fatal(err)
+	}
+
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		log.Fatal(err)
+	}
+	errorsCounted := false
+	for _, m := range rm.ScopeMetrics[0].Metrics {
+		switch m.Name {
+		case "slotlimit.calls":
+			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
+				op, _ := p.Attributes.Value("slotlimit.operation")
+				outcome, _ := p.Attributes.Value("slotlimit.outcome")
+				fmt.Println("slotlimit.calls", op.Emit(), outcome.Emit(), p.Value)
+			}
+		case "slotlimit.errors":
+			errorsCounted = len(m.Data.(metricdata.Sum[int64]).DataPoints) > 0
+		}
+	}
+	fmt.Println("errors counted:", errorsCounted)
+	// Unordered output:
+	// slotlimit.calls TryAcquire acquired 1
+	// slotlimit.calls Acquire canceled 1
+	// errors counted: false
 }
