@@ -43,7 +43,8 @@ type Config struct {
 	// always be tried and a recovery seen. 0 means 1.
 	Min int64
 
-	// Max is the highest the limit goes, at least Min. It is required:
+	// Max is the highest the limit goes, at least Min and below 2^26. It
+	// is required:
 	// the most the system behind the limit could ever take, or the most
 	// callers there are.
 	Max int64
@@ -135,9 +136,10 @@ func (c Config) check() (Config, error) {
 	switch {
 	case c.Max < c.Min:
 		return c, invalidConfig("Max is %d, must be at least Min, %d", c.Max, c.Min)
-	case c.Max > 1<<40:
-		// Lua numbers are exact to 2^53, and a limit that high is no limit.
-		return c, invalidConfig("Max is %d, must be at most 2^40", c.Max)
+	case c.Max >= handedBase:
+		// A hand-off's notice packs the limit and the slots in use in one
+		// Lua number, exact to 2^53; a limit that high is no limit.
+		return c, invalidConfig("Max is %d, must be below 2^26", c.Max)
 	case c.Initial < c.Min || c.Initial > c.Max:
 		return c, invalidConfig("Initial is %d, must be between Min (%d) and Max (%d)", c.Initial, c.Min, c.Max)
 	case c.Step > c.Max:

@@ -26,10 +26,19 @@ var (
 )
 
 // Each script's keys, in the order its KEYS take them.
-func (l *Limiter) queueKeys() []string  { return l.keys[keyState:numKeys] }            // acquire.lua, release.lua
-func (l *Limiter) leaseKeys() []string  { return l.keys[keyLeases : keyLeases+1] }     // claim.lua
+func (l *Limiter) queueKeys() []string { return l.keys[keyState:numKeys] }        // acquire.lua, release.lua
+func (l *Limiter) leaseKeys() []string { return l.keys[keyLeases : keyLeases+1] } // claim.lua
 func (l *Limiter) inspectKeys() []string { // inspect.lua
 	return []string{l.keys[keyState], l.keys[keyLeases], l.keys[keyQueueDeadlines]}
+}
+
+// handedBase packs the slots in use and the limit into the value of a
+// hand-off's notice: in use × handedBase + limit (see release.lua).
+const handedBase = 1 << 26
+
+// unpackHanded reads the value of a hand-off's notice.
+func unpackHanded(value int64) (inUse, limit int64) {
+	return value / handedBase, value % handedBase
 }
 
 // The outcomes release.lua takes.
@@ -163,7 +172,7 @@ func (l *Limiter) inspect(ctx context.Context) (Info, error) {
 }
 
 // decodeInfo reads the reply of inspect.lua: {now, limit, stored limit or
-// '', down, up, waiters, then pairs {holder, deadline}}.
+// ”, down, up, waiters, then pairs {holder, deadline}}.
 func decodeInfo(r []string) (Info, bool) {
 	if len(r) < 6 || len(r)%2 != 0 {
 		return Info{}, false

@@ -57,7 +57,8 @@ func (l *Limiter) Acquire(ctx context.Context) (*Slot, error) {
 		},
 		Take: func(h waitqueue.Handed) (bool, error) {
 			go s.claimHanded(ctx, h.Deadline)
-			g = grant{held: true, deadline: h.HeldUntil.UnixMilli(), now: h.HandedAt.UnixMilli(), inUse: h.Value, limit: g.limit}
+			inUse, limit := unpackHanded(h.Value)
+			g = grant{held: true, deadline: h.HeldUntil.UnixMilli(), now: h.HandedAt.UnixMilli(), inUse: inUse, limit: limit}
 			released = h.HandedAt
 			return true, nil
 		},

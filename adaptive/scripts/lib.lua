@@ -17,6 +17,10 @@
 -- it, in ms: a day.
 local STATE_TTL = 86400000
 
+-- HANDED_BASE packs the slots in use and the limit into a hand-off
+-- notice's one value: in use × HANDED_BASE + limit (see release.lua).
+local HANDED_BASE = 67108864
+
 local function now_ms()
 	local t = redis.call('TIME')
 	return t[1] * 1000 + math.floor(t[2] / 1000)

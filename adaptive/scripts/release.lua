@@ -48,10 +48,12 @@
 -- the limit at or below them) go at once to the waiters queued first. A
 -- waiter handed a slot holds a lease that lapses after the claim time,
 -- and a notice
--- '*now ms:held until ms:deadline ms:in use:arrival number:holder' tells
+-- '*now ms:held until ms:deadline ms:value:arrival number:holder' tells
 -- its process (see internal/waitqueue): the waiter returns with the slot
 -- and claims it (claim.lua) for its full lease time. A waiter that died
--- while queued thus holds a slot for the claim time at most.
+-- while queued thus holds a slot for the claim time at most. The value is
+-- in use × 2^26 + limit, both after the hand-off, for the waiter to report
+-- (limits are below 2^26, so it is exact).
 
 -- #include lib.lua
 
@@ -124,7 +126,7 @@ if waiting then
 			end
 			handed = true
 			if command ~= '' then
-				local notice = string.format('*%d:%d:%d:%d:%d:', now, until_ms - 1, math.max(until_ms, now + lease), used, tonumber(arrival))
+				local notice = string.format('*%d:%d:%d:%d:%d:', now, until_ms - 1, math.max(until_ms, now + lease), used * HANDED_BASE + limit, tonumber(arrival))
 				redis.call(command, channel, notice .. waiter)
 			end
 		end
