@@ -83,7 +83,7 @@ func TestCountPrintsUnitsInUse(t *testing.T) {
 	s := newScene(t)
 	r := cli(t, "", nil, "-u", s.url, "count", s.key)
 	assert.Equal(t, 0, r.code)
-	assert.Equal(t, "4\n", r.stdout, "one number: the units in use")
+	assert.Equal(t, "4 of 5 units in use\n", r.stdout, "the limit, found in waiter-2's entry")
 
 	r = cli(t, "", []string{"REDIS_URL=" + s.url}, "count", "-json", s.key)
 	require.Equal(t, 0, r.code)
@@ -98,7 +98,10 @@ func TestCountPrintsUnitsInUse(t *testing.T) {
 
 	r = cli(t, "", nil, "-u", s.url, "count", s.key+":empty")
 	assert.Equal(t, 0, r.code)
-	assert.Equal(t, "0\n", r.stdout)
+	assert.Equal(t, "0 units in use (limit unknown: the key is not full and nobody waits; give -limit)\n", r.stdout)
+	r = cli(t, "", nil, "-u", s.url, "count", s.key+":empty", "-limit", "3")
+	assert.Equal(t, 0, r.code)
+	assert.Equal(t, "0 of 3 units in use\n", r.stdout)
 }
 
 func TestHoldersShowsLeasesAndQueue(t *testing.T) {
@@ -211,6 +214,9 @@ func TestUnknownLimit(t *testing.T) {
 	r = cli(t, "", nil, "-u", url, "count", "-json", key)
 	require.Equal(t, 0, r.code)
 	assert.Contains(t, r.stdout, `"limit": null`)
+	r = cli(t, "", nil, "-u", url, "count", "-limit", "10", key)
+	require.Equal(t, 0, r.code)
+	assert.Equal(t, "1 of 10 units in use\n", r.stdout)
 	r = cli(t, "", nil, "-u", url, "holders", "-limit", "10", key)
 	require.Equal(t, 0, r.code)
 	assert.Contains(t, r.stdout, "1 of 10 units in use by 1 holder; 0 waiting")

@@ -125,7 +125,9 @@ func closedURL(t *testing.T) string {
 func TestHelpListsCommandsAndExitCodes(t *testing.T) {
 	r := cli(t, "", nil, "-h")
 	assert.Equal(t, 0, r.code)
-	for _, s := range []string{"count KEY", "holders KEY", "release KEY HOLDER", "watch KEY", "lock info KEY", "lock break KEY", "Exit status", "fence floor"} {
+	for _, s := range []string{"count KEY", "holders KEY", "release KEY HOLDER", "watch KEY", "lock info KEY", "lock break KEY",
+		"queue stats KEY", "queue dead KEY", "queue requeue KEY ID...", "queue drop KEY ID...", "recent list KEY",
+		"recent remove KEY VALUE...", "packet show ID", "rate show KEY", "rate reset KEY", "Exit status", "fence floor"} {
 		assert.Contains(t, r.stdout, s)
 	}
 	r = cli(t, "", []string{"REDIS_URL=redis://user:secret@127.0.0.1:1"}, "holders", "-h")
@@ -157,6 +159,23 @@ func TestBadUsageExits2(t *testing.T) {
 		{"-u", url, "lock", "info"},
 		{"-u", url, "watch", "-n", "-1", "k"},
 		{"-u", url, "-timeout", "0s", "count", "k"},
+		{"-u", url, "count", "k", "-limit"}, // a flag with no value
+		{"-u", url, "release", "k", "-h1"},  // an ID that begins with '-', before --
+		{"-u", url, "queue"},
+		{"-u", url, "queue", "stats"},
+		{"-u", url, "queue", "dead", "-n", "0", "k"},
+		{"-u", url, "queue", "dead", "-n", "1001", "k"},
+		{"-u", url, "queue", "requeue", "k"},
+		{"-u", url, "queue", "drop", "k"},
+		{"-u", url, "queue", "stats", "a}b"},
+		{"-u", url, "recent", "list"},
+		{"-u", url, "recent", "list", "-n", "-1", "k"},
+		{"-u", url, "recent", "remove", "k"},
+		{"-u", url, "packet", "show"},
+		{"-u", url, "packet", "show", "-prefix", "{x}", "p1"},
+		{"-u", url, "packet", "show", "-shards", "2000", "p1"},
+		{"-u", url, "rate", "show", "k"},
+		{"-u", url, "rate", "show", "-rate", "-1", "k"},
 	} {
 		r := cli(t, "", nil, args...)
 		assert.Equal(t, 2, r.code, "step %d: %q", i, args)
@@ -176,6 +195,10 @@ func TestRedisErrorsExit3(t *testing.T) {
 		{"-u", down, "watch", "-n", "1", "k"},
 		{"-u", down, "lock", "info", "k"},
 		{"-u", down, "lock", "break", "-yes", "k"},
+		{"-u", down, "queue", "stats", "k"},
+		{"-u", down, "recent", "list", "k"},
+		{"-u", down, "packet", "show", "p1"},
+		{"-u", down, "rate", "show", "-rate", "5", "k"},
 		{"-timeout", "200ms", "-u", "redis://192.0.2.1:6379", "count", "k"}, // TEST-NET-1: nothing answers
 	} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
@@ -225,7 +248,7 @@ func TestErrorsNameTheCommandOnce(t *testing.T) {
 	}{
 		{[]string{"-u", url, "release", "a}b", "h"}, 2, "slotlimit release: invalid config: "},
 		{[]string{"-u", url, "holders", "a}b"}, 2, "slotlimit holders: invalid config: "},
-		{[]string{"-u", url, "count", key}, 3, "slotlimit count: count " + strconv.Quote(key) + ": WRONGTYPE"},
+		{[]string{"-u", url, "count", key}, 3, "slotlimit count: inspect " + strconv.Quote(key) + ": WRONGTYPE"},
 		{[]string{"-u", url, "release", key, "h"}, 3, "slotlimit release: "},
 		{[]string{"-u", url, "lock", "info", key + ":nolock"}, 3, "slotlimit lock info: lock: "},
 		{[]string{"-u", url, "nosuch"}, 2, "slotlimit: unknown command"},

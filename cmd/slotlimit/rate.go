@@ -28,7 +28,7 @@ func (c *cli) rateLimit(cmd string) (ratelimit.Limit, error) {
 	switch c.algorithm {
 	case "gcra":
 		l.Algorithm = ratelimit.GCRA
-	case "fixed-window", "fixed", "window":
+	case "fixed-window", "fixed window", "fixed", "window":
 		l.Algorithm = ratelimit.FixedWindow
 	default:
 		return ratelimit.Limit{}, usageErrorf("-algorithm %q: gcra or fixed-window", c.algorithm)
@@ -91,7 +91,7 @@ func runRateShow(c *cli, args []string) error {
 	} else {
 		t := newTable(c.stdout, "RATE", display(key))
 		t.row("limit", res.Limit)
-		t.row("allowed now", fmt.Sprintf("%d events", res.Remaining))
+		t.row("allowed now", plural(int(res.Remaining), "event"))
 		if !res.Allowed {
 			t.row("over limit", "yes: counted beyond this limit (by a higher one, or another algorithm)")
 		}

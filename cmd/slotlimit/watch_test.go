@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -134,4 +135,23 @@ func TestWatchJSONLines(t *testing.T) {
 		assert.Equal(t, 1, screen.QueueLength)
 		assert.Equal(t, int64(1), screen.Refusals)
 	}
+}
+
+// watch into a pipe writes no terminal codes: each screen in plain lines,
+// after an empty line, one after another.
+func TestWatchIntoPipe(t *testing.T) {
+	s := newScene(t)
+	r := cli(t, "", nil, "-u", s.url, "watch", "-n", "3", "-interval", "100ms", s.key)
+	require.Equal(t, 0, r.code)
+	assert.NotContains(t, r.stdout, "\x1b", "no terminal codes")
+	screens := strings.Split(r.stdout, "\n\nslotlimit watch  ")
+	require.Len(t, screens, 3, "three screens, each after an empty line")
+	assert.True(t, strings.HasPrefix(screens[0], "slotlimit watch  "+s.key+"\n"))
+	for i, screen := range screens {
+		assert.Regexp(t, `(?m)^redis 127\.0\.0\.1:\d+ +server clock .* UTC +every 100ms +screen `+strconv.Itoa(i+1)+` of 3$`, screen)
+		assert.Regexp(t, `(?m)^  in use +4 / 5 units +\[#{32}\.{8}\] +80%$`, screen)
+		assert.Regexp(t, `(?m)^  batch-7 +3 +`, screen)
+		assert.NotRegexp(t, `(?m) $`, screen, "no trailing spaces")
+	}
+	assert.True(t, strings.HasSuffix(r.stdout, "Ctrl-C quits.\n"), "ends with the last screen's last line")
 }
