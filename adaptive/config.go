@@ -44,9 +44,8 @@ type Config struct {
 	Min int64
 
 	// Max is the highest the limit goes, at least Min and below 2^26. It
-	// is required:
-	// the most the system behind the limit could ever take, or the most
-	// callers there are.
+	// is required: the most the system behind the limit could ever take,
+	// or the most callers there are.
 	Max int64
 
 	// Initial is the limit when the key is new (or was unused for
