@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
 // cleanupTimeout bounds the release that follows a failed TryAcquire or
@@ -49,8 +50,9 @@ type Slot struct {
 	// unknown. It only grows.
 	deadline atomic.Int64
 
-	mu   sync.Mutex // held by a call that frees the slot
-	done bool       // a call that frees it got an answer
+	mu    sync.Mutex  // held by a call that frees the slot
+	done  bool        // a call that frees it got an answer
+	claim *time.Timer // the claim of a handed slot, until it runs; nil: none
 }
 
 // newSlot returns a Slot with a new holder ID that holds nothing yet.
@@ -145,6 +147,9 @@ func (s *Slot) free(ctx context.Context, op, name, outcome string) error {
 	if s.done {
 		return callerr.Op("adaptive", name, l.cfg.Key, ErrNotHeld)
 	}
+	if s.claim != nil && s.claim.Stop() {
+		s.claim = nil // freed before its claim was due: no claim is needed
+	}
 	c := l.begin(op, s.id)
 	f, err := l.release(ctx, s.id, outcome, s.grantedAt, s.deadline.Load())
 	if err != nil {
@@ -170,6 +175,19 @@ func (s *Slot) leave(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	s.l.release(ctx, s.id, outcomeIgnore, 0, 0) //nolint:errcheck // best effort; the lease and the entry lapse by themselves
+}
+
+// claimDelay is how long after a hand-off a slot still held is claimed
+// for its full lease: a slot freed sooner (most are) needs no claim.
+const claimDelay = waitqueue.EntryTTL / 3
+
+// claimLater claims a slot handed to s until deadline if s still holds it
+// claimDelay from now, a third of the claim time, which leaves the claim
+// two thirds of it to reach Redis.
+func (s *Slot) claimLater(ctx context.Context, deadline time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.claim = time.AfterFunc(claimDelay, func() { s.claimHanded(ctx, deadline) })
 }
 
 // claimHanded claims a slot handed to s until deadline, detached from ctx

@@ -12,17 +12,18 @@ import (
 // not poll: a refused try joins a queue in Redis, and the Success, Dropped
 // or Ignore that frees a slot hands it, in the same script, to the first
 // waiter in the queue, and wakes that waiter alone through a notice;
-// Acquire then returns at once and claims the slot for its full TTL just
-// behind the return. A slot that lapses instead (its holder died), or a
+// Acquire then returns at once, with no further round trip. A slot that
+// lapses instead (its holder died), or a
 // limit that grew, wakes a waiter when its next try is due: at the lapse,
 // and at least every second, when it tries again to keep its place in
 // the queue.
 //
-// A handed slot is held for the waiter only for the claim time (3
-// seconds) from the hand-off, by the server's clock, until the claim
-// moves its lease to TTL; a waiter that reads the notice later tries
-// again instead. If the claim cannot reach Redis, the slot lapses at the
-// end of the claim time.
+// A handed slot is held for the waiter for the claim time (3 seconds)
+// from the hand-off, by the server's clock; a waiter that reads the
+// notice later tries again instead. A slot still held a second after the
+// hand-off is claimed then, in the background, for its full TTL from the
+// hand-off; one freed sooner, as most are, needs no claim. If the claim
+// cannot reach Redis, the slot lapses at the end of the claim time.
 //
 // If ctx is done first, Acquire returns an error that matches ctx.Err(),
 // holds nothing and has left the queue: a slot handed to it as it gave up
@@ -56,7 +57,7 @@ func (l *Limiter) Acquire(ctx context.Context) (*Slot, error) {
 			return r.try, nil
 		},
 		Take: func(h waitqueue.Handed) (bool, error) {
-			go s.claimHanded(ctx, h.Deadline)
+			s.claimLater(ctx, h.Deadline)
 			inUse, limit := unpackHanded(h.Value)
 			g = grant{held: true, deadline: h.HeldUntil.UnixMilli(), now: h.HandedAt.UnixMilli(), inUse: inUse, limit: limit}
 			released = h.HandedAt
