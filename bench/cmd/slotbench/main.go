@@ -28,7 +28,7 @@
 // the library's scripts as they change. From bench/:
 //
 //	go run ./cmd/slotbench
-//	go run ./cmd/slotbench -redis 127.0.0.1:6379 -o ../BENCHMARKS.md
+//	go run ./cmd/slotbench -redis 127.0.0.1:6379 -o limiter.md
 //
 // It resets the server's statistics (CONFIG RESETSTAT) before each phase,
 // so point it only at a Redis of its own. Its keys begin with
