@@ -72,13 +72,15 @@ Lock (package lock):
 
 Delay queue (package delayqueue):
   queue stats KEY       the messages ready, delayed, in flight and dead
-  queue dead KEY        the dead letters, oldest first
-  queue requeue KEY ID...  move dead letters back to the queue, due now
+  queue dead KEY        the dead letters, oldest first, with their payloads
+  queue requeue KEY ID...
+                        move dead letters back to the queue, due now
   queue drop KEY ID...  delete dead letters for good; asks first, unless -yes
 
 Recent list (package recent):
   recent list KEY       the items, newest first, with the time of their last add
-  recent remove KEY VALUE...  take values out of the list
+  recent remove KEY VALUE...
+                        take values out of the list
 
 Red packet (package redpacket):
   packet show ID        the shares and amount left, and the claims taken
@@ -169,7 +171,7 @@ var commands = []command{
 	{"queue stats", []string{"KEY"}, nil, runQueueStats},
 	{"queue dead", []string{"KEY"}, deadFlags, runQueueDead},
 	{"queue requeue", []string{"KEY", "ID..."}, nil, runQueueRequeue},
-	{"queue drop", []string{"KEY", "ID..."}, breakFlags, runQueueDrop},
+	{"queue drop", []string{"KEY", "ID..."}, dropFlags, runQueueDrop},
 	{"recent list", []string{"KEY"}, recentFlags, runRecentList},
 	{"recent remove", []string{"KEY", "VALUE..."}, nil, runRecentRemove},
 	{"packet show", []string{"ID"}, packetFlags, runPacketShow},

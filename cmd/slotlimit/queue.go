@@ -21,6 +21,10 @@ func deadFlags(fs *flag.FlagSet, c *cli) {
 	fs.IntVar(&c.n, "n", defaultDead, fmt.Sprintf("list at most `COUNT` dead letters, from 1 to %d", delayqueue.MaxBatch))
 }
 
+func dropFlags(fs *flag.FlagSet, c *cli) {
+	fs.BoolVar(&c.yes, "yes", false, "drop the dead letters without asking")
+}
+
 // queue returns a Queue on key. Its Visibility and MaxAttempts play no
 // part in the calls the commands make: Len and DeadLetters read, and
 // Requeue and Drop act on dead letters only.

@@ -37,7 +37,9 @@ const (
 const barWidth = 40
 
 // limitScan is how often, in screens, watch looks for the limit in Redis
-// while it is unknown: slotlimit.Limits walks the node's keys.
+// while it is unknown: slotlimit.Limits walks the node's keys. It looks
+// also on each screen whose units in use are the most it has seen, since
+// the limit is found while the key is full.
 const limitScan = 5
 
 // A watcher draws the screens of watch.
@@ -46,6 +48,7 @@ type watcher struct {
 	key   string
 	l     *slotlimit.Limiter
 	limit limitInfo // the highest seen, or -limit; it stays once found
+	peak  int64     // the most units in use on a screen so far
 
 	// The refusals of the screen before, on the server's clock.
 	refusals   int64
@@ -135,7 +138,9 @@ func (w *watcher) read(ctx context.Context, n int) screen {
 		for _, q := range s.snap.Queue {
 			w.limit.limit = max(w.limit.limit, q.Limit)
 		}
-		if w.limit.limit == 0 && n%limitScan == 1 {
+		peak := s.snap.InUse > w.peak
+		w.peak = max(w.peak, s.snap.InUse)
+		if w.limit.limit == 0 && (n%limitScan == 1 || peak) {
 			found, err := slotlimit.Limits(ctx, w.c.client, w.key)
 			if err != nil {
 				s.err = err

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotlimit/slotlimit"
 	"github.com/slotlimit/slotlimit/internal/redistest"
 )
 
@@ -154,4 +156,51 @@ func TestWatchIntoPipe(t *testing.T) {
 		assert.NotRegexp(t, `(?m) $`, screen, "no trailing spaces")
 	}
 	assert.True(t, strings.HasSuffix(r.stdout, "Ctrl-C quits.\n"), "ends with the last screen's last line")
+}
+
+// watch looks for the limit on a screen whose units in use are the most
+// it has seen, since the limit is found while the key is full, and keeps
+// it once found: it shows the limit as soon as the key has been full.
+func TestWatchFindsLimitWhenFull(t *testing.T) {
+	url, client := server(t)
+	ctx := context.Background()
+	key := testKey(t, "cli-test:")
+	l, err := slotlimit.New(client, slotlimit.Config{Key: key, Limit: 3, TTL: time.Minute})
+	require.NoError(t, err)
+	_, err = l.TryAcquire(ctx, "a")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		for _, h := range []string{"a", "b", "c"} {
+			l.Release(context.Background(), h) //nolint:errcheck // the leases lapse anyway
+		}
+	})
+
+	cmd := exec.Command(bin, "-u", url, "watch", "-json", "-n", "3", "-interval", "500ms", key)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() }) //nolint:errcheck // it may have ended
+	lines := bufio.NewScanner(out)
+	limit := func() *int64 {
+		t.Helper()
+		require.True(t, lines.Scan(), "a screen")
+		var screen struct {
+			Limit *int64 `json:"limit"`
+			InUse int64  `json:"in_use"`
+		}
+		require.NoError(t, json.Unmarshal(lines.Bytes(), &screen))
+		return screen.Limit
+	}
+	assert.Nil(t, limit(), "1 of 3 in use: no marker, no waiter")
+	for _, h := range []string{"b", "c"} {
+		_, err := l.TryAcquire(ctx, h)
+		require.NoError(t, err)
+	}
+	got := limit()
+	require.NotNil(t, got, "full on screen 2, the most in use yet")
+	assert.Equal(t, int64(3), *got)
+	require.NoError(t, l.Release(ctx, "c"))
+	got = limit()
+	require.NotNil(t, got, "kept once found")
+	assert.Equal(t, int64(3), *got)
 }
