@@ -132,7 +132,7 @@ type cmdCost struct {
 
 // A breakdown is what the server ran for a variant, per operation.
 type breakdown struct {
-	cmds     []cmdCost // top-level first, then those run inside, most costly first
+	cmds     []cmdCost // top-level first, then those run inside, most costly first, ties by name
 	total    float64   // µs of the top-level commands: the variant's Redis µs
 	inside   float64   // µs of the commands run inside scripts and EXEC
 	overhead float64   // µs of the scripts and EXEC less the commands they ran
@@ -185,12 +185,9 @@ func (r result) breakdown() breakdown {
 			}
 			return 1
 		case a.usec != b.usec:
-			if a.usec > b.usec {
-				return -1
-			}
-			return 1
+			return cmp.Compare(b.usec, a.usec)
 		}
-		return 0
+		return cmp.Compare(a.name, b.name)
 	})
 	return bd
 }

@@ -390,7 +390,7 @@ func (b *bench) recentRow(ctx context.Context) ([]result, error) {
 			seedKeys[w][u] = b.Key(fmt.Sprintf("seedrecent:%d:%d", w, u))
 		}
 	}
-	max := strconv.FormatInt(b.recentMax, 10)
+	maxItems := strconv.FormatInt(b.recentMax, 10)
 	// adds returns a call whose i-th for worker w adds the worker's i-th
 	// value, 18 bytes, to its list i mod -recent-users.
 	adds := func(add func(ctx context.Context, w, u int, value string) error) func(ctx context.Context, w int) error {
@@ -409,7 +409,7 @@ func (b *bench) recentRow(ctx context.Context) ([]result, error) {
 			return lists[w][u].Add(ctx, value)
 		})},
 		{name: nameSeedAdd, commands: []string{"evalsha"}, call: adds(func(ctx context.Context, w, u int, value string) error {
-			return c.EvalSha(ctx, b.scripts.recentAdd.SHA, seedKeys[w][u:u+1], value, time.Now().Unix(), max).Err()
+			return c.EvalSha(ctx, b.scripts.recentAdd.SHA, seedKeys[w][u:u+1], value, time.Now().Unix(), maxItems).Err()
 		})},
 	}
 	// Fill every list, every worker its own at once.
