@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/slotlimit/slotlimit/delayqueue"
@@ -129,10 +131,21 @@ func runQueueDead(c *cli, args []string) error {
 	fmt.Fprintln(c.stdout)
 	t := newTable(c.stdout, "ID", "ATTEMPTS", "DEAD SINCE (SERVER CLOCK)", "BYTES", "PAYLOAD")
 	for _, m := range dead {
-		t.row(display(m.ID), m.Attempt, m.DueAt.UTC().Format(clockFormat), len(m.Payload), clip(display(string(m.Payload)), 60))
+		t.row(display(m.ID), m.Attempt, m.DueAt.UTC().Format(clockFormat), len(m.Payload), clip(text(m.Payload), 60))
 	}
 	t.flush()
 	return nil
+}
+
+// text returns a payload as a table shows it, in its last column: as it
+// is when it is printable UTF-8 (spaces included), else quoted as a Go
+// string, so that no payload can break a table or send a terminal escape.
+func text(p []byte) string {
+	s := string(p)
+	if !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 type deadOpJSON struct {

@@ -156,3 +156,37 @@ func TestResentDropReportsDropped(t *testing.T) {
 	require.Len(t, dead, 1)
 	assert.Equal(t, s.dead[1], dead[0].ID)
 }
+
+// A payload that is not UTF-8 is null in "payload" and whole in
+// "payload_base64"; a table shows it quoted, so that it sends no terminal
+// codes.
+func TestQueueDeadBinaryPayload(t *testing.T) {
+	eachServer(t, func(t *testing.T, url string, b *redistest.Backend) {
+		ctx := context.Background()
+		key := testKey(t, "cli-test:q:")
+		q, err := delayqueue.New(b.Client, delayqueue.Config{Key: key, MaxAttempts: 1})
+		require.NoError(t, err)
+		payload := []byte("\xff\x00\x1b[2J")
+		_, err = q.Push(ctx, payload, 0)
+		require.NoError(t, err)
+		m, err := q.Poll(ctx)
+		require.NoError(t, err)
+		require.NoError(t, q.Nack(ctx, m, 0))
+
+		r := cli(t, "", nil, "-u", url, "queue", "dead", "-json", key)
+		require.Equal(t, 0, r.code)
+		var dead []struct {
+			Payload *string `json:"payload"`
+			Base64  []byte  `json:"payload_base64"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &dead))
+		require.Len(t, dead, 1)
+		assert.Nil(t, dead[0].Payload)
+		assert.Equal(t, payload, dead[0].Base64)
+
+		r = cli(t, "", nil, "-u", url, "queue", "dead", key)
+		require.Equal(t, 0, r.code)
+		assert.NotContains(t, r.stdout, "\x1b")
+		assert.Contains(t, r.stdout, `"\xff\x00\x1b[2J"`)
+	})
+}

@@ -140,6 +140,6 @@ func runRateReset(c *cli, args []string) error {
 			RemainingBefore int64 `json:"remaining_before"`
 		}{newRateJSON(key, after), before.Remaining})
 	}
-	fmt.Fprintf(c.stdout, "reset %s (%v): %d events allowed before, %d now\n", display(key), after.Limit, before.Remaining, after.Remaining)
+	fmt.Fprintf(c.stdout, "reset %s, %v: %d events allowed before, %d now\n", display(key), after.Limit, before.Remaining, after.Remaining)
 	return nil
 }

@@ -73,7 +73,7 @@ func TestRateShowAndReset(t *testing.T) {
 			assert.True(t, res.Allowed, "the full allowance, after the reset")
 			r = cli(t, "", nil, append([]string{"-u", url, "rate", "reset", key}, step.flags...)...)
 			require.Equal(t, 0, r.code)
-			assert.Equal(t, "reset "+key+" ("+step.limit.String()+"): 0 events allowed before, 10 now\n", r.stdout)
+			assert.Equal(t, "reset "+key+", "+step.limit.String()+": 0 events allowed before, 10 now\n", r.stdout)
 		}
 
 		// No limit, or one the package refuses: usage.

@@ -59,7 +59,7 @@ func runRecentList(c *cli, args []string) error {
 	if c.json {
 		out := make([]itemJSON, 0, len(items))
 		for _, it := range items {
-			out = append(out, itemJSON{Value: it.Value, At: it.At.UTC()})
+			out = append(out, itemJSON{Value: it.Value, At: it.At.UTC().Truncate(time.Millisecond)})
 		}
 		return c.writeJSON(out)
 	}

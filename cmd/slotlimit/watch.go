@@ -208,7 +208,7 @@ func (w *watcher) draw(s screen) string {
 		line("  in use     %d / %d units   [%s%s]  %d%%", snap.InUse, limit,
 			strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), snap.InUse*100/limit)
 	} else {
-		line("  in use     %d units   (limit unknown: the key has not been full, nor waited on; give -limit)", snap.InUse)
+		line("  in use     %d units   (limit unknown: not yet seen full or waited on; give -limit)", snap.InUse)
 	}
 	line("  holders    %d", len(snap.Holders))
 	waiting := fmt.Sprintf("  queue      %d waiting", len(snap.Queue))
