@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/lockpairs"
 )
 
 // A row is one line of the table: the library's variant against its
@@ -142,7 +143,7 @@ func (b *bench) Report(r *harness.Report) {
 func (b *bench) scenarios() harness.Table {
 	t := harness.Table{Title: "What each row runs", Head: []string{"row", "load"}}
 	t.Add("limiter", fmt.Sprintf("TryAcquire then Release, each worker a holder of its own, on one key of limit %d and leases of %v; the minimal lease scripts on a key of their own, scored by the client's clock in ms; INCR then DECR of one counter.", highLimit, leaseTTL))
-	t.Add("lock", fmt.Sprintf("TryLock then Unlock, each worker on a key of its own, leases of %v; the bare SET NX PX with a random token, then the compare-and-delete script; redislock's Obtain with no retry, then Release; redsync's Mutex with one try, TryLockContext then UnlockContext, on its go-redis v9 pool of the same client.", lockTTL))
+	t.Add("lock", fmt.Sprintf("TryLock then Unlock, each worker on a key of its own, leases of %v; the bare SET NX PX with a random token, then the compare-and-delete script; redislock's Obtain with no retry, then Release; redsync's Mutex with one try, TryLockContext then UnlockContext, on its go-redis v9 pool of the same client.", lockpairs.TTL))
 	t.Add("ratelimit", fmt.Sprintf("Allow of %d per hour (GCRA and redis_rate: burst %d), each worker calling each of its keys %d times in a row, then a key never used, so that every variant meets the same mix: of %d calls on a key, the first finds no key, %d are allowed and %d refused.",
 		b.rate, b.rate, b.callsPerKey, b.callsPerKey, min(b.rate, b.callsPerKey), max(b.callsPerKey-b.rate, 0)))
 	t.Add("redpacket", fmt.Sprintf("Grab of %d packets of %s shares each (Equal shares, as the classic unit amount), grabbed in order by users of their own, every grab taking a share; the classic packets as the classic script keeps them, a hash with its stock and a list of grabs.", b.packets, harness.Count(float64(b.shares))))

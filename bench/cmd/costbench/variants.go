@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"strconv"
@@ -10,15 +9,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/bsm/redislock"
 	"github.com/go-redis/redis_rate/v10"
-	"github.com/go-redsync/redsync/v4"
-	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit"
 	"github.com/slotlimit/slotlimit/bench/internal/classic"
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/lockpairs"
 	"github.com/slotlimit/slotlimit/lock"
 	"github.com/slotlimit/slotlimit/ratelimit"
 	"github.com/slotlimit/slotlimit/recent"
@@ -67,10 +63,9 @@ func (s scripts) all() []harness.Script {
 
 // Shapes of the scenarios that no flag changes.
 const (
-	highLimit = 1000             // a limit the limiter's load never reaches
-	leaseTTL  = time.Minute      // every limiter lease
-	lockTTL   = 30 * time.Second // every lock: long enough that none lapses in a run
-	window    = time.Hour        // every rate limit's period
+	highLimit = 1000        // a limit the limiter's load never reaches
+	leaseTTL  = time.Minute // every limiter lease
+	window    = time.Hour   // every rate limit's period
 )
 
 // Names of the variants, each row's library first.
@@ -94,8 +89,8 @@ const (
 
 // Paths of the modules whose versions the report names.
 const (
-	modRedislock = "github.com/bsm/redislock"
-	modRedsync   = "github.com/go-redsync/redsync/v4"
+	modRedislock = lockpairs.ModRedislock
+	modRedsync   = lockpairs.ModRedsync
 	modRedisRate = "github.com/go-redis/redis_rate/v10"
 	modAsynq     = "github.com/hibiken/asynq"
 	modGoRedis   = "github.com/redis/go-redis/v9"
@@ -164,12 +159,15 @@ func (b *bench) limiterRow(ctx context.Context) ([]result, error) {
 	})
 }
 
-var errNotHeld = errors.New("the unlock found the lock not held")
+// fromPair returns p as a variant named name that runs a pair per call,
+// its commands checked.
+func fromPair(name string, p harness.Pairer) variant {
+	return variant{name: name, commands: p.Commands, call: pair(p.Acquire, p.Release)}
+}
 
 // lockRow is the lock's pairs, each worker on a key of its own, against a
 // bare SET NX PX with the compare-and-delete script, and the two peers.
 func (b *bench) lockRow(ctx context.Context) ([]result, error) {
-	c := b.Client
 	keys := func(variant string) []string {
 		k := make([]string, b.Workers)
 		for w := range k {
@@ -177,30 +175,15 @@ func (b *bench) lockRow(ctx context.Context) ([]result, error) {
 		}
 		return k
 	}
-
 	lockKeys := keys("lock")
 	mutexes := make([]*lock.Mutex, b.Workers)
 	for w, key := range lockKeys {
 		var err error
-		if mutexes[w], err = lock.New(c, lock.Config{Key: key, TTL: lockTTL}); err != nil {
+		if mutexes[w], err = lock.New(b.Client, lock.Config{Key: key, TTL: lockpairs.TTL}); err != nil {
 			return nil, err
 		}
 	}
 	held := make([]*lock.Lock, b.Workers)
-
-	bareKeys, tokens := keys("bare"), make([]string, b.Workers)
-	ttlMillis := strconv.FormatInt(lockTTL.Milliseconds(), 10)
-
-	rl := redislock.New(c)
-	rlOpts := &redislock.Options{RetryStrategy: redislock.NoRetry()}
-	rlKeys, rlHeld := keys("redislock"), make([]*redislock.Lock, b.Workers)
-
-	rs := redsync.New(goredis.NewPool(c))
-	rsMutexes := make([]*redsync.Mutex, b.Workers)
-	for w, key := range keys("redsync") {
-		rsMutexes[w] = rs.NewMutex(key, redsync.WithExpiry(lockTTL), redsync.WithTries(1))
-	}
-
 	return b.runCalls(ctx, []variant{
 		{name: nameLock, call: pair(func(ctx context.Context, w int) (err error) {
 			held[w], err = mutexes[w].TryLock(ctx)
@@ -208,35 +191,9 @@ func (b *bench) lockRow(ctx context.Context) ([]result, error) {
 		}, func(ctx context.Context, w int) error {
 			return held[w].Unlock(ctx)
 		})},
-		{name: nameBareLock, commands: []string{"set", "evalsha"}, call: pair(func(ctx context.Context, w int) error {
-			tokens[w] = rand.Text()
-			err := c.Do(ctx, "set", bareKeys[w], tokens[w], "nx", "px", ttlMillis).Err()
-			if errors.Is(err, redis.Nil) {
-				err = fmt.Errorf("SET NX: %s is held", bareKeys[w])
-			}
-			return err
-		}, func(ctx context.Context, w int) error {
-			n, err := c.EvalSha(ctx, b.scripts.cad.SHA, bareKeys[w:w+1], tokens[w]).Int64()
-			if err == nil && n != 1 {
-				err = errNotHeld
-			}
-			return err
-		})},
-		{name: nameRedislock, call: pair(func(ctx context.Context, w int) (err error) {
-			rlHeld[w], err = rl.Obtain(ctx, rlKeys[w], lockTTL, rlOpts)
-			return err
-		}, func(ctx context.Context, w int) error {
-			return rlHeld[w].Release(ctx)
-		})},
-		{name: nameRedsync, call: pair(func(ctx context.Context, w int) error {
-			return rsMutexes[w].TryLockContext(ctx)
-		}, func(ctx context.Context, w int) error {
-			ok, err := rsMutexes[w].UnlockContext(ctx)
-			if err == nil && !ok {
-				err = errNotHeld
-			}
-			return err
-		})},
+		fromPair(nameBareLock, lockpairs.Bare(nameBareLock, b.Client, b.scripts.cad, keys("bare"))),
+		fromPair(nameRedislock, lockpairs.Redislock(nameRedislock, b.Client, keys("redislock"))),
+		fromPair(nameRedsync, lockpairs.Redsync(nameRedsync, b.Client, keys("redsync"))),
 	})
 }
 

@@ -5,25 +5,21 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"strconv"
-	"time"
 
-	"github.com/bsm/redislock"
-	"github.com/go-redsync/redsync/v4"
-	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/bench/internal/classic"
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/lockpairs"
 	"github.com/slotlimit/slotlimit/lock"
 )
 
 // lockTTL is every variant's lease time: long enough that no lock lapses
 // in a run.
-const lockTTL = 30 * time.Second
+const lockTTL = lockpairs.TTL
 
 // ttlMillis is lockTTL as the scripts take it.
-var ttlMillis = strconv.FormatInt(lockTTL.Milliseconds(), 10)
+var ttlMillis = lockpairs.TTLMillis
 
 // compareAndDelete is the bare lock's unlock: delete the key if it still
 // holds the owner's token. KEYS[1] the lock, ARGV[1] the token.
@@ -68,11 +64,11 @@ var (
 
 // Paths of the peer modules, whose versions the report names.
 const (
-	modRedislock = "github.com/bsm/redislock"
-	modRedsync   = "github.com/go-redsync/redsync/v4"
+	modRedislock = lockpairs.ModRedislock
+	modRedsync   = lockpairs.ModRedsync
 )
 
-var errNotHeld = errors.New("the unlock found the lock not held")
+var errNotHeld = lockpairs.ErrNotHeld
 
 // variants returns the pairers of the pair phase, each worker w on keys of
 // its own, the bare lock first.
@@ -93,10 +89,10 @@ func (b *bench) variants() ([]harness.Pairer, error) {
 		return nil, err
 	}
 	return []harness.Pairer{
-		barePair(b.Client, b.scripts.cad, keys("bare")),
+		lockpairs.Bare(nameBare, b.Client, b.scripts.cad, keys("bare")),
 		seedPair(b.Client, b.scripts, keys("seed")),
-		redislockPair(b.Client, keys("redislock")),
-		redsyncPair(b.Client, keys("redsync")),
+		lockpairs.Redislock(nameRedislock, b.Client, keys("redislock")),
+		lockpairs.Redsync(nameRedsync, b.Client, keys("redsync")),
 		multiFencePair(b.Client, b.scripts.cad, keys("multi")),
 		tc,
 		l,
@@ -117,13 +113,7 @@ func newMutexes(c *redis.Client, keys []string) ([]*lock.Mutex, error) {
 
 // setNXPX sends SET key token NX PX lockTTL and reports whether it set the
 // key.
-func setNXPX(ctx context.Context, c *redis.Client, key, token string) (bool, error) {
-	err := c.Do(ctx, "set", key, token, "nx", "px", ttlMillis).Err()
-	if errors.Is(err, redis.Nil) {
-		return false, nil
-	}
-	return err == nil, err
-}
+var setNXPX = lockpairs.SetNXPX
 
 // multiFence takes key for token and reads the server's clock in one
 // round trip: MULTI, SET key token NX GET PX lockTTL, TIME, EXEC. It
@@ -155,31 +145,6 @@ func multiFence(ctx context.Context, c *redis.Client, key, token string) (int64,
 		return 0, fmt.Errorf("TIME: no fence from %v", t)
 	}
 	return t.UnixMicro(), nil
-}
-
-// barePair is the baseline: SET key token NX PX with a new random token,
-// and the compare-and-delete script by EVALSHA.
-func barePair(c *redis.Client, cad harness.Script, keys []string) harness.Pairer {
-	tokens := make([]string, len(keys))
-	return harness.Pairer{
-		Name:     nameBare,
-		Commands: []string{"set", "evalsha"},
-		Acquire: func(ctx context.Context, w int) error {
-			tokens[w] = rand.Text()
-			ok, err := setNXPX(ctx, c, keys[w], tokens[w])
-			if err == nil && !ok {
-				err = fmt.Errorf("SET NX: %s is held", keys[w])
-			}
-			return err
-		},
-		Release: func(ctx context.Context, w int) error {
-			n, err := c.EvalSha(ctx, cad.SHA, keys[w:w+1], tokens[w]).Int64()
-			if err == nil && n != 1 {
-				err = errNotHeld
-			}
-			return err
-		},
-	}
 }
 
 // multiFencePair is the cheapest fenced pair: multiFence with a new random
@@ -218,49 +183,6 @@ func seedPair(c *redis.Client, s scripts, keys []string) harness.Pairer {
 		Release: func(ctx context.Context, w int) error {
 			n, err := c.EvalSha(ctx, s.seedUnlock.SHA, keys[w:w+1], tokens[w]).Int64()
 			if err == nil && n != 1 {
-				err = errNotHeld
-			}
-			return err
-		},
-	}
-}
-
-// redislockPair is bsm/redislock: Obtain with no retry, then Release.
-func redislockPair(c *redis.Client, keys []string) harness.Pairer {
-	client := redislock.New(c)
-	opts := &redislock.Options{RetryStrategy: redislock.NoRetry()}
-	held := make([]*redislock.Lock, len(keys))
-	return harness.Pairer{
-		Name:     nameRedislock,
-		Commands: []string{"evalsha"},
-		Acquire: func(ctx context.Context, w int) (err error) {
-			held[w], err = client.Obtain(ctx, keys[w], lockTTL, opts)
-			return err
-		},
-		Release: func(ctx context.Context, w int) error {
-			return held[w].Release(ctx)
-		},
-	}
-}
-
-// redsyncPair is go-redsync/redsync on its go-redis v9 pool of the one
-// client: a Mutex per worker, with one try, TryLockContext then
-// UnlockContext.
-func redsyncPair(c *redis.Client, keys []string) harness.Pairer {
-	rs := redsync.New(goredis.NewPool(c))
-	mutexes := make([]*redsync.Mutex, len(keys))
-	for w, key := range keys {
-		mutexes[w] = rs.NewMutex(key, redsync.WithExpiry(lockTTL), redsync.WithTries(1))
-	}
-	return harness.Pairer{
-		Name:     nameRedsync,
-		Commands: []string{"set", "evalsha"},
-		Acquire: func(ctx context.Context, w int) error {
-			return mutexes[w].TryLockContext(ctx)
-		},
-		Release: func(ctx context.Context, w int) error {
-			ok, err := mutexes[w].UnlockContext(ctx)
-			if err == nil && !ok {
 				err = errNotHeld
 			}
 			return err
