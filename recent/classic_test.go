@@ -32,8 +32,10 @@ var classicAdd = redis.NewScript("local key = KEYS[1] " +
 // it is read by Items, each item at the second it was scored with, in
 // that script's order (items of one second by their text); the List then
 // takes it over: its Adds go in front, re-adding a classic item moves it
-// there, its first Add trims the list to Max, and the classic script,
-// pointed at the new key, still fits in by its second.
+// there, its first Add trims the list to Max; and the classic script,
+// pointed at the new key, still writes there, each item below every item
+// a List added (a List scores microseconds, far above any count of
+// seconds) and above the classic items of earlier seconds.
 func TestClassicListRenamedIsReadAndTakenOver(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
@@ -76,14 +78,21 @@ func TestClassicListRenamedIsReadAndTakenOver(t *testing.T) {
 		require.NoError(t, l.Add(ctx, "aa"))
 		assert.Equal(t, []string{"aa", "new", "p5", "zz"}, values(t, l), "a classic item re-added moves to the front")
 
-		// The classic writer, a second later, still fits in by its second.
+		// The classic writer, a second later, goes below the List's items,
+		// above the older classic ones, and is read at its second.
 		b.Advance(time.Second)
 		later := b.Now().Unix()
 		require.NoError(t, classicAdd.Run(ctx, b.Client, []string{key}, "classic-late", later+1, 5).Err())
 		require.NoError(t, l.Add(ctx, "ours"))
-		got = values(t, l)
-		assert.Equal(t, "ours", got[0], "our Add goes after every item there")
-		assert.Contains(t, got, "classic-late")
+		items, err = l.Items(ctx, 0, 10)
+		require.NoError(t, err)
+		got = nil
+		for _, it := range items {
+			got = append(got, it.Value)
+		}
+		assert.Equal(t, []string{"ours", "aa", "new", "classic-late"}, got, "the trim dropped the two oldest classic items")
+		assert.Equal(t, later+1, items[3].At.Unix(), "the classic item reads at its second")
+		assert.Zero(t, items[3].At.Nanosecond())
 	})
 }
 

@@ -17,9 +17,9 @@ const (
 	MaxItems = 1<<53 - 1
 
 	// MaxDuration is the longest Config.TTL and Config.MaxAge, 2^32
-	// seconds (about 136 years). A score is a time below 2^32 seconds in
-	// units of 2^-21 s, exact in Lua's numbers; so is a time MaxDuration
-	// before it, which is how far back MaxAge reaches.
+	// seconds (about 136 years). A score is a time in microseconds below
+	// 2^53, exact in Lua's numbers; so is a time MaxDuration before it,
+	// which is how far back MaxAge reaches.
 	MaxDuration = 1 << 32 * time.Second
 )
 

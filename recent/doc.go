@@ -17,10 +17,10 @@
 //   - Ties order by name. Items added in the same second have equal scores
 //     and sort by their text, not by arrival, and a client whose clock is
 //     off puts its items out of place. Here the score is the server's
-//     clock, read in the script, to the millisecond, and every Add takes
-//     the next score after the newest item, so items keep the order in
-//     which the server ran the Adds, those of one millisecond or of one
-//     Add included.
+//     clock, read in the script, to the microsecond, and an Add that
+//     finds an item scored at that microsecond or later takes the next
+//     score after the newest, so items keep the order in which the server
+//     ran the Adds, those of one microsecond or of one Add included.
 //   - A wasted read. The script counts the set before trimming it. Here
 //     one ZREMRANGEBYRANK of the ranks below the newest Max trims it, in
 //     the same script as the add, so no reader sees more than Max items.
@@ -31,8 +31,9 @@
 //   - No way to read it. Here Items reads pages, newest first; Remove takes
 //     items out; Len counts.
 //
-// A score is a time in seconds, as that script's are, with a binary
-// fraction that holds the millisecond and a sequence (see scripts/lib.lua).
+// A score is the server's time in whole microseconds since 1970: an
+// integer, which a small sorted set keeps as one and compares without
+// parsing text (see scripts/lib.lua).
 //
 // # Keys, and lists that script wrote
 //
@@ -50,9 +51,14 @@
 // script's writers still running at the new key. Items then reads each
 // of its items at the second it was scored with (items of one second in
 // the order of their text, as that script left them), a List's Adds go
-// after every item there, and its first Add trims it to Max. While that
-// script's writers still run beside a List, their items sort by the
-// second only, before the List's items of the same second.
+// after every item there, and its first Add trims it to Max. A score
+// below 2^32 is read as seconds, so while that script's writers still run
+// beside a List, their items sort below every item a List added (whose
+// scores, in microseconds, are far above any count of seconds), by their
+// second among that script's items: the trim drops them first, and
+// MaxAge ages them out by their second. Items this package scored before
+// it scored microseconds (seconds, with a binary fraction that holds the
+// millisecond) read and age out the same way, at their millisecond.
 //
 // # All or nothing, and calls sent again
 //

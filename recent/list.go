@@ -21,10 +21,12 @@ type Item struct {
 	// Value is the value added, byte for byte.
 	Value string
 
-	// At is the server's time of the item's last Add, to the millisecond.
-	// An item written by a script that scores whole seconds (see the
-	// package doc) has the second it was scored with. When more than 2048 items are added in one millisecond,
-	// or the server's clock steps back, At runs ahead of the clock, by as
+	// At is the server's time of the item's last Add, to the microsecond.
+	// An item scored in seconds (see the package doc: written by a script
+	// that scores whole seconds, or by this package before it scored
+	// microseconds) has the second, or millisecond, it was scored with.
+	// When Adds to one list come faster than one value a microsecond, or
+	// the server's clock steps back, At runs ahead of the clock, by as
 	// much, so that the order of arrival is kept.
 	At time.Time
 }

@@ -8,14 +8,24 @@
 -- ARGV[3]  the list's expiry in ms after this add, in decimal; 0: none set
 -- ARGV[4..] the values, oldest first
 --
--- Returns {1}. A value already in the list moves to the front, with the
--- time of this add; so does every value of an add run twice, as a re-sent
--- call is: the second run is a second add.
+-- Returns 1, the status. A value already in the list moves to the front,
+-- with the time of this add; so does every value of an add run twice, as
+-- a re-sent call is: the second run is a second add.
+--
+-- The values take the server's microsecond and those after it, unless an
+-- item already scores that microsecond or later (the server's clock stood
+-- still or stepped back, or more than one add a microsecond came in): then
+-- they take those after the newest score. ZCOUNT finds that out with an
+-- integer reply, from the newest item alone, and only then does ZRANGE
+-- read the newest score; a score this package writes is an integer below
+-- 2^53, exact in a double, and the next one, printed with %.17g, reads back
+-- as that number (a score it never writes, such as inf, still gives one
+-- that is not lower).
 --
 -- All of it happens or none of it: no command can fail once one has
--- written. The first, ZRANGE, fails with WRONGTYPE on a key of another
+-- written. The first, ZCOUNT, fails with WRONGTYPE on a key of another
 -- type, before anything is written. After it, every score is a number
--- printed with %.17g, which Redis reads back as that number; ARGV[1] and
+-- printed in decimal, which Redis reads back as that number; ARGV[1] and
 -- ARGV[3] are integers that New bounded (the expiry at 2^32 s, so the
 -- server's time plus it cannot overflow), passed on as the text they came
 -- as; and Redis refuses a script's write for lack of memory only before
@@ -23,21 +33,26 @@
 
 -- #include lib.lua
 
-local newest = redis.call('ZRANGE', list, -1, -1, 'WITHSCORES')[2]
-local now = now_ms()
-local t = ticks_at(now)
-if newest then
-	t = math.max(t, math.floor(tonumber(newest) * UNIT) + 1)
+local clock = now_us()
+local now = clock
+local at = string.format('%d', now)
+if redis.call('ZCOUNT', list, at, '+inf') > 0 then
+	now = tonumber(redis.call('ZRANGE', list, -1, -1, 'WITHSCORES')[2]) + 1
+	at = string.format('%.17g', now)
 end
-local args = {}
-for i = 4, #ARGV do
-	args[#args + 1] = score(t)
-	args[#args + 1] = ARGV[i]
-	t = t + 1
+if #ARGV == 4 then
+	redis.call('ZADD', list, at, ARGV[4])
+else
+	local args = {at, ARGV[4]}
+	for i = 5, #ARGV do
+		now = now + 1
+		args[#args + 1] = string.format('%.17g', now)
+		args[#args + 1] = ARGV[i]
+	end
+	redis.call('ZADD', list, unpack(args))
 end
-redis.call('ZADD', list, unpack(args))
-prune(now, ARGV[1], tonumber(ARGV[2]))
+prune(clock, ARGV[1], tonumber(ARGV[2]))
 if ARGV[3] ~= '0' then
 	redis.call('PEXPIRE', list, ARGV[3])
 end
-return {1}
+return 1

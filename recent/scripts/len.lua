@@ -5,7 +5,13 @@
 --
 -- Returns {1, the number of items not older than the max age}; the caller
 -- counts at most the max of them, since those beyond it are never read.
+-- With a max age, it counts the two ranges of scores apart (see lib.lua).
 
 -- #include lib.lua
 
-return {1, redis.call('ZCOUNT', list, oldest_kept(now_ms(), tonumber(ARGV[1])), '+inf')}
+local max_age = tonumber(ARGV[1])
+if max_age == 0 then
+	return {1, redis.call('ZCARD', list)}
+end
+local us, s = oldest_kept(now_us(), max_age)
+return {1, redis.call('ZCOUNT', list, us, '+inf') + redis.call('ZCOUNT', list, s, '(' .. SECONDS)}

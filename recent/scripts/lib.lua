@@ -5,52 +5,51 @@
 -- "recent" added in its hash slot):
 --   KEYS[1]  list  sorted set, value -> score, the time of its last add
 --
--- A score is a time in seconds with a binary fraction: the whole part is
--- the second, and the fraction, in units of 1/2^21 s (ticks), holds the
--- millisecond (2048 ticks each) and a sequence within it. Every add takes
--- the tick after the newest score, or the first tick of its millisecond
--- on the server's clock if that is later, so scores grow in the order the
--- server runs the adds, items added at one millisecond or in one call
--- included, and do not depend on the values' text. A score of whole
--- seconds, as a plain ZADD script writes, is the first tick of its second,
--- so its items read as added at that second, before ours of that second.
--- Every tick count below 2^53 (seconds below 2^32) is exact in a double;
--- New bounds the max age at 2^32 s, so a time that far back is exact too.
+-- A score is the server's time of the add in whole microseconds since
+-- 1970, an integer, which a small sorted set (a listpack) keeps as an
+-- integer and compares without parsing text. Every add takes the
+-- microsecond after the newest score, or the server's microsecond if that
+-- is later, so scores grow in the order the server runs the adds, items
+-- added at one microsecond or in one call included, and do not depend on
+-- the values' text. A time in microseconds stays below 2^52 (and so is
+-- exact in a double, and kept as an integer) until the year 2112, and is
+-- at least 2^32 from 1970-01-01 01:11 UTC on.
+--
+-- A score below 2^32 is in seconds: whole seconds, as a plain ZADD script
+-- writes, or seconds with a binary fraction of 2^21 ticks (2048 a
+-- millisecond), as this package wrote before it kept microseconds. Such
+-- items sort below every microsecond score, and age out by their own
+-- seconds: the scripts that bound the age read and prune the two ranges
+-- apart, [oldest kept in seconds, 2^32) and [oldest kept in
+-- microseconds, +inf). New bounds the max age at 2^32 s, so every bound
+-- below is exact in a double.
 
 local list = KEYS[1]
-local UNIT = 2097152 -- ticks per second, 2^21
-local PER_MS = 2048 -- ticks per millisecond
+local SECONDS = '4294967296' -- 2^32: a score below it is in seconds
 
--- now_ms is the server's clock in ms.
-local function now_ms()
+-- now_us is the server's clock in microseconds.
+local function now_us()
 	local t = redis.call('TIME')
-	return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
--- ticks_at is the first tick of millisecond ms.
-local function ticks_at(ms)
-	return math.floor(ms / 1000) * UNIT + (ms % 1000) * PER_MS
-end
-
--- score is the score of tick t, as text that reads back as the same double.
-local function score(t)
-	return string.format('%.17g', t / UNIT)
+	return t[1] * 1000000 + t[2]
 end
 
 -- oldest_kept is the lowest score an item may have and be kept, given the
--- max age in ms (0: no bound), as a ZRANGEBYSCORE bound.
+-- max age in ms, above 0: an item exactly max_age old, to the ms, is kept.
+-- It returns two ZRANGEBYSCORE bounds: for microsecond scores, at least
+-- 2^32, and for scores in seconds, the first tick of that millisecond.
 local function oldest_kept(now, max_age)
-	if max_age == 0 then
-		return '-inf'
-	end
-	return score(ticks_at(now - max_age))
+	local ms = math.floor(now / 1000) - max_age
+	local seconds = math.floor(ms / 1000) + (ms % 1000) * 2048 / 2097152
+	return string.format('%d', math.max(ms * 1000, 4294967296)), string.format('%.17g', seconds)
 end
 
--- prune drops the items older than max_age and all but the max newest,
--- given trim, the text of -max-1.
+-- prune drops the items older than max_age (0: no bound) and all but the
+-- max newest, given trim, the text of -max-1.
 local function prune(now, trim, max_age)
 	if max_age > 0 then
-		redis.call('ZREMRANGEBYSCORE', list, '-inf', '(' .. oldest_kept(now, max_age))
+		local us, s = oldest_kept(now, max_age)
+		redis.call('ZREMRANGEBYSCORE', list, SECONDS, '(' .. us)
+		redis.call('ZREMRANGEBYSCORE', list, '-inf', '(' .. s)
 	end
 	redis.call('ZREMRANGEBYRANK', list, 0, trim)
 end

@@ -13,11 +13,17 @@
 -- the values gone and counts 0 for them.
 --
 -- All of it happens or none of it: the first command fails with WRONGTYPE
--- on a key of another type, before anything is written, and no later one
--- can fail: the trim's rank is as in add.lua, and the values, at most
--- MaxBatch (1000), are well within what unpack takes.
+-- on a key of another type, before anything is written (TIME, run first
+-- when there is a max age, writes nothing), and no later one can fail:
+-- the bounds and the trim's rank are as in add.lua, and the values, at
+-- most MaxBatch (1000), are well within what unpack takes.
 
 -- #include lib.lua
 
-prune(now_ms(), ARGV[1], tonumber(ARGV[2]))
+local max_age = tonumber(ARGV[2])
+local now = 0
+if max_age > 0 then
+	now = now_us()
+end
+prune(now, ARGV[1], max_age)
 return {1, redis.call('ZREM', list, unpack(ARGV, 3))}
