@@ -196,13 +196,13 @@ func breakdownTable(title, unit string, variants []result) harness.Table {
 func (b *bench) everyVariant() harness.Table {
 	t := harness.Table{
 		Title: "Every variant",
-		Intro: "Operations are summed over the rounds; commands sent count the client's, round trips its single commands and pipelines.",
+		Intro: "Operations, their rate, and the commands sent and round trips per operation are over every round; Redis µs per operation is the median round's, as in the table above. Commands sent count the client's, round trips its single commands and pipelines.",
 		Head:  []string{"variant", "operations", "operations/s", "Redis µs per operation", "top-level commands", "commands sent per operation", "round trips per operation"},
 	}
 	for _, rs := range [][]result{b.limiter, b.lock, b.gcra, b.window, b.grab, b.recent, b.queue} {
 		for _, r := range rs {
-			t.Add(r.name, harness.Count(float64(r.Ops)), harness.Count(r.opsPerSecond()), fmt.Sprintf("%.2f", r.usecPerOp()),
-				strings.Join(r.top, ", "), fmt.Sprintf("%.2f", harness.Ratio(r.Sent, r.Ops)), fmt.Sprintf("%.2f", harness.Ratio(r.Trips, r.Ops)))
+			t.Add(r.name, harness.Count(float64(r.all.Ops)), harness.Count(r.opsPerSecond()), fmt.Sprintf("%.2f", r.usecPerOp()),
+				strings.Join(r.top, ", "), fmt.Sprintf("%.2f", harness.Ratio(r.all.Sent, r.all.Ops)), fmt.Sprintf("%.2f", harness.Ratio(r.all.Trips, r.all.Ops)))
 		}
 	}
 	return t
