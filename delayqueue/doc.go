@@ -58,6 +58,6 @@
 // Redis Cluster hash slot and no other package's keys for the same Key.
 // A queue without messages leaves no keys, but for the registry of
 // waiting consumers, which lapses 3 seconds after the last one stops
-// waiting. A key of another type fails the calls with WRONGTYPE and is
-// left as it was.
+// waiting. A key of another type fails the calls that use it with
+// WRONGTYPE, before they write anything, and is left as it was.
 package delayqueue

@@ -13,13 +13,13 @@ const suffix = "delayqueue"
 // The keys of a Queue, in the order its scripts take them (see
 // scripts/lib.lua).
 const (
-	keyQueue    = iota // sorted set, order key and id -> due time (ms)
-	keyLeases          // sorted set, delivery token -> lease deadline (ms)
-	keyBodies          // hash, id -> payload
-	keyAttempts        // hash, id -> deliveries so far; token -> 'due id'
+	keyQueue    = iota // sorted set, order key, id and deliveries -> due time (ms)
+	keyLeases          // sorted set, 'token id' -> lease deadline (ms)
+	keyBodies          // hash, id -> payload; token -> 'due attempt id'
+	keyAttempts        // hash, id -> deliveries, of each dead letter
 	keyDead            // sorted set, id -> when it was dead-lettered (ms)
 	keyWaiters         // sorted set, consumer -> registration deadline (ms)
-	keyInfo            // hash: the last push's order key, the next event and its keeper
+	keyInfo            // hash: the last push's order number, the next event and its keeper
 	numKeys
 )
 

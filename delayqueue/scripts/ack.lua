@@ -8,27 +8,30 @@
 --
 -- Returns {1} when the message was removed, and {1} again for an ack sent
 -- again after its first run removed it: only this delivery's holder could
--- have ended a lease whose deadline has not passed, and the message is
--- gone, so that holder acked it. Else {0}: the lease lapsed (the message is
--- due again, or was delivered again), or the delivery was given back. A
--- queue left without messages leaves no keys.
+-- have ended a lease whose deadline has not passed, and the message's body
+-- is gone, so that holder acked it. Else {0}: the lease lapsed (the
+-- message is due again, or was delivered again), or the delivery was
+-- given back. A queue left without messages leaves no keys.
+--
+-- Its commands: TIME, ZSCORE of the lease 'token id', HDEL of the body
+-- and the delivery, ZREM of the lease, and EXISTS of the queue's three
+-- sorted sets. The ZSCORE fails on leases, and the HDEL, the first write,
+-- on bodies, when either holds another type; info's fields are deleted
+-- once the queue is empty, and info of another type is left as it was.
 
 -- #include lib.lua
 
-local err = check_types()
-if err then
-	return err
-end
 local id, token = ARGV[1], ARGV[2]
 local now = now_ms()
-if not held(id, token, now) then
-	if tonumber(ARGV[3]) > now and not redis.call('HGET', attempts, id) then
+local lease = token .. ' ' .. id
+local deadline = tonumber(redis.call('ZSCORE', leases, lease))
+if deadline == nil or deadline <= now then
+	if tonumber(ARGV[3]) > now and redis.call('HEXISTS', bodies, id) == 0 then
 		return {1}
 	end
 	return {0}
 end
-redis.call('ZREM', leases, token)
-redis.call('HDEL', bodies, id)
-redis.call('HDEL', attempts, id, token)
+redis.call('HDEL', bodies, id, token)
+redis.call('ZREM', leases, lease)
 drop_if_empty()
 return {1}

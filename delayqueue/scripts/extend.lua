@@ -8,18 +8,18 @@
 --
 -- Returns {1, the new lease deadline (ms)} when renewed, else {0}: a lapsed
 -- lease is never renewed, as the message is due again. Sent again, it
--- renews the lease its first run renewed, to visibility from then.
+-- renews the lease its first run renewed, to visibility from then. It
+-- writes only the lease it read, so a key of another type fails it with
+-- WRONGTYPE before anything is written.
 
 -- #include lib.lua
 
-local err = check_types()
-if err then
-	return err
-end
 local id, token, vis = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = now_ms()
-if not held(id, token, now) then
+local lease = token .. ' ' .. id
+local deadline = tonumber(redis.call('ZSCORE', leases, lease))
+if deadline == nil or deadline <= now then
 	return {0}
 end
-redis.call('ZADD', leases, now + vis, token)
+redis.call('ZADD', leases, now + vis, lease)
 return {1, now + vis}

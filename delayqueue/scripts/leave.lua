@@ -11,9 +11,9 @@
 --
 -- Returns {1, 1} when the consumer was a waiter, else {1, 0}. A leave sent again
 -- finds nothing more to do: its first run took the name off the waiters,
--- and the delivery out of leases and attempts. Only a Poll that failed or
+-- and the delivery out of leases and bodies. Only a Poll that failed or
 -- ended runs this script, so the common path pays nothing for the give
--- back: one HGET here.
+-- back.
 
 -- #include lib.lua
 
@@ -24,19 +24,16 @@ end
 local name, notify = ARGV[1], ARGV[2]
 local was = redis.call('ZREM', waiters, name)
 local woke = false
-local due, id = delivery(name)
+local due, attempt, id = delivery(name)
 if id then
-	redis.call('ZREM', leases, name)
-	redis.call('HDEL', attempts, name)
-	if redis.call('HINCRBY', attempts, id, -1) <= 0 then
-		redis.call('HDEL', attempts, id)
-	end
-	local now = now_ms()
-	redis.call('ZADD', queue, due, entry(now, 0, id))
+	redis.call('ZREM', leases, name .. ' ' .. id)
+	redis.call('HDEL', bodies, name)
+	redis.call('ZADD', queue, due, entry(given, id, attempt - 1))
 	if redis.call('HGET', info, 'keeper') == name then
 		redis.call('HDEL', info, 'armed', 'keeper')
 	end
-	schedule(due, now, notify)
+	local now = now_ms()
+	schedule(due, now, first_waiter(now), notify)
 	woke = true
 end
 if not woke and redis.call('HGET', info, 'keeper') == name then

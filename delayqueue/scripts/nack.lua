@@ -13,28 +13,34 @@
 -- Returns {1} when the message was given back (or dead-lettered), and {1}
 -- again for a nack sent again after its first run: only this delivery's
 -- holder could have ended a lease whose deadline has not passed. Else {0}:
--- the lease lapsed, or the delivery was acked.
+-- the lease lapsed, or the delivery was acked. The message goes back with
+-- the deliveries its delivery counted, in its entry.
 
 -- #include lib.lua
 
-local err = check_types()
-if err then
-	return err
-end
 local id, token, delay, max, notify = ARGV[1], ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 local now = now_ms()
-if not held(id, token, now) then
+local lease = token .. ' ' .. id
+local deadline = tonumber(redis.call('ZSCORE', leases, lease))
+if deadline == nil or deadline <= now then
 	if tonumber(ARGV[3]) > now then
 		return {1}
 	end
 	return {0}
 end
-redis.call('ZREM', leases, token)
-redis.call('HDEL', attempts, token)
-if tonumber(redis.call('HGET', attempts, id) or max) >= max then
+local err = check_types()
+if err then
+	return err
+end
+local _, attempt = delivery(token)
+redis.call('ZREM', leases, lease)
+redis.call('HDEL', bodies, token)
+attempt = attempt or max
+if attempt >= max then
 	redis.call('ZADD', dead, now, id)
+	redis.call('HSET', attempts, id, attempt)
 	return {1}
 end
-redis.call('ZADD', queue, now + delay, entry(now, 0, id))
-schedule(now + delay, now, notify)
+redis.call('ZADD', queue, now + delay, entry(given, id, attempt))
+schedule(now + delay, now, first_waiter(now), notify)
 return {1}

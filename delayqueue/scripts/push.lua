@@ -8,46 +8,66 @@
 --          minted by the pusher, payload, delay (ms), and due time (ms; 0:
 --          now plus the delay)
 --
--- Returns {1, how many messages it queued}. A message is queued when HSET adds
--- its body: a push sent again after its reply was lost finds the bodies
--- its first run wrote and queues nothing twice. Each message queued gets
--- an order key, the push's time on the server's clock in ms and a
--- sequence number within that ms, so that messages due at the same ms
--- come out in push order. A key of another type fails the push with
--- WRONGTYPE before anything is written.
+-- Returns {1, how many messages it queued}. A message is queued when HSET
+-- adds its body: a push sent again after its reply was lost finds the
+-- bodies its first run wrote and queues nothing twice. Message k gets the
+-- order key n - K + k, in 16 digits, where n is info's 'seq' after HINCRBY
+-- adds K, the number of messages: order numbers only grow (a push sent
+-- again skips some, which only leaves gaps), so messages due at the same
+-- ms come out in push order, by the order key that begins their entries.
+--
+-- Its commands: TIME; ZRANGEBYSCORE of the first live waiter; HINCRBY;
+-- one HSET per message; one ZADD of every message queued; and, when it
+-- wakes a waiter, ZREM and the notice. A key of another type fails the
+-- push with WRONGTYPE before anything is written: the read fails on
+-- waiters, the first write on info, and the HSET of the first message on
+-- bodies; a ZADD that fails on queue has the bodies and the order number
+-- this run wrote taken back first.
 
 -- #include lib.lua
 
-local err = check_types()
-if err then
-	return err
-end
 local notify = ARGV[1]
 local now = now_ms()
-local last = redis.call('HMGET', info, 'ms', 'seq')
-local ms, seq = tonumber(last[1]) or 0, tonumber(last[2]) or 0
-if now > ms then
-	ms, seq = now, 0
+local first = first_waiter(now)
+local count = (#ARGV - 1) / 4
+local seq = redis.call('HINCRBY', info, 'seq', count) - count
+
+-- undo takes back what this run wrote before a command failed with err,
+-- and returns err.
+local function undo(err, ids)
+	if #ids > 0 then
+		redis.call('HDEL', bodies, unpack(ids))
+	end
+	if redis.call('HINCRBY', info, 'seq', -count) <= 0 then
+		redis.call('HDEL', info, 'seq')
+	end
+	return err
 end
-local queued, earliest = 0, nil
+
+local ids, add, earliest = {}, {}, nil
 for k = 2, #ARGV, 4 do
 	local id = ARGV[k]
-	if redis.call('HSET', bodies, id, ARGV[k + 1]) == 1 then
-		seq = seq + 1
-		if seq > 999999 then
-			ms, seq = ms + 1, 1
-		end
+	seq = seq + 1
+	local added = redis.pcall('HSET', bodies, id, ARGV[k + 1])
+	if type(added) == 'table' then
+		return undo(added, ids)
+	end
+	if added == 1 then
+		ids[#ids + 1] = id
 		local due = tonumber(ARGV[k + 3])
 		if due == 0 then
 			due = now + tonumber(ARGV[k + 2])
 		end
-		redis.call('ZADD', queue, due, entry(ms, seq, id))
-		queued = queued + 1
+		add[#add + 1] = due
+		add[#add + 1] = string.format('%016d %s', seq, id)
 		earliest = math.min(earliest or due, due)
 	end
 end
-if queued > 0 then
-	redis.call('HSET', info, 'ms', ms, 'seq', seq)
-	schedule(earliest, now, notify)
+if #ids > 0 then
+	local added = redis.pcall('ZADD', queue, unpack(add))
+	if type(added) == 'table' then
+		return undo(added, ids)
+	end
+	schedule(earliest, now, first, notify)
 end
-return {1, queued}
+return {1, #ids}

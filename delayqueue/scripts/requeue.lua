@@ -6,9 +6,9 @@
 -- ARGV[2..] the ids
 --
 -- Returns {1, how many of the ids are requeued}: moved now, or moved by a
--- requeue before and not delivered since (their attempts are 0, which
--- only a requeue writes), so that a requeue sent again after its reply
--- was lost counts what its first run moved.
+-- requeue before and not delivered since (their entry counts 0 deliveries,
+-- written out, which only a requeue writes), so that a requeue sent again
+-- after its reply was lost counts what its first run moved.
 
 -- #include lib.lua
 
@@ -16,18 +16,18 @@ local err = check_types()
 if err then
 	return err
 end
-local now, moved, requeued = now_ms(), 0, 0
+local now, moved, requeues = now_ms(), 0, 0
 for i = 2, #ARGV do
 	local id = ARGV[i]
 	if redis.call('ZREM', dead, id) == 1 then
-		redis.call('HSET', attempts, id, 0)
-		redis.call('ZADD', queue, now, entry(now, 0, id))
+		redis.call('HDEL', attempts, id)
+		redis.call('ZADD', queue, now, requeued(id))
 		moved = moved + 1
-	elseif redis.call('HGET', attempts, id) == '0' then
-		requeued = requeued + 1
+	elseif redis.call('ZSCORE', queue, requeued(id)) then
+		requeues = requeues + 1
 	end
 end
 if moved > 0 then
-	schedule(now, now, ARGV[1])
+	schedule(now, now, first_waiter(now), ARGV[1])
 end
-return {1, moved + requeued}
+return {1, moved + requeues}
