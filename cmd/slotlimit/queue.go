@@ -186,7 +186,10 @@ func runQueueRequeue(c *cli, args []string) error {
 
 // notDead notes that IDs were left alone.
 func notDead(n, of int) string {
-	if n < of {
+	switch {
+	case of-n == 1:
+		return " (1 not a dead letter: left alone)"
+	case n < of:
 		return fmt.Sprintf(" (%d not dead letters: left alone)", of-n)
 	}
 	return ""

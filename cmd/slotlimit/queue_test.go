@@ -112,7 +112,7 @@ func TestQueueDeadRequeueDrop(t *testing.T) {
 		// requeue: dead-1 is due now.
 		r = cli(t, "", nil, "-u", url, "queue", "requeue", s.key, s.dead[0], "nosuch")
 		require.Equal(t, 0, r.code)
-		assert.Equal(t, "requeued 1 of 2 IDs on "+s.key+", due now (1 not dead letters: left alone)\n", r.stdout)
+		assert.Equal(t, "requeued 1 of 2 IDs on "+s.key+", due now (1 not a dead letter: left alone)\n", r.stdout)
 		r = cli(t, "", nil, "-u", url, "queue", "requeue", "-json", s.key, "nosuch")
 		assert.Equal(t, 1, r.code)
 		assert.Equal(t, int64(0), jsonInts(t, r.stdout, "count")["count"])
