@@ -2,24 +2,19 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"sync/atomic"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/queues"
 	"github.com/slotlimit/slotlimit/delayqueue"
 )
 
 // asynqForward is asynq's forwarder interval (DelayedTaskCheckInterval) in
 // the delay-queue row.
 const asynqForward = 100 * time.Millisecond
-
-// drainPoll is how often a phase checks whether its tasks are all taken.
-const drainPoll = time.Millisecond
 
 // Names of the delay-queue variants.
 const (
@@ -33,11 +28,10 @@ type queue struct {
 	name   string
 	client *redis.Client
 	hook   *harness.CommandCounter
-	push   func(ctx context.Context, payload []byte) error
-	// start starts workers consumers, which call deliver as each task's
-	// handler runs, before the task is acked; stop stops them and returns
-	// the first error one met.
-	start func(ctx context.Context, workers int, deliver func()) (stop func() error, err error)
+	push   queues.Push
+	// start starts consumers, which call deliver as each task's handler
+	// runs, before the task is acked.
+	start queues.Start
 }
 
 // libraryQueue is the package's Queue: Push, due at once, and Run.
@@ -52,20 +46,19 @@ func (b *bench) libraryQueue() (queue, error) {
 		_, err := q.Push(ctx, payload, 0)
 		return err
 	}
-	v.start = func(ctx context.Context, workers int, deliver func()) (func() error, error) {
+	v.start = func(ctx context.Context, workers int, deliver func([]byte)) (func() error, error) {
 		ctx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
+		done := make(chan struct{})
 		go func() {
-			done <- q.Run(ctx, workers, func(context.Context, delayqueue.Message) error {
-				deliver()
+			defer close(done)
+			q.Run(ctx, workers, func(_ context.Context, m delayqueue.Message) error {
+				deliver(m.Payload)
 				return nil
 			})
 		}()
 		return func() error {
 			cancel()
-			if err := <-done; err != nil && ctx.Err() == nil {
-				return err
-			}
+			<-done // Run returns once its workers have, with its ctx's error
 			return nil
 		}, nil
 	}
@@ -79,27 +72,9 @@ func (b *bench) asynqQueue() queue {
 	v := queue{name: nameAsynq}
 	v.client, v.hook = b.NewClient(0)
 	qname := b.Key("asynq")
-	client := asynq.NewClientFromRedisClient(v.client)
-	v.push = func(ctx context.Context, payload []byte) error {
-		_, err := client.EnqueueContext(ctx, asynq.NewTask("costbench", payload), asynq.Queue(qname))
-		return err
-	}
-	v.start = func(ctx context.Context, workers int, deliver func()) (func() error, error) {
-		srv := asynq.NewServerFromRedisClient(v.client, asynq.Config{
-			Concurrency:              workers,
-			Queues:                   map[string]int{qname: 1},
-			DelayedTaskCheckInterval: asynqForward,
-			LogLevel:                 asynq.ErrorLevel,
-		})
-		err := srv.Start(asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
-			deliver()
-			return nil
-		}))
-		if err != nil {
-			return nil, err
-		}
-		return func() error { srv.Shutdown(); return nil }, nil
-	}
+	push := queues.AsynqPush(v.client, qname, "costbench")
+	v.push = func(ctx context.Context, payload []byte) error { return push(ctx, payload, 0) }
+	v.start = queues.AsynqStart(v.client, qname, asynqForward)
 	return v
 }
 
@@ -134,51 +109,17 @@ func (b *bench) queueRow(ctx context.Context) ([]result, error) {
 	return out, nil
 }
 
-// queuePhase is one measured phase of v: its consumers start, b.Workers of
-// them, then bounds.Workers producers push tasks due at once, within
-// bounds and never more than b.backlog ahead of the consumers, and the
-// phase ends when every task pushed has been taken, within harness.Grace
-// of the producers' end. Its operations are the tasks taken, and its
-// commands those of v's client.
+// queuePhase is one measured phase of v (see queues.Triples): its
+// consumers start, b.Workers of them, then bounds.Workers producers push
+// tasks due at once, within bounds and never more than b.backlog ahead of
+// the consumers, and the phase ends when every task pushed has been taken.
+// Its operations are the tasks taken, and its commands those of v's
+// client.
 func (b *bench) queuePhase(ctx context.Context, v queue, bounds harness.Bounds) (harness.Phase, error) {
-	tokens := make(chan struct{}, b.backlog)
-	var taken, seq atomic.Int64
-	stop, err := v.start(ctx, b.Workers, func() {
-		taken.Add(1)
-		<-tokens
-	})
-	if err != nil {
-		return harness.Phase{}, err
+	measure := func(ctx context.Context, load func() (int64, error)) (harness.Phase, error) {
+		return b.measureOn(ctx, v.hook, load)
 	}
-	ph, err := b.measureOn(ctx, v.hook, func() (int64, error) {
-		pushed, err := harness.Drive(ctx, bounds, func(ctx context.Context, _ int) error {
-			select {
-			case tokens <- struct{}{}:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			if err := v.push(ctx, binary.BigEndian.AppendUint64(nil, uint64(seq.Add(1)))); err != nil {
-				<-tokens
-				return err
-			}
-			return nil
-		})
-		if err != nil {
-			return 0, err
-		}
-		end := time.Now().Add(harness.Grace)
-		for taken.Load() < pushed && time.Now().Before(end) {
-			time.Sleep(drainPoll)
-		}
-		if n := taken.Load(); n < pushed {
-			return 0, fmt.Errorf("%d of %d tasks not taken within %v of the last push", pushed-n, pushed, harness.Grace)
-		}
-		return pushed, nil
-	})
-	if stopErr := stop(); err == nil {
-		err = stopErr
-	}
-	return ph, err
+	return queues.Triples(ctx, measure, v.start, v.push, b.Workers, b.backlog, bounds)
 }
 
 // measureOn is Env.Measure with the commands counted by hook, another

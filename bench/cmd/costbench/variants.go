@@ -15,6 +15,7 @@ import (
 	"github.com/slotlimit/slotlimit/bench/internal/classic"
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
 	"github.com/slotlimit/slotlimit/bench/internal/lockpairs"
+	"github.com/slotlimit/slotlimit/bench/internal/queues"
 	"github.com/slotlimit/slotlimit/lock"
 	"github.com/slotlimit/slotlimit/ratelimit"
 	"github.com/slotlimit/slotlimit/recent"
@@ -92,7 +93,7 @@ const (
 	modRedislock = lockpairs.ModRedislock
 	modRedsync   = lockpairs.ModRedsync
 	modRedisRate = "github.com/go-redis/redis_rate/v10"
-	modAsynq     = "github.com/hibiken/asynq"
+	modAsynq     = queues.ModAsynq
 	modGoRedis   = "github.com/redis/go-redis/v9"
 )
 

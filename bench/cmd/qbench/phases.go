@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,11 +10,8 @@ import (
 	"time"
 
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/queues"
 )
-
-// drainPoll is how often a phase checks whether its messages are all
-// taken.
-const drainPoll = time.Millisecond
 
 // A tripleResult is one variant's push, poll and ack phases, summed over
 // rounds.
@@ -58,53 +54,16 @@ func (b *bench) runTriples(ctx context.Context) ([]tripleResult, error) {
 	return results, nil
 }
 
-// triplePhase is one measured phase of v: its consumers start, then
-// bounds.Workers producers push messages due at once, within bounds and
-// never more than b.backlog ahead of the consumers, and the phase ends
-// when every message pushed has been taken, within Grace of the
-// producers' end. Its operations are the messages taken. When check is
-// set, a variant with commands must have sent exactly those.
+// triplePhase is one measured phase of v (see queues.Triples): its
+// b.consumers consumers start, then bounds.Workers producers push messages
+// due at once, within bounds and never more than b.backlog ahead of the
+// consumers, and the phase ends when every message pushed has been taken,
+// within Grace of the producers' end. Its operations are the messages
+// taken. When check is set, a variant with commands must have sent
+// exactly those.
 func (b *bench) triplePhase(ctx context.Context, v variant, bounds harness.Bounds, check bool) (harness.Phase, error) {
-	tokens := make(chan struct{}, b.backlog)
-	var taken, seq atomic.Int64
-	stop, err := v.start(ctx, b.consumers, func([]byte) {
-		taken.Add(1)
-		<-tokens
-	})
-	if err != nil {
-		return harness.Phase{}, err
-	}
-	var consumerErr error
-	ph, err := b.Measure(ctx, func() (int64, error) {
-		pushed, err := harness.Drive(ctx, bounds, func(ctx context.Context, w int) error {
-			select {
-			case tokens <- struct{}{}:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			payload := binary.BigEndian.AppendUint64(nil, uint64(seq.Add(1)))
-			if err := v.push(ctx, payload, 0); err != nil {
-				<-tokens
-				return err
-			}
-			return nil
-		})
-		if err != nil {
-			return 0, err
-		}
-		end := time.Now().Add(harness.Grace)
-		for taken.Load() < pushed && time.Now().Before(end) {
-			time.Sleep(drainPoll)
-		}
-		if n := taken.Load(); n < pushed {
-			return 0, fmt.Errorf("%d of %d messages not taken within %v of the last push", pushed-n, pushed, harness.Grace)
-		}
-		return pushed, nil
-	})
-	consumerErr = stop()
-	if err == nil {
-		err = consumerErr
-	}
+	push := func(ctx context.Context, payload []byte) error { return v.push(ctx, payload, 0) }
+	ph, err := queues.Triples(ctx, b.Measure, v.start, push, b.consumers, b.backlog, bounds)
 	if err == nil && check && v.commands != nil {
 		err = ph.CheckCommands(v.commands)
 	}

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/bench/internal/classic"
+	"github.com/slotlimit/slotlimit/bench/internal/queues"
 	"github.com/slotlimit/slotlimit/delayqueue"
 )
 
@@ -38,7 +38,7 @@ const (
 
 // Paths of the peer modules, whose versions the report names.
 const (
-	modAsynq   = "github.com/hibiken/asynq"
+	modAsynq   = queues.ModAsynq
 	modGoRedis = "github.com/redis/go-redis/v9"
 )
 
@@ -177,38 +177,12 @@ func (b *bench) seedVariant(key string) variant {
 // every other setting at its default.
 func (b *bench) asynqVariant(key string, interval time.Duration) variant {
 	qname := b.Key(key)
-	client := asynq.NewClientFromRedisClient(b.Client)
 	v := variant{name: nameAsynq}
 	if interval > 0 {
 		v.name = nameAsynqFast + interval.String()
 	}
-	v.push = func(ctx context.Context, payload []byte, delay time.Duration) error {
-		opts := []asynq.Option{asynq.Queue(qname)}
-		if delay > 0 {
-			opts = append(opts, asynq.ProcessIn(delay))
-		}
-		_, err := client.EnqueueContext(ctx, asynq.NewTask(asynqTaskType, payload), opts...)
-		return err
-	}
-	v.start = func(ctx context.Context, workers int, deliver func([]byte)) (func() error, error) {
-		srv := asynq.NewServerFromRedisClient(b.Client, asynq.Config{
-			Concurrency:              workers,
-			Queues:                   map[string]int{qname: 1},
-			DelayedTaskCheckInterval: interval,
-			LogLevel:                 asynq.ErrorLevel,
-		})
-		err := srv.Start(asynq.HandlerFunc(func(_ context.Context, t *asynq.Task) error {
-			deliver(t.Payload())
-			return nil
-		}))
-		if err != nil {
-			return nil, err
-		}
-		return func() error {
-			srv.Shutdown()
-			return nil
-		}, nil
-	}
+	v.push = queues.AsynqPush(b.Client, qname, asynqTaskType)
+	v.start = queues.AsynqStart(b.Client, qname, interval)
 	return v
 }
 
