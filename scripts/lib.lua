@@ -1,6 +1,6 @@
 -- lib: helpers shared by the lease scripts, included where a script has its
--- "-- #include lib.lua" line (see scripts.go), after any read-only early
--- return, so that such a return does not pay for defining them.
+-- "-- #include lib.lua" line (see scripts.go), after the early returns of
+-- its commonest calls, so that those do not pay for defining them.
 --
 -- The slots of one Limiter live in keys of one hash slot:
 --   leases   sorted set, holder -> lease deadline (ms, server time)

@@ -52,23 +52,26 @@
 local leases, weights, full = KEYS[1], KEYS[2], KEYS[3]
 local queue, qdeadlines, qwants = KEYS[4], KEYS[5], KEYS[6]
 local known = tonumber(ARGV[6])
-local reply = {}
-
--- freed answers for a holder with no live lease at now: '1' only while
--- the deadline its Lease was given has not come.
-local function freed(now)
-	return now < known and '1' or '0'
-end
 
 -- The commonest calls, with no weighted holder, no full marker and nobody
--- waiting, free the leases and touch nothing else. Lapsed leases go first,
--- so that a holder's lease, if it is still there, is live.
+-- waiting, free the leases and touch nothing else, before any helper is
+-- defined. Lapsed leases go first, so that a holder's lease, if it is
+-- still there, is live. The clock is text, as in acquire.lua's commonest
+-- grant, and becomes a number only for a holder not found.
 if redis.call('EXISTS', weights, full, queue) == 0 then
 	local t = redis.call('TIME')
-	local now = t[1] * 1000 + math.floor(t[2] / 1000)
-	redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
+	local clock = t[1] .. string.sub('00000' .. t[2], -6, -4)
+	redis.call('ZREMRANGEBYSCORE', leases, '-inf', clock)
+	if ARGV[8] == nil then
+		if redis.call('ZREM', leases, ARGV[7]) == 1 or tonumber(clock) < known then
+			return '1'
+		end
+		return '0'
+	end
+	local reply = {}
 	for i = 7, #ARGV do
-		reply[#reply + 1] = redis.call('ZREM', leases, ARGV[i]) == 1 and '1' or freed(now)
+		local freed = redis.call('ZREM', leases, ARGV[i]) == 1 or tonumber(clock) < known
+		reply[#reply + 1] = freed and '1' or '0'
 	end
 	return table.concat(reply)
 end
@@ -78,6 +81,14 @@ end
 
 local limit, fair, claim = tonumber(ARGV[1]), ARGV[2] == '1', tonumber(ARGV[5])
 local now = now_ms()
+local reply = {}
+
+-- freed answers for a holder with no live lease at now: '1' only while
+-- the deadline its Lease was given has not come.
+local function freed()
+	return now < known and '1' or '0'
+end
+
 local extra = extra_units(weights)
 local waiting = redis.call('EXISTS', queue) == 1
 
@@ -159,6 +170,6 @@ for i = 7, #ARGV do
 	if waiting and (live or left == 1) and hand_out() then
 		expire_with_last_lease(leases, weights, extra)
 	end
-	reply[#reply + 1] = live and '1' or freed(now)
+	reply[#reply + 1] = live and '1' or freed()
 end
 return table.concat(reply)
