@@ -90,8 +90,9 @@ Rate limit (package ratelimit):
                         again; needs the limit: -rate N [-period D] [-burst N]
   rate reset KEY        give KEY its full allowance again; needs the limit
 
-Flags go anywhere: before the command, after its name, or after its arguments.
-After --, every word is an argument, so an ID that begins with - goes there:
+Flags go anywhere after the command's name, before or after its arguments; the
+common flags may come before the command too. After --, every word is an
+argument, so an ID that begins with - goes there:
   slotlimit -u URL release KEY -- -device-17
 
 Common flags:
