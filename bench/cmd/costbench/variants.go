@@ -160,10 +160,10 @@ func (b *bench) limiterRow(ctx context.Context) ([]result, error) {
 	})
 }
 
-// fromPair returns p as a variant named name that runs a pair per call,
-// its commands checked.
-func fromPair(name string, p harness.Pairer) variant {
-	return variant{name: name, commands: p.Commands, call: pair(p.Acquire, p.Release)}
+// fromPair returns p as a variant that runs a pair per call, its
+// commands checked.
+func fromPair(p harness.Pairer) variant {
+	return variant{name: p.Name, commands: p.Commands, call: pair(p.Acquire, p.Release)}
 }
 
 // lockRow is the lock's pairs, each worker on a key of its own, against a
@@ -192,9 +192,9 @@ func (b *bench) lockRow(ctx context.Context) ([]result, error) {
 		}, func(ctx context.Context, w int) error {
 			return held[w].Unlock(ctx)
 		})},
-		fromPair(nameBareLock, lockpairs.Bare(nameBareLock, b.Client, b.scripts.cad, keys("bare"))),
-		fromPair(nameRedislock, lockpairs.Redislock(nameRedislock, b.Client, keys("redislock"))),
-		fromPair(nameRedsync, lockpairs.Redsync(nameRedsync, b.Client, keys("redsync"))),
+		fromPair(lockpairs.Bare(nameBareLock, b.Client, b.scripts.cad, keys("bare"))),
+		fromPair(lockpairs.Redislock(nameRedislock, b.Client, keys("redislock"))),
+		fromPair(lockpairs.Redsync(nameRedsync, b.Client, keys("redsync"))),
 	})
 }
 
