@@ -73,3 +73,54 @@ func TestFixedWindowCountsExactlyAtMaxRate(t *testing.T) {
 		}
 	})
 }
+
+// FixedWindow's Allow counts first and takes a refused n back, so the
+// counts it meets at the edges are left as they were: a count that n
+// would carry past 64 bits is refused with nothing written, a refusal of
+// n above what is left keeps what is left, and a count of 0 that another
+// client left with an expiry keeps its window (only a count with no
+// expiry is given one).
+func TestFixedWindowEdgesOfCountingFirst(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		limiter := newLimiter(t, b.Client)
+		limit := ratelimit.Limit{Rate: 10, Period: time.Hour, Algorithm: ratelimit.FixedWindow}
+
+		full := b.Key(t, "rl-test:")
+		require.NoError(t, b.Client.Set(ctx, full, "9223372036854775807", time.Minute).Err())
+		res, err := limiter.Allow(ctx, full, limit)
+		require.NoError(t, err)
+		assert.False(t, res.Allowed, "a count at 2^63-1 is far beyond the Rate")
+		assert.Equal(t, "9223372036854775807", b.Client.Get(ctx, full).Val(), "the refusal counted nothing")
+
+		some := b.Key(t, "rl-test:")
+		require.NoError(t, b.Client.Set(ctx, some, "8", time.Minute).Err())
+		res, err = limiter.AllowN(ctx, some, limit, 3)
+		require.NoError(t, err)
+		assert.False(t, res.Allowed, "8 + 3 is beyond 10")
+		assert.Equal(t, int64(2), res.Remaining, "what was left is still left")
+		assert.Equal(t, "8", b.Client.Get(ctx, some).Val(), "the refusal counted nothing")
+		assert.InDelta(t, time.Minute, res.ResetAfter, float64(2*time.Second), "the window is the one found")
+		res, err = limiter.AllowN(ctx, some, limit, 2)
+		require.NoError(t, err)
+		assert.True(t, res.Allowed, "8 + 2 fits")
+		assert.Zero(t, res.Remaining)
+
+		zero := b.Key(t, "rl-test:")
+		require.NoError(t, b.Client.Set(ctx, zero, "0", time.Minute).Err())
+		res, err = limiter.Allow(ctx, zero, limit)
+		require.NoError(t, err)
+		assert.True(t, res.Allowed)
+		assert.Equal(t, int64(9), res.Remaining)
+		assert.InDelta(t, time.Minute, res.ResetAfter, float64(2*time.Second), "the count of 0 kept its window")
+		assert.InDelta(t, time.Minute, b.Client.PTTL(ctx, zero).Val(), float64(2*time.Second))
+
+		bare := b.Key(t, "rl-test:")
+		require.NoError(t, b.Client.Set(ctx, bare, "0", 0).Err())
+		res, err = limiter.Allow(ctx, bare, limit)
+		require.NoError(t, err)
+		assert.True(t, res.Allowed)
+		assert.Equal(t, time.Hour, res.ResetAfter, "a count with no expiry is given the window")
+		assert.InDelta(t, time.Hour, b.Client.PTTL(ctx, bare).Val(), float64(2*time.Second))
+	})
+}

@@ -13,8 +13,10 @@ import (
 
 // Each atomic operation is one Lua script in scripts/, and its Go side
 // (keys, arguments, reply) is here, beside the others. gcra.lua and
-// window.lua hold the two algorithms, which allow_all.lua shares with the
-// one-key scripts. Every script replies with a status first.
+// window.lua hold the two algorithms for allow_all.lua; allow_gcra.lua
+// runs gcra.lua's steps written out for its one key, and allow_window.lua
+// includes window.lua on its read-first path only, after its common path
+// has returned. Every script replies with a status first.
 var (
 	//go:embed scripts/gcra.lua
 	gcraLua string
@@ -26,7 +28,7 @@ var (
 
 	//go:embed scripts/allow_gcra.lua
 	allowGCRALua    string
-	allowGCRAScript = script.New(allowGCRALua, gcraLib)
+	allowGCRAScript = script.New(allowGCRALua)
 
 	//go:embed scripts/allow_window.lua
 	allowWindowLua    string

@@ -9,10 +9,25 @@
 -- ARGV[3]  n, the events asked for, 0 to 2^53; 0 asks without counting
 --
 -- Returns {allowed (0|1), the status; remaining; retry after µs (0 when
--- allowed, -1 when n is above the rate); reset after µs}. A refusal counts nothing;
--- a count found without an expiry gets the window as one either way. The
--- key is read before any write, so a key of another kind fails with an
--- error and is left as it was.
+-- allowed, -1 when n is above the rate); reset after µs}. A refusal leaves
+-- the count as it found it; a count found without an expiry gets the
+-- window as one either way. A key of another kind, or a string that is no
+-- count, fails with an error and is left as it was.
+--
+-- The common call, 1 <= n <= rate < 2^53, counts first and looks after: INCRBY
+-- adds n, or fails with nothing written on a key of another type
+-- (WRONGTYPE), on a string that is no integer and on a sum beyond 64 bits,
+-- which then take the read-first path below. A count of at most the rate
+-- after it means n fit (count - n events were there before). A count of
+-- exactly n found no events: the key was absent, and INCRBY made it
+-- without an expiry, so the call starts the window, as the classic EXPIRE
+-- on the first hit does (PEXPIRE NX, which leaves a count of 0 that had an
+-- expiry, written by some other client, with its window). Above the rate,
+-- DECRBY takes the n back within the same script, so nothing is counted
+-- and no other call sees the sum. The count is an exact integer in Redis;
+-- as a Lua number it is exact up to 2^53, and a sum above that is read as
+-- at least 2^53, above such a rate, so each comparison is exact (a rate of
+-- 2^53 itself takes the read-first path, whose test is exact up to it).
 --
 -- A call carries no identity, so a re-sent call (its reply lost) runs
 -- again as a new one: it counts only if n still fits the rate after count,
@@ -20,6 +35,33 @@
 
 local key = KEYS[1]
 local window, rate, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+
+if n > 0 and n <= rate and rate < 2^53 then
+	local count = redis.pcall('INCRBY', key, n)
+	if type(count) == 'number' then
+		local ttl = -1
+		if count ~= n or redis.call('PEXPIRE', key, window, 'NX') == 0 then
+			ttl = redis.call('PTTL', key)
+		end
+		if ttl == -1 then
+			-- A new window, or a count left without an expiry by a copy of
+			-- the pattern that sent INCR and EXPIRE apart (redis/redis#4423).
+			if count ~= n then
+				redis.call('PEXPIRE', key, window)
+			end
+			ttl = window
+		end
+		if count <= rate then
+			return {1, rate - count, 0, ttl * 1000}
+		end
+		redis.call('DECRBY', key, n)
+		-- A key at PTTL 0 lives out its last millisecond.
+		return {0, math.max(rate - (count - n), 0), math.max(ttl, 1) * 1000, ttl * 1000}
+	end
+end
+
+-- Asking without counting (n = 0), n above the rate, a rate of 2^53, or a
+-- key INCRBY refused: read first, as allow_all.lua does.
 
 -- #include window.lua
 

@@ -1,6 +1,7 @@
--- window.lua: the fixed window on one key, for allow_window.lua and
--- allow_all.lua, on the classic counter: the key holds a plain integer, the
--- count of the current window, whose expiry is the end of the window.
+-- window.lua: the fixed window on one key, for allow_all.lua and for
+-- allow_window.lua's read-first path, on the classic counter: the key
+-- holds a plain integer, the count of the current window, whose expiry is
+-- the end of the window.
 
 -- window_read returns the key's count and its PTTL (-2: no key, -1: no
 -- expiry), or nil when the key holds a string that is not an integer.
