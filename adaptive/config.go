@@ -16,9 +16,10 @@ const (
 	MaxTTL = 24 * time.Hour
 
 	// DefaultWindow is Config.Window when it is 0: the limit moves at
-	// most once per 100 ms, so it climbs by up to 10 slots a second and
-	// falls from 30 to 8 in about a second, whatever the calls' latency.
-	DefaultWindow = 100 * time.Millisecond
+	// most once per 50 ms, so it climbs by up to 20 slots a second, and
+	// falls from 20 to 8 in about half a second when calls fail within
+	// 50 ms.
+	DefaultWindow = 50 * time.Millisecond
 	// DefaultStep is Config.Step when it is 0.
 	DefaultStep = 1
 	// DefaultFactor is Config.Factor when it is 0.
@@ -65,17 +66,19 @@ type Config struct {
 	// Window is the shortest time between two moves of the limit, by the
 	// server's clock, to the millisecond; 0 means DefaultWindow. A burst
 	// of drops inside one window (one overload seen by many calls) lowers
-	// the limit once, and so do the drops of calls that were granted
-	// before the last decrease, whenever they report. Successes raise the
-	// limit at most once per window too, and not within a window of a
-	// decrease. The limit thus climbs Step slots per Window at most: keep
-	// Window above the time a call takes to fail (a timeout), so that an
-	// overshoot is seen before the limit climbs again.
+	// the limit once, and the drops of calls that were granted before the
+	// last decrease count nothing, whenever they report. Successes raise
+	// the limit at most once per window too, and not within 5 windows of
+	// a decrease, so that a limit just cut to the capacity does not climb
+	// back past it at once. The limit thus climbs Step slots per Window at
+	// most: keep Window near the time a refused call takes to fail (a
+	// timeout), so that an overshoot is seen before the limit climbs much
+	// further.
 	Window time.Duration
 
 	// Step is the slots a success adds to the limit while the limit was
-	// nearly in use (at most a tenth of it, or one slot, free) and it has
-	// not moved for a Window; 0 means DefaultStep.
+	// nearly in use (at most a tenth of it, or one slot, free, or a caller
+	// waiting) and it may grow (see Window); 0 means DefaultStep.
 	Step int64
 
 	// Factor multiplies the limit on a drop that counts: the limit
@@ -160,7 +163,7 @@ func (c Config) check() (Config, error) {
 }
 
 // String describes the limit, e.g.
-// `"payments" adaptive limit 1..60 (from 20), +1 or ×0.9 per 100ms, 30s leases`.
+// `"payments" adaptive limit 1..60 (from 20), +1 or ×0.9 per 50ms, 30s leases`.
 func (c Config) String() string {
 	return fmt.Sprintf("%q adaptive limit %d..%d (from %d), +%d or ×%g per %v, %v leases",
 		c.Key, c.Min, c.Max, c.Initial, c.Step, c.Factor, c.Window, c.TTL)

@@ -60,18 +60,21 @@
 //     under the old limit, and the decrease answered it already. So a
 //     burst of drops from one overload counts once.
 //   - Success: while the limit was nearly in use (at most a tenth of it,
-//     or one slot, free) and it has not moved for a Window, the limit grows
-//     by Step, up to Max. A limit that is not used is not raised.
+//     or one slot, free, or a caller waiting), the limit grows by Step, up
+//     to Max, at most once per Window, and not within 5 Windows of a
+//     decrease. A limit that is not used is not raised.
 //   - Ignore: the limit stays as it is.
 //
-// The defaults (Window 100 ms, Step 1, Factor 0.9) follow a capacity that
+// The defaults (Window 50 ms, Step 1, Factor 0.9) follow a capacity that
 // moves between 8 and 30 concurrent calls within a second or two, for
-// calls of 5 to 50 ms that fail within about 50 ms when refused; the limit
-// then runs in a narrow saw-tooth just under the capacity, and drops stay
-// at a few per second. Window should exceed the time a refused call takes
-// to fail, so that an overshoot is seen before the limit grows again. See
-// BENCHMARKS.md for the limit following a moving capacity against a
-// static limit and against per-instance limits.
+// calls of 5 to 50 ms that fail within about 50 ms when refused: the
+// limit climbs up to 20 slots a second, and falls from 20 to 8 in about
+// half a second. It then runs in a narrow saw-tooth around the capacity,
+// and drops stay at a few per second. Window should be near the time a
+// refused call takes to fail, so that an overshoot is seen before the
+// limit climbs much further: raise it for slower calls. BENCHMARKS.md shows
+// the limit following a moving capacity, beside a static limit and
+// per-instance limits.
 //
 // # Observing
 //

@@ -72,7 +72,7 @@ func TestNewRefusesBadConfigAndSendsNothing(t *testing.T) {
 	got := l.Config()
 	assert.Equal(t, adaptive.Config{Key: "k", Min: 1, Max: 5, Initial: 1, TTL: adaptive.DefaultTTL,
 		Window: adaptive.DefaultWindow, Step: adaptive.DefaultStep, Factor: adaptive.DefaultFactor}, got, "the defaults")
-	assert.Equal(t, `"k" adaptive limit 1..5 (from 1), +1 or ×0.9 per 100ms, 30s leases`, got.String())
+	assert.Equal(t, `"k" adaptive limit 1..5 (from 1), +1 or ×0.9 per 50ms, 30s leases`, got.String())
 	assert.Zero(t, hook.Commands(), "New sends nothing")
 	assert.Zero(t, hook.Dials(), "New connects to nothing")
 }

@@ -54,7 +54,7 @@ func TestDecreaseStepsAndFloor(t *testing.T) {
 }
 
 // Successes raise the limit by Step while it is nearly in use, at most
-// once per window and not within a window of a decrease, up to Max; a
+// once per window and not within 5 windows of a decrease, up to Max; a
 // success with the limit far from in use raises nothing.
 func TestSuccessesIncreaseNearFull(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
@@ -76,7 +76,12 @@ func TestSuccessesIncreaseNearFull(t *testing.T) {
 		b.Advance(400 * time.Millisecond)
 		assert.Equal(t, int64(10), inUse(t, l), "10 of 10 in use")
 		require.NoError(t, more[2].Success(ctx))
-		assert.Equal(t, int64(12), limitOf(t, l), "a window after the decrease, nearly in use again")
+		assert.Equal(t, int64(10), limitOf(t, l), "a window after the decrease: it holds")
+
+		last := take(t, l, 1)[0] // 10 of 10
+		b.Advance(1200 * time.Millisecond)
+		require.NoError(t, last.Success(ctx))
+		assert.Equal(t, int64(12), limitOf(t, l), "5 windows after the decrease, nearly in use again")
 	})
 }
 

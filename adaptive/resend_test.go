@@ -43,7 +43,7 @@ func requireCut(t *testing.T, cutter *redistest.ReplyCutter, before int) {
 func TestReleaseResentMovesLimitOnce(t *testing.T) {
 	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx := context.Background()
-		plain, key := newLimiter(t, b, adaptive.Config{Min: 1, Max: 100, Initial: 10, Window: 50 * time.Millisecond})
+		plain, key := newLimiter(t, b, adaptive.Config{Min: 1, Max: 100, Initial: 10, Window: 20 * time.Millisecond})
 		l := newLimiterOn(t, client, plain.Config())
 		slots := take(t, l, 10)
 		leases, _ := adaptive.Keys(key)
@@ -54,7 +54,7 @@ func TestReleaseResentMovesLimitOnce(t *testing.T) {
 		assert.Equal(t, int64(9), limitOf(t, plain), "10 × 0.9, once")
 		assert.Equal(t, int64(9), inUse(t, plain), "one slot freed")
 
-		time.Sleep(60 * time.Millisecond) // past the window
+		time.Sleep(130 * time.Millisecond) // past 5 windows, which hold the limit after a decrease
 		cutter.Arm(1, "evalsha", leases[1])
 		require.NoError(t, slots[1].Success(ctx))
 		requireCut(t, cutter, 1)

@@ -97,8 +97,9 @@ func (s *Slot) Since() time.Time {
 }
 
 // Success frees the slot and reports that the call succeeded: while the
-// limit was nearly in use (at most a tenth of it, or one slot, free), and
-// it has not moved for a Config.Window, the limit grows by Config.Step.
+// limit was nearly in use (at most a tenth of it, or one slot, free, or a
+// caller waiting), the limit grows by Config.Step, at most once per
+// Config.Window and not within 5 windows of a decrease.
 //
 // It returns an error matching ErrNotHeld, and frees and counts nothing,
 // when the slot's lease had lapsed or the slot was freed already. After

@@ -40,8 +40,8 @@
 --              under the old limit do not count against the new one.
 --   'success'  the limit becomes min(max, limit + step) when it was nearly
 --              in use (at most a tenth of it, or one slot, free before
---              this release, or a waiter queued) and it has not moved for
---              a window.
+--              this release, or a waiter queued), it has not gone up for a
+--              window, nor down for HOLD windows.
 --   'ignore'   the limit stays as it is.
 --
 -- Free slots (the limit less the slots in use: none while a decrease left
@@ -56,6 +56,11 @@
 -- (limits are below 2^26, so it is exact).
 
 -- #include lib.lua
+
+-- HOLD is how many windows the limit holds after a decrease before it
+-- grows again: the overload has the time to show whether the decrease was
+-- enough, and a limit at the capacity does not climb back past it at once.
+local HOLD = 5
 
 local state, leases = KEYS[1], KEYS[2]
 local queue, qdeadlines, qwants = KEYS[3], KEYS[4], KEYS[5]
@@ -91,8 +96,9 @@ if outcome == 'dropped' then
 		redis.call('HSET', state, 'down', now)
 	end
 elseif outcome == 'success' then
-	local moved = math.max(tonumber(redis.call('HGET', state, 'up')) or 0, tonumber(redis.call('HGET', state, 'down')) or 0)
-	if (waiting or limit - used <= math.max(1, math.floor(limit / 10))) and now - moved >= window then
+	local up = tonumber(redis.call('HGET', state, 'up')) or 0
+	local down = tonumber(redis.call('HGET', state, 'down')) or 0
+	if (waiting or limit - used <= math.max(1, math.floor(limit / 10))) and now - up >= window and now - down >= HOLD * window then
 		limit = math.min(max, limit + step)
 		redis.call('HSET', state, 'up', now)
 	end

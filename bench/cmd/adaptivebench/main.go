@@ -10,8 +10,9 @@
 // caller learning so only after -timeout (50ms). -callers goroutines (60)
 // call it without pause, spread over -instances instances (3), each with
 // a go-redis client of its own. Each caller reports every call: Success
-// when served, Dropped when turned away. The variants, one after the
-// other:
+// when served, Dropped when turned away. The variants run at the same
+// time, each with a simulated system and callers of its own, so that a
+// busy machine weighs on all of them alike:
 //
 //   - adaptive: one adaptive.Limiter per instance on one key (Min 1,
 //     Max 100, Initial 10, the package's defaults for the rest);
@@ -140,9 +141,9 @@ func (b *bench) Steps(env *harness.Env) []harness.Step {
 	if b.svgPath == "" && env.Out != "" {
 		b.svgPath = filepath.Join(filepath.Dir(env.Out), "adaptive.svg")
 	}
-	steps := []harness.Step{{Name: "setup", Run: b.setup}}
-	for _, name := range variantNames {
-		steps = append(steps, harness.Step{Name: name, Run: b.runStep(name)})
+	return []harness.Step{
+		{Name: "setup", Run: b.setup},
+		{Name: "every variant at once", Run: b.runAll},
+		{Name: "plot", Run: b.plot},
 	}
-	return append(steps, harness.Step{Name: "plot", Run: b.plot})
 }

@@ -24,7 +24,7 @@ func (b *bench) Report(rep *harness.Report) {
 		fmt.Sprintf("A simulated system serves at most %s concurrent calls in turn, %v each phase; a call takes %v, and one that finds the system full fails after %v.",
 			b.capacities.String(), b.phase, b.callTime, b.timeout),
 		fmt.Sprintf("%d callers call it without pause, over %d instances, each with a go-redis client of its own; each reports Success when served and Dropped when turned away.", b.callers, b.instances),
-		fmt.Sprintf("Variants, one after the other: %s (one adaptive.Limiter per instance on one key: Min %d, Max %d, Initial %d, default Window, Step and Factor); %s (slotlimit.Limiter, limit %d); %s (the same algorithm kept in each instance's memory, each Min %d, Max %d, Initial %d).",
+		fmt.Sprintf("Variants, all at once, each with a system and callers of its own: %s (one adaptive.Limiter per instance on one key: Min %d, Max %d, Initial %d, default Window, Step and Factor); %s (slotlimit.Limiter, limit %d); %s (the same algorithm kept in each instance's memory, each Min %d, Max %d, Initial %d).",
 			nameAdaptive, limitMin, limitMax, limitInitial, nameStatic, b.static, namePerInstance, limitMin, limitMax, limitInitial),
 		fmt.Sprintf("The machine was shared and busy: load average %s before the run and %s after it.", b.load[0], b.load[1]),
 	)

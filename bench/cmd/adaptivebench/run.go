@@ -90,23 +90,29 @@ func loadAverage() string {
 	return f[0]
 }
 
-// runStep returns the step that runs the variant name.
-func (b *bench) runStep(name string) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
+// runAll runs every variant at once, each through a system of its own.
+func (b *bench) runAll(ctx context.Context) error {
+	variants := make([]*variant, len(variantNames))
+	for i, name := range variantNames {
 		v, err := b.newVariant(ctx, name)
 		if err != nil {
 			return err
 		}
-		r, err := b.drive(ctx, v)
-		if err != nil {
-			return err
-		}
-		b.runs = append(b.runs, r)
-		if name == variantNames[len(variantNames)-1] {
-			b.load[1] = loadAverage()
-		}
-		return nil
+		variants[i] = v
 	}
+	b.runs = make([]run, len(variants))
+	errs := make([]error, len(variants))
+	var wg sync.WaitGroup
+	for i, v := range variants {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.runs[i], errs[i] = b.drive(ctx, v)
+		}()
+	}
+	wg.Wait()
+	b.load[1] = loadAverage()
+	return errors.Join(errs...)
 }
 
 // clients returns one client per instance, each with a pool of its own.
