@@ -1,4 +1,5 @@
--- gcra.lua: GCRA on one key, for allow_gcra.lua and allow_all.lua. Times
+-- gcra.lua: GCRA on one key, for allow_all.lua, whose rules each run it;
+-- allow_gcra.lua runs the same steps written out for its one key. Times
 -- are µs on the server's clock. cost is one event's share of the period
 -- (Period/Rate, rounded up); tau is a full burst's (Burst×cost).
 --
