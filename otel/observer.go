@@ -68,6 +68,8 @@ type Observer struct {
 	inUse       metric.Int64Gauge
 	utilization metric.Float64Histogram
 
+	adaptiveLimit metric.Int64Gauge // see adaptive.go
+
 	sets    setCache
 	pending pendingCalls
 }
@@ -152,6 +154,8 @@ func NewObserver(opts ...Option) (*Observer, error) {
 		metric.WithDescription("Units in use over the limit, as each acquire or refusal found them."),
 		metric.WithExplicitBucketBoundaries(utilizationBuckets...))
 	add(e)
+	o.adaptiveLimit, e = newAdaptiveLimit(meter)
+	add(e)
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +165,7 @@ func NewObserver(opts ...Option) (*Observer, error) {
 // Observe records e: a primitive calls it as each event happens, on the
 // goroutine of the call that made it.
 func (o *Observer) Observe(ctx context.Context, e observe.Event) {
+	o.observeAdaptive(ctx, e)
 	switch {
 	case e.Kind.Final():
 		o.final(ctx, e)
