@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/harness/harnesstest"
+)
+
+func TestMain(m *testing.M) { harnesstest.Main(m) }
+
+// TestReportHasEveryTable keeps the benchmark from rotting: a tiny run,
+// against a redis-server the test starts, with phases of a fraction of a
+// second, must produce the targets with a number and a verdict in each
+// row, a row per variant and phase with a number in each figure's cell,
+// and the plot, a panel per variant.
+func TestReportHasEveryTable(t *testing.T) {
+	o := harnesstest.SmokeOptions(t)
+	b := &bench{settings: defaultSettings()}
+	b.phase, b.callers, b.capacities = 300*time.Millisecond, 6, capacities{4, 2, 5}
+	b.svg = filepath.Join(t.TempDir(), "plot.svg")
+	out, err := harness.Run(context.Background(), "adaptivebench", o, b, harnesstest.Writer{T: t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := string(out)
+
+	sections := harnesstest.Sections(report)
+	harnesstest.CheckTables(t, sections, []string{"Targets", "Phases"})
+	targets := harnesstest.TableRows(sections["Targets"])
+	harnesstest.CheckTargets(t, "Targets", targets)
+	if len(targets) != 3*3+2 {
+		t.Errorf("Targets: %d rows, want 3 a phase and 2 against the static limit", len(targets))
+	}
+
+	var got []string
+	for _, r := range harnesstest.TableRows(sections["Phases"]) {
+		got = append(got, r[0]+" "+r[1])
+		for i := 2; i < len(r); i++ {
+			if !harnesstest.Number.MatchString(r[i]) {
+				t.Errorf("Phases: %q has no number in column %d", r, i)
+			}
+		}
+	}
+	var want []string
+	for _, v := range variantNames {
+		for _, c := range b.capacities {
+			want = append(want, v+" "+strconv.FormatInt(c, 10))
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Phases: rows\n%q\nwant\n%q", got, want)
+	}
+
+	svg, err := os.ReadFile(b.svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range variantNames {
+		if !strings.Contains(string(svg), ">"+v+"</text>") {
+			t.Errorf("the plot has no panel %q", v)
+		}
+	}
+	if n := strings.Count(string(svg), "<polyline"); n != 3*len(variantNames) {
+		t.Errorf("the plot has %d lines, want 3 a panel", n)
+	}
+	if t.Failed() {
+		t.Logf("report:\n%s", report)
+	}
+}
