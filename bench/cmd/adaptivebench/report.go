@@ -29,8 +29,9 @@ func (b *bench) Report(rep *harness.Report) {
 		fmt.Sprintf("The machine was shared and busy: load average %s before the run and %s after it.", b.load[0], b.load[1]),
 	)
 	if b.svgPath != "" {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("The plot: [%s](%s), the limit (summed over the instances for %s) and the calls in flight against the capacity, sampled every %v.",
-			filepath.Base(b.svgPath), filepath.Base(b.svgPath), namePerInstance, b.sample))
+		name := filepath.Base(b.svgPath)
+		rep.Notes = append(rep.Notes, fmt.Sprintf("The plot, %s: the limit (summed over the instances for %s) and the calls in flight against the capacity, sampled every %v.",
+			name, namePerInstance, b.sample), fmt.Sprintf("![The limit and the calls in flight of each variant against the capacity](%s)", name))
 	}
 	rep.Add(harness.TargetTable("Targets",
 		fmt.Sprintf("In each phase, the adaptive limit's mean within %.2f–%.2f× the capacity, drops at most %.0f%% of calls and goodput at least %.0f%% of the ideal (capacity / call time); against the static limit in the same run, at most %.1f× its drop rate at the lowest capacity and at least %.1f× its goodput at the highest.",
