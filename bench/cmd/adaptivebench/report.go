@@ -49,6 +49,14 @@ func (b *bench) Report(rep *harness.Report) {
 				harness.Count(float64(p.drops)/p.length.Seconds()), fmt.Sprintf("%.2f%%", 100*p.dropRate()))
 		}
 	}
+	if s := b.runOf(nameStatic); s != nil {
+		for _, p := range s.phases {
+			if p.capacity == b.static {
+				t.Outro = fmt.Sprintf("A limit shared through Redis holds each slot for a round trip or two beyond the call, so its calls in flight stay below its limit, the more so on a busy machine: the static limit of %d, at a capacity of %d, its best case, reached %.2f of the ideal in this run. The per-instance limits, in memory, pay no round trip, and exceed the capacity together.",
+					b.static, p.capacity, p.goodput()/p.ideal(b.callTime))
+			}
+		}
+	}
 	rep.Add(t)
 }
 
