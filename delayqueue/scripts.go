@@ -9,10 +9,11 @@ import (
 )
 
 // Each atomic operation is one Lua script, run with EVALSHA, and EVAL when
-// the server answers NOSCRIPT. Every script takes the
-// queue's keys, q.keys, in the order of the key constants (see keys.go),
-// and includes lib.lua. Every reply is a table whose first element is a
-// status (see lib.lua), read here by the one decoder of each script:
+// the server answers NOSCRIPT. Every script takes the queue's keys,
+// q.keys, in the order of the key constants (see keys.go), and includes
+// lib.lua, and wake.lua and give.lua where it needs them. Every reply is
+// a table whose first element is a status (see lib.lua), read here by the
+// one decoder of each script:
 //
 //	script      ARGV (built by)                    reply, decoder
 //	push        pushArgs                           {1, queued}: decodeCount
@@ -30,17 +31,25 @@ var (
 	libLua string
 	lib    = script.Lib{Include: "-- #include lib.lua\n", Source: libLua}
 
+	//go:embed scripts/wake.lua
+	wakeLua string
+	wake    = script.Lib{Include: "-- #include wake.lua\n", Source: wakeLua}
+
+	//go:embed scripts/give.lua
+	giveLua string
+	give    = script.Lib{Include: "-- #include give.lua\n", Source: giveLua}
+
 	//go:embed scripts/push.lua
 	pushLua    string
-	pushScript = script.New(pushLua, lib)
+	pushScript = script.New(pushLua, lib, wake)
 
 	//go:embed scripts/poll.lua
 	pollLua    string
-	pollScript = script.New(pollLua, lib)
+	pollScript = script.New(pollLua, lib, wake, give)
 
 	//go:embed scripts/leave.lua
 	leaveLua    string
-	leaveScript = script.New(leaveLua, lib)
+	leaveScript = script.New(leaveLua, lib, wake, give)
 
 	//go:embed scripts/ack.lua
 	ackLua    string
@@ -48,7 +57,7 @@ var (
 
 	//go:embed scripts/nack.lua
 	nackLua    string
-	nackScript = script.New(nackLua, lib)
+	nackScript = script.New(nackLua, lib, wake, give)
 
 	//go:embed scripts/extend.lua
 	extendLua    string
@@ -64,11 +73,11 @@ var (
 
 	//go:embed scripts/requeue.lua
 	requeueLua    string
-	requeueScript = script.New(requeueLua, lib)
+	requeueScript = script.New(requeueLua, lib, wake, give)
 
 	//go:embed scripts/drop.lua
 	dropLua    string
-	dropScript = script.New(dropLua, lib)
+	dropScript = script.New(dropLua, lib, give)
 )
 
 // The statuses that begin a reply.

@@ -33,5 +33,7 @@ if deadline == nil or deadline <= now then
 end
 redis.call('HDEL', bodies, id, token)
 redis.call('ZREM', leases, lease)
-drop_if_empty()
+if redis.call('EXISTS', queue, leases, dead) == 0 then
+	redis.pcall('HDEL', info, 'seq', 'armed', 'keeper')
+end
 return {1}

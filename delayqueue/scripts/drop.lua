@@ -9,6 +9,7 @@
 -- without messages leaves no keys.
 
 -- #include lib.lua
+-- #include give.lua
 
 local err = check_types()
 if err then

@@ -16,6 +16,8 @@
 -- back.
 
 -- #include lib.lua
+-- #include wake.lua
+-- #include give.lua
 
 local err = check_types()
 if err then
@@ -28,7 +30,7 @@ local due, attempt, id = delivery(name)
 if id then
 	redis.call('ZREM', leases, name .. ' ' .. id)
 	redis.call('HDEL', bodies, name)
-	redis.call('ZADD', queue, due, entry(given, id, attempt - 1))
+	redis.call('ZADD', queue, due, entry(id, attempt - 1))
 	if redis.call('HGET', info, 'keeper') == name then
 		redis.call('HDEL', info, 'armed', 'keeper')
 	end
@@ -38,6 +40,6 @@ if id then
 end
 if not woke and redis.call('HGET', info, 'keeper') == name then
 	redis.call('HDEL', info, 'armed', 'keeper')
-	wake_one(now_ms(), notify)
+	wake(first_waiter(now_ms()), notify)
 end
 return {1, was}

@@ -17,6 +17,8 @@
 -- the deliveries its delivery counted, in its entry.
 
 -- #include lib.lua
+-- #include wake.lua
+-- #include give.lua
 
 local id, token, delay, max, notify = ARGV[1], ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 local now = now_ms()
@@ -41,6 +43,6 @@ if attempt >= max then
 	redis.call('HSET', attempts, id, attempt)
 	return {1}
 end
-redis.call('ZADD', queue, now + delay, entry(given, id, attempt))
+redis.call('ZADD', queue, now + delay, entry(id, attempt))
 schedule(now + delay, now, first_waiter(now), notify)
 return {1}

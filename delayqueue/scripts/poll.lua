@@ -33,15 +33,19 @@
 -- two entries), HMGET of the token and the body, ZRANGEBYSCORE of the first
 -- live waiter (and ZSCORE of the token when there is one), ZREM, ZADD and
 -- HSET. Every key it writes is read before its first write, so a key of
--- another type fails it with WRONGTYPE before anything is written.
+-- another type fails it with WRONGTYPE before anything is written; when
+-- leases lapsed, check_types runs first. give.lua, which only lapses
+-- need, is defined only then.
 
 -- #include lib.lua
+-- #include wake.lua
 
 local token, vis, max, reg, refresh, notify = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 local now = now_ms()
 
 local lease = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2]
-if lease and tonumber(lease) <= now then
+if lease and lease + 0 <= now then
+	-- #include give.lua
 	local err = lapse(now, max)
 	if err then
 		return err
@@ -49,45 +53,53 @@ if lease and tonumber(lease) <= now then
 	lease = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2]
 end
 
--- delivered is the reply for the delivery the token names already, rec.
-local function delivered(rec)
+local head = redis.call('ZRANGE', queue, 0, 1, 'WITHSCORES')
+local rec
+if head[1] and head[2] + 0 <= now then
+	local e, due = head[1], head[2]
+	-- A push's entry is its 14-digit order key, a space and the id; a
+	-- given-back message's adds its deliveries so far.
+	local id, n
+	local c = string.byte(e)
+	if c > 48 and c < 58 then
+		id, n = string.sub(e, 16), 0
+	else
+		id, n = string.match(e, '^%w+ (%S+) ?(%d*)$')
+		n = tonumber(n) or 0
+	end
+	local known = redis.call('HMGET', bodies, token, id)
+	rec = known[1]
+	if not rec then
+		local first, keeper = first_waiter(now), nil
+		if first == token or first and redis.call('ZSCORE', waiters, token) then
+			keeper = redis.call('HGET', info, 'keeper')
+			redis.call('ZREM', waiters, token)
+			if first == token then
+				first = first_waiter(now)
+			end
+		end
+		local attempt, deadline = n + 1, now + vis
+		redis.call('ZREM', queue, e)
+		redis.call('ZADD', leases, deadline, token .. ' ' .. id)
+		redis.call('HSET', bodies, token, due .. ' ' .. attempt .. ' ' .. id)
+		local more = head[3] and head[4] + 0 <= now
+		if keeper == token then
+			redis.call('HDEL', info, 'armed', 'keeper')
+			more = more or redis.call('EXISTS', queue, leases) > 0
+		end
+		if more then
+			wake(first, notify)
+		end
+		return {1, id, known[2] or '', attempt, tonumber(due), deadline}
+	end
+else
+	rec = redis.call('HGET', bodies, token)
+end
+if rec then
+	-- This call was sent again: its first run made the delivery rec.
 	local due, attempt, id = string.match(rec, '^(%d+) (%d+) (.*)$')
 	return {1, id, redis.call('HGET', bodies, id) or '', tonumber(attempt), tonumber(due),
 		tonumber(redis.call('ZSCORE', leases, token .. ' ' .. id) or 0)}
-end
-
-local head = redis.call('ZRANGE', queue, 0, 1, 'WITHSCORES')
-if head[1] and tonumber(head[2]) <= now then
-	local e, due = head[1], head[2]
-	local id, n = parse_entry(e)
-	local known = redis.call('HMGET', bodies, token, id)
-	if known[1] then
-		return delivered(known[1])
-	end
-	local first, keeper = first_waiter(now), nil
-	local was = first == token or first and redis.call('ZSCORE', waiters, token)
-	if was then
-		keeper = redis.call('HGET', info, 'keeper')
-		redis.call('ZREM', waiters, token)
-		if first == token then
-			first = first_waiter(now)
-		end
-	end
-	local attempt, deadline = n + 1, now + vis
-	redis.call('ZREM', queue, e)
-	redis.call('ZADD', leases, deadline, token .. ' ' .. id)
-	redis.call('HSET', bodies, token, due .. ' ' .. attempt .. ' ' .. id)
-	if keeper == token then
-		redis.call('HDEL', info, 'armed', 'keeper')
-	end
-	if head[3] and tonumber(head[4]) <= now or keeper == token and next_event() then
-		wake(first, notify)
-	end
-	return {1, id, known[2] or '', attempt, tonumber(due), deadline}
-end
-local rec = redis.call('HGET', bodies, token)
-if rec then
-	return delivered(rec)
 end
 
 local armed, keeper = unpack(redis.call('HMGET', info, 'armed', 'keeper'))

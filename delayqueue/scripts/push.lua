@@ -10,11 +10,14 @@
 --
 -- Returns {1, how many messages it queued}. A message is queued when HSET
 -- adds its body: a push sent again after its reply was lost finds the
--- bodies its first run wrote and queues nothing twice. Message k gets the
--- order key n - K + k, in 16 digits, where n is info's 'seq' after HINCRBY
--- adds K, the number of messages: order numbers only grow (a push sent
--- again skips some, which only leaves gaps), so messages due at the same
--- ms come out in push order, by the order key that begins their entries.
+-- bodies its first run wrote and queues nothing twice. Message k takes
+-- the order number n - K + k, where n is info's 'seq' after HINCRBY adds
+-- K, the number of messages: order numbers only grow while the queue
+-- holds a message (a push sent again skips some, which only leaves gaps).
+-- Its order key is the number plus 10^13, 14 digits, for a number below
+-- 8 * 10^13, else 'b' and the number in 16 digits: order keys sort as
+-- their numbers, after a given-back message's '0', so messages due at the
+-- same ms come out in push order.
 --
 -- Its commands: TIME; ZRANGEBYSCORE of the first live waiter; HINCRBY;
 -- one HSET per message; one ZADD of every message queued; and, when it
@@ -25,6 +28,7 @@
 -- this run wrote taken back first.
 
 -- #include lib.lua
+-- #include wake.lua
 
 local notify = ARGV[1]
 local now = now_ms()
@@ -59,7 +63,11 @@ for k = 2, #ARGV, 4 do
 			due = now + tonumber(ARGV[k + 2])
 		end
 		add[#add + 1] = due
-		add[#add + 1] = string.format('%016d %s', seq, id)
+		if seq < 8e13 then
+			add[#add + 1] = (seq + 1e13) .. ' ' .. id
+		else
+			add[#add + 1] = string.format('b%016d %s', seq, id)
+		end
 		earliest = math.min(earliest or due, due)
 	end
 end

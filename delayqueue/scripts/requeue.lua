@@ -11,6 +11,8 @@
 -- after its reply was lost counts what its first run moved.
 
 -- #include lib.lua
+-- #include wake.lua
+-- #include give.lua
 
 local err = check_types()
 if err then
