@@ -24,16 +24,16 @@
 --
 -- All of it happens or none of it: no command can fail once one has
 -- written. The first, ZCOUNT, fails with WRONGTYPE on a key of another
--- type, before anything is written. After it, every score is a number
+-- type, before anything is written (TIME, before it, writes nothing). After it, every score is a number
 -- printed in decimal, which Redis reads back as that number; ARGV[1] and
 -- ARGV[3] are integers that New bounded (the expiry at 2^32 s, so the
 -- server's time plus it cannot overflow), passed on as the text they came
 -- as; and Redis refuses a script's write for lack of memory only before
 -- its first write.
 
--- #include lib.lua
-
-local clock = now_us()
+local list = KEYS[1]
+local t = redis.call('TIME')
+local clock = t[1] * 1000000 + t[2]
 local now = clock
 local at = string.format('%d', now)
 if redis.call('ZCOUNT', list, at, '+inf') > 0 then
@@ -51,7 +51,11 @@ else
 	end
 	redis.call('ZADD', list, unpack(args))
 end
-prune(clock, ARGV[1], tonumber(ARGV[2]))
+if ARGV[2] ~= '0' then
+	-- #include lib.lua
+	prune_age(clock, tonumber(ARGV[2]))
+end
+redis.call('ZREMRANGEBYRANK', list, 0, ARGV[1])
 if ARGV[3] ~= '0' then
 	redis.call('PEXPIRE', list, ARGV[3])
 end

@@ -15,14 +15,16 @@
 -- start when the first read returned items, and otherwise at the offset
 -- less the first range's size, which ZCOUNT tells.
 
--- #include lib.lua
-
-local max_age, offset, count = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-if max_age == 0 then
+local list = KEYS[1]
+if ARGV[1] == '0' then
 	local page = redis.call('ZREVRANGEBYSCORE', list, '+inf', '-inf', 'WITHSCORES', 'LIMIT', ARGV[2], ARGV[3])
 	table.insert(page, 1, 1)
 	return page
 end
+
+-- #include lib.lua
+
+local max_age, offset, count = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local us, s = oldest_kept(now_us(), max_age)
 local page = redis.call('ZREVRANGEBYSCORE', list, '+inf', us, 'WITHSCORES', 'LIMIT', ARGV[2], ARGV[3])
 local got = #page / 2

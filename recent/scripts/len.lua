@@ -7,11 +7,12 @@
 -- counts at most the max of them, since those beyond it are never read.
 -- With a max age, it counts the two ranges of scores apart (see lib.lua).
 
--- #include lib.lua
-
-local max_age = tonumber(ARGV[1])
-if max_age == 0 then
+local list = KEYS[1]
+if ARGV[1] == '0' then
 	return {1, redis.call('ZCARD', list)}
 end
-local us, s = oldest_kept(now_us(), max_age)
+
+-- #include lib.lua
+
+local us, s = oldest_kept(now_us(), tonumber(ARGV[1]))
 return {1, redis.call('ZCOUNT', list, us, '+inf') + redis.call('ZCOUNT', list, s, '(' .. SECONDS)}

@@ -1,5 +1,8 @@
--- lib: helpers for the recent list's scripts, included where a script has
--- its "-- #include lib.lua" line.
+-- lib: the scores of the recent list's scripts, and the helpers that
+-- bound an item's age, included where a script has its "-- #include
+-- lib.lua" line: in the branch that runs only with a max age, so that a
+-- call without one defines none of them, after the script has set
+-- list = KEYS[1].
 --
 -- Every script takes one key, the list's (see Config.Key: the Key with
 -- "recent" added in its hash slot):
@@ -24,10 +27,10 @@
 -- microseconds, +inf). New bounds the max age at 2^32 s, so every bound
 -- below is exact in a double.
 
-local list = KEYS[1]
 local SECONDS = '4294967296' -- 2^32: a score below it is in seconds
 
--- now_us is the server's clock in microseconds.
+-- now_us is the server's clock in microseconds (TIME; add.lua, which
+-- reads it whatever the max age, does so itself).
 local function now_us()
 	local t = redis.call('TIME')
 	return t[1] * 1000000 + t[2]
@@ -43,13 +46,9 @@ local function oldest_kept(now, max_age)
 	return string.format('%d', math.max(ms * 1000, 4294967296)), string.format('%.17g', seconds)
 end
 
--- prune drops the items older than max_age (0: no bound) and all but the
--- max newest, given trim, the text of -max-1.
-local function prune(now, trim, max_age)
-	if max_age > 0 then
-		local us, s = oldest_kept(now, max_age)
-		redis.call('ZREMRANGEBYSCORE', list, SECONDS, '(' .. us)
-		redis.call('ZREMRANGEBYSCORE', list, '-inf', '(' .. s)
-	end
-	redis.call('ZREMRANGEBYRANK', list, 0, trim)
+-- prune_age drops the items older than max_age, in both ranges.
+local function prune_age(now, max_age)
+	local us, s = oldest_kept(now, max_age)
+	redis.call('ZREMRANGEBYSCORE', list, SECONDS, '(' .. us)
+	redis.call('ZREMRANGEBYSCORE', list, '-inf', '(' .. s)
 end

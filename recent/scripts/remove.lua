@@ -18,12 +18,10 @@
 -- the bounds and the trim's rank are as in add.lua, and the values, at
 -- most MaxBatch (1000), are well within what unpack takes.
 
--- #include lib.lua
-
-local max_age = tonumber(ARGV[2])
-local now = 0
-if max_age > 0 then
-	now = now_us()
+local list = KEYS[1]
+if ARGV[2] ~= '0' then
+	-- #include lib.lua
+	prune_age(now_us(), tonumber(ARGV[2]))
 end
-prune(now, ARGV[1], max_age)
+redis.call('ZREMRANGEBYRANK', list, 0, ARGV[1])
 return {1, redis.call('ZREM', list, unpack(ARGV, 3))}
