@@ -39,9 +39,8 @@ const cleanupTimeout = time.Second
 // nothing and returns ErrNotHeld. A nil Slot holds nothing: its methods
 // return ErrNotHeld. A Slot's methods are safe for concurrent use.
 type Slot struct {
-	l     *Limiter
-	id    string
-	start time.Time // when the call that took it was sent, on the local clock
+	l  *Limiter
+	id string
 
 	// grantedAt is when the slot was granted, in ms by the server's clock.
 	grantedAt int64
@@ -57,7 +56,7 @@ type Slot struct {
 
 // newSlot returns a Slot with a new holder ID that holds nothing yet.
 func (l *Limiter) newSlot() *Slot {
-	return &Slot{l: l, id: rand.Text(), start: time.Now()}
+	return &Slot{l: l, id: rand.Text()}
 }
 
 // granted records that the slot was granted at now (ms, the server's
@@ -84,16 +83,6 @@ func (s *Slot) ID() string {
 		return ""
 	}
 	return s.id
-}
-
-// Since returns when the call that took the slot was sent, on the local
-// clock; the latency of the call the slot guarded runs from there. It is
-// the zero time for a nil Slot.
-func (s *Slot) Since() time.Time {
-	if s == nil {
-		return time.Time{}
-	}
-	return s.start
 }
 
 // Success frees the slot and reports that the call succeeded: while the
