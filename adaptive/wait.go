@@ -11,12 +11,12 @@ import (
 // Acquire takes a slot, waiting until one is free or ctx is done. It does
 // not poll: a refused try joins a queue in Redis, and the Success, Dropped
 // or Ignore that frees a slot hands it, in the same script, to the first
-// waiter in the queue, and wakes that waiter alone through a notice;
-// Acquire then returns at once, with no further round trip. A slot that
-// lapses instead (its holder died), or a
-// limit that grew, wakes a waiter when its next try is due: at the lapse,
-// and at least every second, when it tries again to keep its place in
-// the queue.
+// waiter in the queue, and wakes that waiter alone through a notice (so
+// do the slots a Success adds to the limit); Acquire then returns at
+// once, with no further round trip. A slot that lapses instead (its
+// holder died) is taken by the first waiter whose try comes after the
+// lapse: each waiter tries again when the earliest lease is due to lapse,
+// and at least every second, to keep its place in the queue.
 //
 // A handed slot is held for the waiter for the claim time (3 seconds)
 // from the hand-off, by the server's clock; a waiter that reads the
