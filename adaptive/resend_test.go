@@ -107,3 +107,21 @@ func TestReleaseCalledAgainAfterUnknownOutcome(t *testing.T) {
 		}
 	})
 }
+
+// A TryAcquire whose reply is lost for good matches ErrOutcomeUnknown and
+// frees what its runs may have taken, so that it holds nothing.
+func TestTryAcquireUnknownOutcomeHoldsNothing(t *testing.T) {
+	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+		ctx := context.Background()
+		plain, key := newLimiter(t, b, adaptive.Config{Min: 1, Max: 5, Initial: 2})
+		l := newLimiterOn(t, client, plain.Config())
+		keys, _ := adaptive.Keys(key)
+		cutter.Arm(4, "evalsha", keys[1]) // the first send and go-redis's 3 retries
+		s, err := l.TryAcquire(ctx)
+		require.ErrorIs(t, err, adaptive.ErrOutcomeUnknown)
+		assert.Nil(t, s)
+		assert.False(t, cutter.Armed(), "the release behind it got through")
+		assert.Zero(t, inUse(t, plain), "nothing is held")
+		assert.Equal(t, int64(2), limitOf(t, plain), "and nothing counted")
+	})
+}

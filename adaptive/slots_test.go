@@ -233,3 +233,54 @@ func TestAcquireGivesUpCleanly(t *testing.T) {
 		})
 	}
 }
+
+// The slots a Success adds to the limit go to the waiters at once, with
+// the slot it frees, each woken by its notice.
+func TestGrownLimitHandsSlotsToWaiters(t *testing.T) {
+	b := redistest.Redis(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rec := &recorder{}
+	cfg := adaptive.Config{Min: 1, Max: 5, Initial: 2, Window: time.Millisecond, Observer: rec}
+	l, _ := newLimiter(t, b, cfg)
+	slots := take(t, l, 2)
+	done := make(chan *adaptive.Slot, 2)
+	for range 2 {
+		go func() {
+			s, err := l.Acquire(ctx)
+			assert.NoError(t, err)
+			done <- s
+		}()
+	}
+	eventually(t, 5*time.Second, func() bool {
+		info, err := l.Inspect(ctx)
+		return err == nil && info.Waiters == 2
+	}, "the waiters never queued")
+	time.Sleep(100 * time.Millisecond) // their subscription is confirmed by now
+	freed := time.Now()
+	require.NoError(t, slots[0].Success(ctx)) // 2 of 2 and waiters: up to 3, 1 in use
+	var handed []*adaptive.Slot
+	for range 2 {
+		handed = append(handed, <-done)
+	}
+	assert.Less(t, time.Since(freed), 500*time.Millisecond, "woken by their notices, not by their tries")
+	assert.Len(t, rec.of(observe.HandedOver), 2)
+	assert.Equal(t, int64(3), inUse(t, l), "3 of 3")
+	for _, s := range append(handed, slots[1]) {
+		require.NoError(t, s.Ignore(ctx))
+	}
+}
+
+// The limit is kept for StateTTL after the last release on its key.
+func TestStateLapsesAfterStateTTL(t *testing.T) {
+	b := redistest.Miniredis(t)
+	ctx := context.Background()
+	l, key := newLimiter(t, b, adaptive.Config{Min: 1, Max: 5, Initial: 2})
+	require.NoError(t, take(t, l, 1)[0].Success(ctx))
+	keys, _ := adaptive.Keys(key)
+	assert.Equal(t, adaptive.StateTTL, b.Client.PTTL(ctx, keys[0]).Val())
+	b.Advance(adaptive.StateTTL)
+	info, err := l.Inspect(ctx)
+	require.NoError(t, err)
+	assert.False(t, info.Stored, "a day unused: the limit is forgotten")
+}
