@@ -20,8 +20,8 @@
 //     waiter and sleeps. A push of a message due before the others wakes
 //     one waiter, through a notice naming it on pub/sub (one subscription
 //     per client, shared by every consumer of the process), and only that
-//     one; the consumer that takes a message wakes one more if another is
-//     due; and one waiter, the keeper, sleeps until the next due time. An
+//     one; a woken waiter that takes a message wakes one more if another
+//     is due; and one waiter, the keeper, sleeps until the next due time. An
 //     idle consumer costs one command a second, the poll that keeps its
 //     registration (a notice lost while a subscription is restored delays
 //     a message by that second at most). Notices are used rather than a

@@ -83,7 +83,7 @@ func (q *Queue) poll(ctx context.Context, quiet bool) (m Message, sent time.Time
 	waiting := false
 	for {
 		sent := time.Now()
-		m, wait, err := q.pollOnce(ctx, name)
+		m, wait, err := q.pollOnce(ctx, name, waiting)
 		if err != nil {
 			if waiting || callerr.OutcomeUnknown(err) {
 				q.leave(ctx, name)
@@ -94,7 +94,10 @@ func (q *Queue) poll(ctx context.Context, quiet bool) (m Message, sent time.Time
 			return m, sent, nil
 		}
 		if !waiting {
+			// Nothing was due, and this first call did not register:
+			// the next does, at once.
 			waiting, slept = true, time.Now()
+			continue
 		}
 		if wait >= refresh {
 			wait += rand.N(refresh / 10) // spread the polls of idle consumers
@@ -114,9 +117,15 @@ func (q *Queue) poll(ctx context.Context, quiet bool) (m Message, sent time.Time
 }
 
 // pollOnce runs poll.lua with name as the delivery's token: a message, or
-// how long to wait.
-func (q *Queue) pollOnce(ctx context.Context, name string) (Message, time.Duration, error) {
-	reply, err := q.runner.Run(ctx, pollScript, q.keys, name, q.vis, q.max, ms(registration), ms(refresh), q.notify).Result()
+// how long to wait. A call with waiting false, the first of a Poll,
+// neither registers the consumer as a waiter nor reads the waiters: it
+// takes a due message, or answers that nothing is due (wait 0).
+func (q *Queue) pollOnce(ctx context.Context, name string, waiting bool) (Message, time.Duration, error) {
+	flag := "0"
+	if waiting {
+		flag = "1"
+	}
+	reply, err := q.runner.Run(ctx, pollScript, q.keys, name, q.vis, q.max, ms(registration), ms(refresh), q.notify, flag).Result()
 	if err != nil {
 		return Message{}, 0, err
 	}

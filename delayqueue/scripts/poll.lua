@@ -10,6 +10,8 @@
 -- ARGV[4]  registration time of a waiter, ms
 -- ARGV[5]  refresh: the longest sleep, ms
 -- ARGV[6]  'command channel' for notices (see push.lua)
+-- ARGV[7]  '1' when a call of this Poll has registered as a waiter
+--          before, else '0'
 --
 -- First, when the earliest lease has lapsed, leases that lapsed (up to
 -- 100) go back to the queue, due when they lapsed, or to the dead letters
@@ -20,19 +22,28 @@
 -- lease set to now plus visibility under 'token id', its delivery written
 -- under the token, and the reply is {1, id, payload, attempt, due ms,
 -- lease deadline ms}, the attempt one more than the deliveries its entry
--- counts. If another message is due too, one more waiter is woken to take
--- it; if the consumer was the keeper, one waiter is woken to become the
--- next.
+-- counts. A consumer that was a waiter (ARGV[7] '1'), or a call that gave
+-- lapsed leases back, then takes the consumer off the waiters and, if
+-- another message is due too, wakes one more waiter to take it; if the
+-- consumer was the keeper, one waiter is woken to become the next. A
+-- waiter woken for a due message so wakes the next, while the consumers
+-- that are not waiting take messages without reading the waiters: every
+-- message made due wakes a waiter (push, nack, requeue), or falls at an
+-- event the keeper is timed to (a due time, a lease deadline).
 --
--- Otherwise the reply is {2, ms to sleep}. The consumer is registered as a
--- waiter, so that a push can wake it. One waiter, the keeper, sleeps until
+-- Otherwise, for a call with ARGV[7] '0', the reply is {2, 0}, and
+-- nothing is written: its Poll calls again at once, with '1', so a call
+-- with '0' never registers, and one sent again after it took a message
+-- cannot leave its consumer among the waiters. For a call with '1' the
+-- reply is {2, ms to sleep}. The consumer is registered as a waiter, so
+-- that a push can wake it. One waiter, the keeper, sleeps until
 -- the next event (a due time or a lease deadline), at most refresh; the
 -- others sleep refresh, so the next event wakes one consumer, not all.
 --
 -- Taking a message costs TIME, two ZRANGEs (the earliest lease, the first
--- two entries), HMGET of the token and the body, ZRANGEBYSCORE of the first
--- live waiter (and ZSCORE of the token when there is one), ZREM, ZADD and
--- HSET. Every key it writes is read before its first write, so a key of
+-- two entries), HMGET of the token and the body, ZREM, ZADD and HSET; and,
+-- for a waiter, ZRANGEBYSCORE of the first live waiter (and ZSCORE of the
+-- token when it is not that one). Every key it writes is read before its first write, so a key of
 -- another type fails it with WRONGTYPE before anything is written; when
 -- leases lapsed, check_types runs first. give.lua, which only lapses
 -- need, is defined only then.
@@ -40,13 +51,15 @@
 -- #include lib.lua
 -- #include wake.lua
 
-local token, vis, max, reg, refresh, notify = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+local token, notify, waiter = ARGV[1], ARGV[6], ARGV[7] == '1'
 local now = now_ms()
+local chain = waiter -- whether taking a message reads the waiters
 
 local lease = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2]
 if lease and lease + 0 <= now then
 	-- #include give.lua
-	local err = lapse(now, max)
+	chain = true
+	local err = lapse(now, tonumber(ARGV[3]))
 	if err then
 		return err
 	end
@@ -70,19 +83,22 @@ if head[1] and head[2] + 0 <= now then
 	local known = redis.call('HMGET', bodies, token, id)
 	rec = known[1]
 	if not rec then
-		local first, keeper = first_waiter(now), nil
-		if first == token or first and redis.call('ZSCORE', waiters, token) then
-			keeper = redis.call('HGET', info, 'keeper')
-			redis.call('ZREM', waiters, token)
-			if first == token then
-				first = first_waiter(now)
+		local first, keeper
+		if chain then
+			first = first_waiter(now)
+			if first == token or first and redis.call('ZSCORE', waiters, token) then
+				keeper = redis.call('HGET', info, 'keeper')
+				redis.call('ZREM', waiters, token)
+				if first == token then
+					first = first_waiter(now)
+				end
 			end
 		end
-		local attempt, deadline = n + 1, now + vis
+		local attempt, deadline = n + 1, now + ARGV[2]
 		redis.call('ZREM', queue, e)
 		redis.call('ZADD', leases, deadline, token .. ' ' .. id)
 		redis.call('HSET', bodies, token, due .. ' ' .. attempt .. ' ' .. id)
-		local more = head[3] and head[4] + 0 <= now
+		local more = chain and head[3] and head[4] + 0 <= now
 		if keeper == token then
 			redis.call('HDEL', info, 'armed', 'keeper')
 			more = more or redis.call('EXISTS', queue, leases) > 0
@@ -102,6 +118,10 @@ if rec then
 		tonumber(redis.call('ZSCORE', leases, token .. ' ' .. id) or 0)}
 end
 
+if not waiter then
+	return {2, 0}
+end
+local reg, refresh = tonumber(ARGV[4]), tonumber(ARGV[5])
 local armed, keeper = unpack(redis.call('HMGET', info, 'armed', 'keeper'))
 armed = tonumber(armed)
 redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now)

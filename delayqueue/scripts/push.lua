@@ -36,46 +36,82 @@ local first = first_waiter(now)
 local count = (#ARGV - 1) / 4
 local seq = redis.call('HINCRBY', info, 'seq', count) - count
 
--- undo takes back what this run wrote before a command failed with err,
--- and returns err.
-local function undo(err, ids)
-	if #ids > 0 then
-		redis.call('HDEL', bodies, unpack(ids))
+-- failed is the error of a write that failed, and wrote the bodies this
+-- run wrote before it, to take back.
+local failed, wrote
+if count == 1 then
+	-- One message, the common case, without the tables of a batch.
+	local id = ARGV[2]
+	local added = redis.pcall('HSET', bodies, id, ARGV[3])
+	if added == 0 then
+		return {1, 0}
+	elseif added ~= 1 then
+		failed, wrote = added, {}
+	else
+		local due = ARGV[5] + 0
+		if due == 0 then
+			due = now + ARGV[4]
+		end
+		seq = seq + 1
+		local e
+		if seq < 8e13 then
+			e = (seq + 1e13) .. ' ' .. id
+		else
+			e = string.format('b%016d %s', seq, id)
+		end
+		added = redis.pcall('ZADD', queue, due, e)
+		if added ~= 1 then
+			failed, wrote = added, {id}
+		else
+			schedule(due, now, first, notify)
+			return {1, 1}
+		end
 	end
-	if redis.call('HINCRBY', info, 'seq', -count) <= 0 then
-		redis.call('HDEL', info, 'seq')
+else
+	local ids, add, earliest = {}, {}, nil
+	for k = 2, #ARGV, 4 do
+		local id = ARGV[k]
+		seq = seq + 1
+		local added = redis.pcall('HSET', bodies, id, ARGV[k + 1])
+		if type(added) == 'table' then
+			failed = added
+			break
+		end
+		if added == 1 then
+			ids[#ids + 1] = id
+			local due = tonumber(ARGV[k + 3])
+			if due == 0 then
+				due = now + tonumber(ARGV[k + 2])
+			end
+			add[#add + 1] = due
+			if seq < 8e13 then
+				add[#add + 1] = (seq + 1e13) .. ' ' .. id
+			else
+				add[#add + 1] = string.format('b%016d %s', seq, id)
+			end
+			earliest = math.min(earliest or due, due)
+		end
 	end
-	return err
+	if not failed and #ids > 0 then
+		local added = redis.pcall('ZADD', queue, unpack(add))
+		if type(added) == 'table' then
+			failed = added
+		else
+			schedule(earliest, now, first, notify)
+		end
+	end
+	if not failed then
+		return {1, #ids}
+	end
+	wrote = ids
 end
 
-local ids, add, earliest = {}, {}, nil
-for k = 2, #ARGV, 4 do
-	local id = ARGV[k]
-	seq = seq + 1
-	local added = redis.pcall('HSET', bodies, id, ARGV[k + 1])
-	if type(added) == 'table' then
-		return undo(added, ids)
-	end
-	if added == 1 then
-		ids[#ids + 1] = id
-		local due = tonumber(ARGV[k + 3])
-		if due == 0 then
-			due = now + tonumber(ARGV[k + 2])
-		end
-		add[#add + 1] = due
-		if seq < 8e13 then
-			add[#add + 1] = (seq + 1e13) .. ' ' .. id
-		else
-			add[#add + 1] = string.format('b%016d %s', seq, id)
-		end
-		earliest = math.min(earliest or due, due)
-	end
+-- A write failed: take back the bodies and the order numbers this run
+-- wrote, and fail with its error.
+if #wrote > 0 then
+	redis.call('HDEL', bodies, unpack(wrote))
 end
-if #ids > 0 then
-	local added = redis.pcall('ZADD', queue, unpack(add))
-	if type(added) == 'table' then
-		return undo(added, ids)
-	end
-	schedule(earliest, now, first, notify)
+if redis.call('HINCRBY', info, 'seq', -count) <= 0 then
+	redis.call('HDEL', info, 'seq')
 end
-return {1, #ids}
+return failed
