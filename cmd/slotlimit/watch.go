@@ -17,16 +17,34 @@ import (
 
 func watchFlags(fs *flag.FlagSet, c *cli) {
 	limitFlag(fs, c)
+	liveFlags(fs, c)
+}
+
+// liveFlags defines the flags of a live view: watch and adaptive watch.
+func liveFlags(fs *flag.FlagSet, c *cli) {
 	fs.IntVar(&c.n, "n", 0, "exit after `COUNT` screens; 0 runs until Ctrl-C")
 	fs.DurationVar(&c.interval, "interval", time.Second, "the time between screens")
 	fs.IntVar(&c.rows, "rows", 15, "the most holders listed")
 }
 
+// checkLive returns the usage error of a bad -n, -interval or -rows.
+func (c *cli) checkLive() error {
+	switch {
+	case c.n < 0:
+		return usageErrorf("-n %d: a count is at least 0", c.n)
+	case c.interval < 10*time.Millisecond:
+		return usageErrorf("-interval %v: at least 10ms", c.interval)
+	case c.rows < 0:
+		return usageErrorf("-rows %d: at least 0", c.rows)
+	}
+	return nil
+}
+
 // Terminal control: the cursor home, the rest of a line erased, and the
 // rest of the screen erased. On a terminal, each screen is drawn over the
 // last, line by line, so that it does not flicker. Elsewhere (a pipe, a
-// file) watch writes none of them: each screen follows the last, after an
-// empty line.
+// file) a live view writes none of them: each screen follows the last,
+// after an empty line.
 const (
 	home      = "\x1b[H"
 	eraseLine = "\x1b[K"
@@ -42,7 +60,144 @@ const barWidth = 40
 // the limit is found while the key is full.
 const limitScan = 5
 
-// A watcher draws the screens of watch.
+// A page is one screen of a live view, built line by line. On a terminal
+// it is drawn over the screen before: it begins at the cursor home, each
+// line erases the rest of its row, and its end erases the rows below.
+// Elsewhere it is plain lines, without trailing spaces.
+type page struct {
+	b   bytes.Buffer
+	tty bool
+}
+
+func newPage(tty bool) *page {
+	p := &page{tty: tty}
+	if tty {
+		p.b.WriteString(home)
+	}
+	return p
+}
+
+// line adds a line.
+func (p *page) line(format string, args ...any) {
+	l := fmt.Sprintf(format, args...)
+	if p.tty {
+		p.b.WriteString(l + eraseLine + "\n")
+	} else {
+		p.b.WriteString(strings.TrimRight(l, " ") + "\n")
+	}
+}
+
+// String returns the page, ended.
+func (p *page) String() string {
+	if p.tty {
+		p.b.WriteString(eraseDown)
+	}
+	return p.b.String()
+}
+
+// bar returns a bar of n against limit, "[####....]", and the percentage.
+func bar(n, limit int64) (string, int64) {
+	filled := int(min(barWidth, (n*barWidth+limit-1)/limit))
+	return "[" + strings.Repeat("#", filled) + strings.Repeat(".", barWidth-filled) + "]", n * 100 / limit
+}
+
+// A frame is one screen of a live view, as read.
+type frame struct {
+	clock time.Time   // the server's clock when it was read
+	body  func(*page) // draws the screen below its header; nil when the read failed
+	json  any         // the screen's line of -json; with no body, live writes the error's
+	err   error       // the outcome should it be the last screen: nil, errNo, or the read's error, which the screen shows
+}
+
+// live is the loop of a live view, watch's and adaptive watch's: it reads
+// a frame, with read, and shows it, every -interval until Ctrl-C, or -n
+// frames. title and key head each screen. On a terminal each screen is
+// drawn over the last; elsewhere each follows the last after an empty
+// line, with no terminal codes; with -json each is a line of JSON. A
+// frame whose read failed shows the error, and the next tries again. live
+// returns the outcome of the last frame: interrupted, nil.
+func (c *cli) live(title, key string, read func(ctx context.Context, n int) frame) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	tick := time.NewTicker(c.interval)
+	defer tick.Stop()
+	// On a terminal, the cursor is left below the last screen.
+	end := func() {
+		if !c.json && c.tty {
+			fmt.Fprintln(c.stdout)
+		}
+	}
+	var err error
+	for n := 1; ; n++ {
+		f := c.readFrame(ctx, n, read)
+		switch {
+		case c.json:
+			js := f.json
+			if f.body == nil {
+				js = errorJSON{Screen: n, Error: f.err.Error()}
+			}
+			line, _ := json.Marshal(js)
+			fmt.Fprintf(c.stdout, "%s\n", line)
+		case c.tty:
+			fmt.Fprint(c.stdout, c.drawFrame(title, key, n, f))
+		default:
+			if n > 1 {
+				fmt.Fprintln(c.stdout)
+			}
+			fmt.Fprint(c.stdout, c.drawFrame(title, key, n, f))
+		}
+		err = f.err
+		if c.n > 0 && n >= c.n {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			end()
+			return nil
+		case <-tick.C:
+		}
+	}
+	end()
+	return err
+}
+
+// readFrame reads frame n, within -timeout.
+func (c *cli) readFrame(ctx context.Context, n int, read func(ctx context.Context, n int) frame) frame {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	return read(ctx, n)
+}
+
+// errorJSON is the line of -json of a screen whose read failed.
+type errorJSON struct {
+	Screen int    `json:"screen"`
+	Error  string `json:"error"`
+}
+
+// drawFrame returns screen n: its header, then its body or its error.
+func (c *cli) drawFrame(title, key string, n int, f frame) string {
+	p := newPage(c.tty)
+	count := fmt.Sprintf("screen %d", n)
+	if c.n > 0 {
+		count += fmt.Sprintf(" of %d", c.n)
+	}
+	p.line("%s  %s", title, display(key))
+	clock := "-"
+	if f.body != nil {
+		clock = f.clock.UTC().Format("2006-01-02 15:04:05 MST")
+	}
+	p.line("redis %s   server clock %s   every %v   %s", c.addr, clock, c.interval, count)
+	p.line("")
+	if f.body == nil {
+		p.line("error: %v", f.err)
+		p.line("(trying again every %v; Ctrl-C quits)", c.interval)
+	} else {
+		f.body(p)
+	}
+	return p.String()
+}
+
+// A watcher reads the screens of watch.
 type watcher struct {
 	c     *cli
 	key   string
@@ -69,14 +224,10 @@ type screen struct {
 // A Redis error is shown on the screen, and the next screen tries again;
 // watch exits with code 3 if the last screen failed.
 func runWatch(c *cli, args []string) error {
-	switch {
-	case c.n < 0:
-		return usageErrorf("-n %d: a count is at least 0", c.n)
-	case c.interval < 10*time.Millisecond:
-		return usageErrorf("-interval %v: at least 10ms", c.interval)
-	case c.rows < 0:
-		return usageErrorf("-rows %d: at least 0", c.rows)
-	case c.limit < 0:
+	if err := c.checkLive(); err != nil {
+		return err
+	}
+	if c.limit < 0 {
 		return usageErrorf("-limit %d: a limit is at least 1", c.limit)
 	}
 	w := &watcher{c: c, key: args[0]}
@@ -87,49 +238,22 @@ func runWatch(c *cli, args []string) error {
 	if w.l, err = c.limiter(w.key, c.limit); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	tick := time.NewTicker(c.interval)
-	defer tick.Stop()
-	// On a terminal, the cursor is left below the last screen.
-	end := func() {
-		if !c.json && c.tty {
-			fmt.Fprintln(c.stdout)
-		}
-	}
-	for n := 1; ; n++ {
+	return c.live("slotlimit watch", w.key, func(ctx context.Context, n int) frame {
 		s := w.read(ctx, n)
-		switch {
-		case c.json:
-			w.writeJSON(s)
-		case c.tty:
-			fmt.Fprint(c.stdout, w.draw(s))
-		default:
-			if n > 1 {
-				fmt.Fprintln(c.stdout)
-			}
-			fmt.Fprint(c.stdout, w.draw(s))
+		if s.err != nil {
+			return frame{err: s.err}
 		}
-		err = s.err
-		if c.n > 0 && n >= c.n {
-			break
+		return frame{
+			clock: s.snap.ServerTime,
+			body:  func(p *page) { w.draw(p, s) },
+			json:  w.json(s),
 		}
-		select {
-		case <-ctx.Done():
-			end()
-			return nil
-		case <-tick.C:
-		}
-	}
-	end()
-	return err
+	})
 }
 
 // read reads screen n: the snapshot, the limit while unknown, and the
 // refusals.
 func (w *watcher) read(ctx context.Context, n int) screen {
-	ctx, cancel := context.WithTimeout(ctx, w.c.timeout)
-	defer cancel()
 	s := screen{n: n}
 	if s.snap, s.err = w.l.Inspect(ctx); s.err != nil {
 		return s
@@ -167,46 +291,13 @@ func refusals(ctx context.Context, l *slotlimit.Limiter) (int64, error) {
 	return l.Refusals(ctx)
 }
 
-// draw returns screen s: on a terminal drawn over the one before, else
-// as plain lines.
-func (w *watcher) draw(s screen) string {
-	var b bytes.Buffer
-	tty := w.c.tty
-	line := func(format string, args ...any) {
-		l := fmt.Sprintf(format, args...)
-		if tty {
-			b.WriteString(l + eraseLine + "\n")
-		} else {
-			b.WriteString(strings.TrimRight(l, " ") + "\n")
-		}
-	}
-	if tty {
-		b.WriteString(home)
-	}
-	count := fmt.Sprintf("screen %d", s.n)
-	if w.c.n > 0 {
-		count += fmt.Sprintf(" of %d", w.c.n)
-	}
-	line("slotlimit watch  %s", display(w.key))
-	clock := "-"
-	if s.err == nil {
-		clock = s.snap.ServerTime.UTC().Format("2006-01-02 15:04:05 MST")
-	}
-	line("redis %s   server clock %s   every %v   %s", w.c.addr, clock, w.c.interval, count)
-	line("")
-	if s.err != nil {
-		line("error: %v", s.err)
-		line("(trying again every %v; Ctrl-C quits)", w.c.interval)
-		if tty {
-			b.WriteString(eraseDown)
-		}
-		return b.String()
-	}
+// draw draws the body of screen s on p.
+func (w *watcher) draw(p *page, s screen) {
+	line := p.line
 	snap := s.snap
 	if limit := w.limit.limit; limit > 0 {
-		filled := int(min(barWidth, (snap.InUse*barWidth+limit-1)/limit))
-		line("  in use     %d / %d units   [%s%s]  %d%%", snap.InUse, limit,
-			strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), snap.InUse*100/limit)
+		b, pct := bar(snap.InUse, limit)
+		line("  in use     %d / %d units   %s  %d%%", snap.InUse, limit, b, pct)
 	} else {
 		line("  in use     %d units   (limit unknown: not yet seen full or waited on; give -limit)", snap.InUse)
 	}
@@ -241,28 +332,17 @@ func (w *watcher) draw(s screen) string {
 	line("")
 	line("¹ calls refused without waiting, as counted in Redis over a day by the Limiters with")
 	line("  Config.CountRefusals set; Limiters without it count none. Ctrl-C quits.")
-	if tty {
-		b.WriteString(eraseDown)
-	}
-	return b.String()
 }
 
 // watchJSON is one screen of watch -json: a line of JSON.
 type watchJSON struct {
 	Screen int `json:"screen"`
 	*holdersJSON
-	Refusals int64  `json:"refusals"`
-	Error    string `json:"error,omitempty"`
+	Refusals int64 `json:"refusals"`
 }
 
-func (w *watcher) writeJSON(s screen) {
-	out := watchJSON{Screen: s.n}
-	if s.err != nil {
-		out.Error = s.err.Error()
-	} else {
-		h := newHoldersJSON(w.key, w.limit, s.snap)
-		out.holdersJSON, out.Refusals = &h, s.refusals
-	}
-	line, _ := json.Marshal(out)
-	fmt.Fprintf(w.c.stdout, "%s\n", line)
+// json returns screen s as a line of watch -json.
+func (w *watcher) json(s screen) watchJSON {
+	h := newHoldersJSON(w.key, w.limit, s.snap)
+	return watchJSON{Screen: s.n, holdersJSON: &h, Refusals: s.refusals}
 }
