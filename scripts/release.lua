@@ -51,7 +51,6 @@
 
 local leases, weights, full = KEYS[1], KEYS[2], KEYS[3]
 local queue, qdeadlines, qwants = KEYS[4], KEYS[5], KEYS[6]
-local known = tonumber(ARGV[6])
 
 -- The commonest calls, with no weighted holder, no full marker and nobody
 -- waiting, free the leases and touch nothing else, before any helper is
@@ -63,14 +62,14 @@ if redis.call('EXISTS', weights, full, queue) == 0 then
 	local clock = t[1] .. string.sub('00000' .. t[2], -6, -4)
 	redis.call('ZREMRANGEBYSCORE', leases, '-inf', clock)
 	if ARGV[8] == nil then
-		if redis.call('ZREM', leases, ARGV[7]) == 1 or tonumber(clock) < known then
+		if redis.call('ZREM', leases, ARGV[7]) == 1 or tonumber(clock) < tonumber(ARGV[6]) then
 			return '1'
 		end
 		return '0'
 	end
 	local reply = {}
 	for i = 7, #ARGV do
-		local freed = redis.call('ZREM', leases, ARGV[i]) == 1 or tonumber(clock) < known
+		local freed = redis.call('ZREM', leases, ARGV[i]) == 1 or tonumber(clock) < tonumber(ARGV[6])
 		reply[#reply + 1] = freed and '1' or '0'
 	end
 	return table.concat(reply)
@@ -81,6 +80,7 @@ end
 
 local limit, fair, claim = tonumber(ARGV[1]), ARGV[2] == '1', tonumber(ARGV[5])
 local now = now_ms()
+local known = tonumber(ARGV[6])
 local reply = {}
 
 -- freed answers for a holder with no live lease at now: '1' only while
