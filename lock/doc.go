@@ -16,7 +16,11 @@
 // The lock is a plain string at the key, holding the owner's token with
 // a PX expiry: the data redislock, redsync and the classic SET NX PX (or
 // SETNX and PEXPIRE) scripts with a compare-and-delete unlock keep, so
-// that they and a Mutex keep each other out on one key. What it adds to
+// that they and a Mutex keep each other out on one key. A Lock that waits
+// behind a Mutex's owner puts a '+' after that owner's token, so that the
+// owner's Unlock looks for waiters only then and otherwise runs the two
+// commands of a bare compare-and-delete; another client's token is never
+// changed. What it adds to
 // those scripts:
 //
 //   - Every operation is one script of its own (scripts/), and none calls

@@ -24,9 +24,11 @@ func TestTryAfterMissedNoticeTakesHandedLock(t *testing.T) {
 		require.NoError(t, err)
 		return reply
 	}
-	require.Positive(t, obtain("owner")[0], "the owner takes the lock")
+	owner := newToken() // a waiter marks the token of an owner of this package
+	require.Positive(t, obtain(owner)[0], "the owner takes the lock")
 	require.LessOrEqual(t, obtain("waiter")[0], int64(0), "the waiter queues")
-	held, err := m.unlockRun(ctx, &m.runner, "owner", 0)
+	require.Equal(t, owner+waitMark, b.Client.Get(ctx, m.cfg.Key).Val(), "the waiter marked the owner's token")
+	held, err := m.unlockRun(ctx, &m.runner, owner, 0)
 	require.NoError(t, err)
 	require.True(t, held)
 	require.Equal(t, "waiter", b.Client.Get(ctx, m.cfg.Key).Val(), "handed to the waiter")
@@ -51,15 +53,20 @@ func TestWaiterThatLeavesHandsOnWhatItWasHanded(t *testing.T) {
 			return reply[0]
 		}
 		for _, next := range []bool{true, false} {
-			require.Positive(t, obtain("owner"), "the owner takes the lock")
+			owner := newToken() // a waiter marks the token of an owner of this package
+			require.Positive(t, obtain(owner), "the owner takes the lock")
 			require.LessOrEqual(t, obtain("gave-up"), int64(0), "a waiter queues")
 			if next {
 				require.LessOrEqual(t, obtain("next"), int64(0), "another queues behind it")
 			}
-			held, err := m.unlockRun(ctx, &m.runner, "owner", 0)
+			held, err := m.unlockRun(ctx, &m.runner, owner, 0)
 			require.NoError(t, err)
 			require.True(t, held)
-			require.Equal(t, "gave-up", b.Client.Get(ctx, m.cfg.Key).Val(), "handed to the first waiter")
+			handed := "gave-up"
+			if next {
+				handed += waitMark // marked: another still waits
+			}
+			require.Equal(t, handed, b.Client.Get(ctx, m.cfg.Key).Val(), "handed to the first waiter")
 
 			(&Lock{mutex: m, token: "gave-up"}).leave(ctx)
 			if next {

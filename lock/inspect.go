@@ -14,8 +14,9 @@ import (
 // Info is the state of a lock at one moment, read by one script.
 type Info struct {
 	// Token is the owner's token: the value the key holds, a Lock's Token
-	// or the value that redislock, redsync or a SET NX PX script wrote.
-	// It is "" when the lock is free.
+	// or the value that redislock, redsync or a SET NX PX script wrote,
+	// without the '+' that a waiter puts after a Lock's token (see
+	// Lock.Token). It is "" when the lock is free.
 	Token string
 
 	// TTL is the time left on the owner's lease, by the server's clock: 0

@@ -95,7 +95,10 @@ func TestBreakHandsLockToWaiterAsUnlockWould(t *testing.T) {
 
 		assert.ErrorIs(t, m.Break(ctx, "not the owner"), lock.ErrNotHeld, "another owner's token")
 		assert.ErrorIs(t, m.Break(ctx, ""), lock.ErrInvalidArgument)
-		assert.Equal(t, owner.Token(), b.Client.Get(ctx, key).Val(), "still the owner's")
+		assert.Equal(t, owner.Token()+"+", b.Client.Get(ctx, key).Val(), "still the owner's, marked by the waiter that queued")
+		info, err := m.Inspect(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, owner.Token(), info.Token, "Inspect reports the token without the mark")
 
 		b.Advance(time.Millisecond)
 		require.NoError(t, m.Break(ctx, owner.Token()))

@@ -90,7 +90,10 @@ func (l *Lock) gone() {
 }
 
 // Token returns the owner token stored in Redis while this Lock holds the
-// lock: 128 random bits, as text.
+// lock: 128 random bits, as text (26 characters of base32). Once a Lock
+// of this package waits for the lock, the key holds the token followed by
+// '+', the mark that tells Unlock to look for waiters; Inspect reports the
+// token without it.
 func (l *Lock) Token() string {
 	if l == nil {
 		return ""

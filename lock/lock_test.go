@@ -94,6 +94,13 @@ func TestClassicScriptsShareTheLock(t *testing.T) {
 		_, err := m.TryLock(ctx)
 		assert.ErrorIs(t, err, lock.ErrNotObtained)
 		assert.Equal(t, "classic-owner", b.Client.Get(ctx, key).Val())
+		// A Lock that waits behind it leaves its value whole (it marks only
+		// the tokens of this package's owners), so its own unlock frees it.
+		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		_, err = m.Lock(short)
+		cancel()
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, "classic-owner", b.Client.Get(ctx, key).Val(), "a waiter never marks another client's token")
 		require.Equal(t, int64(1), classicUnlock.Run(ctx, b.Client, []string{key}, "classic-owner").Val())
 
 		// A Mutex holds it: the classic lock is refused, its unlock with its own

@@ -22,7 +22,10 @@ import (
 //
 // The key holds the owner's token as a plain string with a PX expiry: the
 // data of redislock, of redsync and of the classic SET NX PX scripts, so
-// that a lock taken by any of them keeps the others out. Every expiry is on the Redis
+// that a lock taken by any of them keeps the others out. While a Lock
+// waits for a Mutex's owner, the owner's token is marked with a '+' after
+// it, so that its Unlock looks for waiters then, and only then; another
+// client's token is never changed. Every expiry is on the Redis
 // server's clock. A Mutex waits without polling: Lock joins a queue in
 // Redis, and Unlock hands the lock straight to the first waiter and wakes
 // it alone, through a notice on pub/sub; a lock that lapses instead wakes

@@ -27,7 +27,8 @@ import (
 // came back) or its lease lapsed: later, by the server's clock.
 //
 // A transaction that go-redis sends again after its reply was lost finds
-// the lock held by token, which SET ... GET returns: its first run took
+// the lock held by token (marked, if a waiter queued meanwhile: see
+// waitMark), which SET ... GET returns: its first run took
 // it, and it returns the fence it reads itself, later than the first
 // run's but before any later owner's. The lease then runs from the first
 // run, which this one cannot see, so the deadline is unknown.
@@ -60,7 +61,7 @@ func (m *Mutex) obtain(ctx context.Context, token string) (fence, deadline int64
 	if err, ok := replies[0].(error); ok {
 		return 0, 0, err
 	}
-	resent := replies[0] == token
+	resent := replies[0] == token || replies[0] == token+waitMark
 	if replies[0] != nil && !resent {
 		return 0, 0, nil // held: SET ... GET returned the holder's token
 	}

@@ -87,7 +87,7 @@ func TestUnlockWakesOneWaiter(t *testing.T) {
 		assert.Len(t, got, 0, "one waiter got the lock")
 		// The woken waiter's claim is the one script sent meanwhile.
 		assert.LessOrEqual(t, tries.n.Load()-before, int64(1), "the other waiters were not woken")
-		assert.Equal(t, first.Token(), b.Client.Get(ctx, key).Val())
+		assert.Equal(t, first.Token()+"+", b.Client.Get(ctx, key).Val(), "marked: the others still wait")
 		assert.Greater(t, b.Client.PTTL(ctx, key).Val(), 30*time.Second, "claimed for its full TTL")
 
 		// Each unlock hands the lock on, in turn.
@@ -118,7 +118,7 @@ func TestLockHonoursContextAndLapse(t *testing.T) {
 		defer cancel()
 		_, err = m.Lock(short)
 		assert.ErrorIs(t, err, context.DeadlineExceeded)
-		assert.Equal(t, owner.Token(), b.Client.Get(ctx, key).Val(), "the owner keeps it")
+		assert.Equal(t, owner.Token()+"+", b.Client.Get(ctx, key).Val(), "the owner keeps it, marked by the waiter that queued")
 
 		done, cancel := context.WithCancel(ctx)
 		cancel()

@@ -1,7 +1,8 @@
 -- claim: a waiter handed the lock by an unlock (see hand_off.lua) takes it
 -- until the deadline its notice stated.
 --
--- KEYS[1]  the lock: a string holding the owner's token, with a PX expiry
+-- KEYS[1]  the lock: a string holding the owner's token, with a PX expiry,
+--          marked ('+' after it) when others wait (see unlock.lua)
 -- ARGV[1]  the waiter's token
 -- ARGV[2]  the deadline the notice stated (ms)
 --
@@ -13,7 +14,8 @@
 
 local lock, token, deadline = KEYS[1], ARGV[1], ARGV[2]
 
-if redis.call('GET', lock) ~= token then
+local held = redis.call('GET', lock)
+if held ~= token and held ~= token .. '+' then
 	return 0
 end
 redis.call('PEXPIREAT', lock, deadline, 'GT')

@@ -3,7 +3,8 @@
 -- owner here when someone waits, and a waiter that gives up comes here to
 -- leave the queue and pass on what it may have been handed meanwhile.
 --
--- KEYS[1]  the lock: a string holding the owner's token, with a PX expiry
+-- KEYS[1]  the lock: a string holding the owner's token, with a PX expiry,
+--          marked ('+' after it) once someone waits (see unlock.lua)
 -- KEYS[2]  queue: sorted set, waiting token -> arrival number
 -- KEYS[3]  queue deadlines: sorted set, waiting token -> when its entry lapses (ms)
 -- KEYS[4]  queue wants: hash, waiting token -> '1:lease ms'
@@ -29,14 +30,16 @@
 -- while the lock is still held for it, returns at once and claims the
 -- lock (claim.lua) until the deadline, its full lease time from now. Only
 -- that waiter wakes. A waiter that died while queued holds the lock for
--- the claim time at most.
+-- the claim time at most. The waiter's token is stored marked when others
+-- are still queued, so that its unlock hands the lock on in turn.
 
 -- #include queue.lua
 
 local lock, queue, qdeadlines, qwants = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local token = ARGV[1]
 
-if redis.call('GET', lock) ~= token then
+local held = redis.call('GET', lock)
+if held ~= token and held ~= token .. '+' then
 	leave_queue(queue, qdeadlines, qwants, token)
 	-- #include gone.lua
 	return gone(ARGV[3])
@@ -58,8 +61,12 @@ if not lease then
 	return 1
 end
 local hold = math.min(lease, tonumber(claim))
-redis.call('SET', lock, waiter, 'PX', hold)
 leave_queue(queue, qdeadlines, qwants, waiter)
+local value = waiter
+if redis.call('EXISTS', queue) == 1 then
+	value = waiter .. '+'
+end
+redis.call('SET', lock, value, 'PX', hold)
 if command ~= '' then
 	local notice = string.format('*%d:%d:%d:%d:%d:', now, now + hold - 1, now + lease, t[1] * 1000000 + t[2], tonumber(arrival))
 	redis.call(command, channel, notice .. waiter)

@@ -3,7 +3,8 @@
 -- that an unlock can hand the lock straight to it (see hand_off.lua).
 --
 -- KEYS[1]  the lock: a string holding the owner's token, with a PX expiry
---          (redislock's and redsync's data too)
+--          (redislock's and redsync's data too), marked ('+' after the
+--          token) once someone waits (see unlock.lua)
 -- KEYS[2]  queue: sorted set, waiting token -> arrival number
 -- KEYS[3]  queue deadlines: sorted set, waiting token -> when its entry lapses (ms)
 -- KEYS[4]  queue wants: hash, waiting token -> '1:lease ms'; '' -> last arrival number
@@ -22,6 +23,15 @@
 -- entry. now is the server's clock, which the waiter checks notices
 -- against. SET ... GET fails a key of another type with WRONGTYPE and
 -- leaves it as it was.
+--
+-- The mark: a waiter that queues behind an owner of this package, whose
+-- token is 26 characters of base32 (A-Z, 2-7) as Lock.Token makes them,
+-- appends '+' to it, so that the owner's unlock checks the queue (see
+-- unlock.lua); another client's token (redislock's, redsync's, a classic
+-- script's) is never changed, since its own unlock compares it whole. An
+-- owner that takes the lock here while others are still queued marks its
+-- own token; one handed the lock was marked by the hand-off if others
+-- wait.
 
 -- #include queue.lua
 
@@ -31,7 +41,8 @@ local token, ttl, qttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local held = redis.call('SET', lock, token, 'NX', 'GET', 'PX', ttl)
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
-if held == token then
+local marked = held == token .. '+'
+if held == token or marked then
 	-- Handed to this waiter, or taken by this call's first run: it holds
 	-- the lock for its lease time from now.
 	redis.call('PEXPIRE', lock, ttl)
@@ -39,9 +50,15 @@ if held == token then
 end
 if not held then
 	leave_queue(queue, qdeadlines, qwants, token)
+	if not marked and redis.call('EXISTS', queue) == 1 then
+		redis.call('APPEND', lock, '+')
+	end
 	return {1, t[1] * 1000000 + t[2], now}
 end
 
+if #held == 26 and not string.find(held, '[^A-Z2-7]') then
+	redis.call('APPEND', lock, '+')
+end
 prune_queue(queue, qdeadlines, qwants, now)
 local arrival = join_queue(queue, qdeadlines, qwants, token, '1:' .. ttl, now, qttl)
 return {0, math.max(redis.call('PTTL', lock), 0), arrival, now}

@@ -1,7 +1,8 @@
 -- refresh: extend the owner's lease to the lease time from now, if the
 -- owner still holds the lock; a longer lease it holds is kept.
 --
--- KEYS[1]  the lock: a string holding the owner's token, with a PX expiry
+-- KEYS[1]  the lock: a string holding the owner's token, with a PX expiry,
+--          marked ('+' after it) once someone waits (see unlock.lua)
 -- ARGV[1]  the owner's token
 -- ARGV[2]  lease time, ms
 --
@@ -13,7 +14,8 @@
 
 local lock, token, ttl = KEYS[1], ARGV[1], ARGV[2]
 
-if redis.call('GET', lock) ~= token then
+local held = redis.call('GET', lock)
+if held ~= token and held ~= token .. '+' then
 	return {0}
 end
 redis.call('PEXPIRE', lock, ttl, 'GT')
