@@ -402,7 +402,8 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		{Key: "k", Limit: 1, TTL: -time.Second},
 		{Key: "k", Limit: 1, TTL: time.Microsecond},
 		// Keys other packages keep beside a key: a recent list's, a delay
-		// queue's, a GCRA limit's, a lock's queue.
+		// queue's, a GCRA limit's, a lock's queue, a red packet's, an
+		// adaptive limit's.
 		{Key: "{k}/recent", Limit: 1},
 		{Key: "{t}:k:recent", Limit: 1},
 		{Key: "{k}/delayqueue", Limit: 1},
@@ -410,6 +411,8 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		{Key: "{k}/ratelimit", Limit: 1},
 		{Key: "{k}/lock:q", Limit: 1},
 		{Key: "{p:0}:redpacket:due", Limit: 1},
+		{Key: "{k}/adaptive", Limit: 1}, // an adaptive limit's
+		{Key: "{t}:k:adaptive:leases", Limit: 1},
 		// And those a Limiter or a Counter keeps beside its own key.
 		{Key: "{k}/full:1", Limit: 1},
 		{Key: "{k}/released:x", Limit: 1},

@@ -71,8 +71,9 @@ func IsSideOfAny(key string, suffixes ...string) bool {
 // beside a key (see SidePrefix), after which a key of theirs may go on
 // with ':' and more: a recent list "{k}/recent", a delay queue's
 // "{k}/delayqueue:leases", a GCRA time "{k}/ratelimit", a lock's queue
-// "{k}/lock:q", a red packet's "{redpacket:0}:redpacket:log".
-var Packages = []string{"recent", "delayqueue", "ratelimit", "lock", "redpacket"}
+// "{k}/lock:q", a red packet's "{redpacket:0}:redpacket:log", an
+// adaptive limit's "{k}/adaptive:leases".
+var Packages = []string{"recent", "delayqueue", "ratelimit", "lock", "redpacket", "adaptive"}
 
 // LimiterSides are the names of the keys a slotlimit.Limiter keeps
 // beside its lease set: weights, queue, queue deadlines, queue wants, the

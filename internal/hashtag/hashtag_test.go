@@ -65,6 +65,14 @@ func TestOwned(t *testing.T) {
 		"{k}/full:60":              true, // a Limiter's full marker
 		"{k}/released:abc":         true, // a Counter's release record
 		"{p:0}:redpacket:log":      true,
+		"{k}/adaptive":             true, // an adaptive limit's state
+		"{k}/adaptive:leases":      true,
+		"{k}/adaptive:free":        true, // its channel's name, refused as a key all the same
+		"{t}:k:adaptive":           true,
+		"{t}:k:adaptive:qd":        true,
+		"{k}/adaptively":           false,
+		"{k}/adaptive-x":           false,
+		"k/adaptive":               false,
 		"{k}/free":                 false, // a channel, not a key
 		"{k}/full:":                false,
 		"{k}/wq":                   false,
