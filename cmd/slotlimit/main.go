@@ -3,7 +3,8 @@
 // force-release that hands the units on to a waiter as a release does, a
 // live view, a lock's owner, which it can break, a delay queue's counts
 // and dead letters, a recent list's items, a red packet's shares and
-// claims, and a rate limit's allowance.
+// claims, a rate limit's allowance, and an adaptive limit beside the slots
+// in use, once or live.
 //
 //	slotlimit -u 127.0.0.1:6379 holders ar:0571
 //	slotlimit -u 127.0.0.1:6379 holders ar:0571 -json
@@ -14,6 +15,7 @@
 //	slotlimit -u 127.0.0.1:6379 recent list recent:42
 //	slotlimit -u 127.0.0.1:6379 packet show p1
 //	slotlimit -u 127.0.0.1:6379 rate show -rate 10 user:42
+//	slotlimit -u 127.0.0.1:6379 adaptive watch payments
 //
 // Every command goes through the packages' own scripts and types, so it
 // reads and writes the keys exactly as the library does. Run slotlimit -h
@@ -35,6 +37,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/adaptive"
 	"github.com/slotlimit/slotlimit/delayqueue"
 	"github.com/slotlimit/slotlimit/lock"
 	"github.com/slotlimit/slotlimit/ratelimit"
@@ -90,6 +93,12 @@ Rate limit (package ratelimit):
                         again; needs the limit: -rate N [-period D] [-burst N]
   rate reset KEY        give KEY its full allowance again; needs the limit
 
+Adaptive limit (package adaptive):
+  adaptive show KEY     the shared limit beside the slots in use, the waiters, when
+                        the limit last went down and up, and the holders with time left
+  adaptive watch KEY    a live view, redrawn every second: the limit beside the slots
+                        in use, with both over the last screens, and the holders
+
 Flags go anywhere after the command's name, before or after its arguments; the
 common flags may come before the command too. After --, every word is an
 argument, so an ID that begins with - goes there:
@@ -104,11 +113,12 @@ Common flags:
 
 Command flags:
   -limit N       count, holders, release, watch: the key's limit (see Limits below)
-  -n COUNT       watch: exit after COUNT screens; 0, the default, runs until Ctrl-C.
+  -n COUNT       watch, adaptive watch: exit after COUNT screens; 0, the default,
+                 runs until Ctrl-C.
                  queue dead: the most listed (default 100, at most 1000).
                  recent list: the most listed; 0, the default, lists all
-  -interval D    watch: the time between screens (default 1s)
-  -rows N        watch: the most holders listed (default 15)
+  -interval D    watch, adaptive watch: the time between screens (default 1s)
+  -rows N        watch, adaptive watch: the most holders listed (default 15)
   -yes           lock break, queue drop: do it without asking
   -offset N      recent list: skip the N newest items
   -max-age D     recent list: leave out items older than D, as the list's
@@ -119,6 +129,9 @@ Command flags:
   -period D      rate show, rate reset: its Period (default 1s)
   -burst N       rate show, rate reset: its Burst; 0, the default, means the rate
   -algorithm A   rate show, rate reset: gcra (the default) or fixed-window
+  -min N, -max N adaptive show, adaptive watch: the Limiters' Config.Min and
+                 Config.Max, which Redis does not keep: shown beside the limit,
+                 which is then read as those Limiters read it, kept within them
 
 Limits. A limiter's limit is an argument of every call, and is stored in Redis
 only in the name of its full marker, which lives while the key is full, and in
@@ -134,6 +147,10 @@ took it, and is not stored. lock info shows the fence floor: the server's
 clock as it read the lock. The owner's fence is at most the floor, and every
 owner that takes the lock later gets a higher one.
 
+Adaptive limits. An adaptive limit is stored in Redis, so adaptive show and
+adaptive watch read it (Limiter.Inspect, which writes nothing); its bounds
+are not, so they show them only when given -min and -max.
+
 Refusals. watch shows the calls refused without waiting that Limiters with
 Config.CountRefusals counted in Redis (over a day); others count none.
 
@@ -144,16 +161,19 @@ Exit status:
      before the break, or that you declined to break; queue requeue or drop
      of IDs none of which is a dead letter, or a drop you declined; recent
      remove of values none of which is in the list; packet show of a packet
-     that does not exist; rate show of a key with no event allowed now
+     that does not exist; rate show of a key with no event allowed now;
+     adaptive show of a key that holds no adaptive limit, and adaptive
+     watch whose last screen found none
   2  usage: an unknown command or flag, a missing argument, no or a bad URL,
      or a key, holder or limit that the library refuses
-  3  Redis is unreachable, or answered with an error (such as WRONGTYPE)
+  3  Redis is unreachable, or answered with an error (such as WRONGTYPE);
+     watch or adaptive watch whose last screen failed
 `
 
 // A command is one subcommand. Each package's commands live in a file of
 // their own, named after the package (limiter.go, lock.go, queue.go,
-// recent.go, packet.go, rate.go), and are listed in commands, and in
-// usage.
+// recent.go, packet.go, rate.go, adaptive.go), and are listed in commands,
+// and in usage.
 type command struct {
 	name  string                     // as typed: "count", "lock info"
 	args  []string                   // the names of its arguments, all required; a last name ending in "..." takes one or more
@@ -178,6 +198,8 @@ var commands = []command{
 	{"packet show", []string{"ID"}, packetFlags, runPacketShow},
 	{"rate show", []string{"KEY"}, rateFlags, runRateShow},
 	{"rate reset", []string{"KEY"}, rateFlags, runRateReset},
+	{"adaptive show", []string{"KEY"}, adaptiveFlags, runAdaptiveShow},
+	{"adaptive watch", []string{"KEY"}, adaptiveWatchFlags, runAdaptiveWatch},
 }
 
 // A cli is one run of the command: its flags, its streams, and the client.
@@ -202,6 +224,8 @@ type cli struct {
 	period    time.Duration
 	burst     int64
 	algorithm string
+	minLimit  int64
+	maxLimit  int64
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -445,6 +469,7 @@ func isInvalid(err error) bool {
 		recent.ErrInvalidConfig, recent.ErrInvalidArgument,
 		redpacket.ErrInvalidConfig, redpacket.ErrInvalidArgument,
 		ratelimit.ErrInvalidConfig, ratelimit.ErrInvalidArgument,
+		adaptive.ErrInvalidConfig, adaptive.ErrInvalidArgument,
 	} {
 		if errors.Is(err, target) {
 			return true

@@ -1,0 +1,344 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slotlimit/slotlimit/adaptive"
+)
+
+// The commands of package adaptive: adaptive show and adaptive watch.
+
+// adaptiveMaxLimit is the highest Config.Max that adaptive.New takes
+// (below 2^26): without -max, the commands read with it, so that the
+// limit is shown as stored.
+const adaptiveMaxLimit = 1<<26 - 1
+
+// historyLen is the most screens whose limit and slots in use adaptive
+// watch shows side by side.
+const historyLen = 20
+
+func adaptiveFlags(fs *flag.FlagSet, c *cli) {
+	fs.Int64Var(&c.minLimit, "min", 0, "the Limiters' Config.Min `N`, which Redis does not keep; shown beside the limit")
+	fs.Int64Var(&c.maxLimit, "max", 0, "the Limiters' Config.Max `N`, which Redis does not keep; shown beside the limit")
+}
+
+func adaptiveWatchFlags(fs *flag.FlagSet, c *cli) {
+	adaptiveFlags(fs, c)
+	liveFlags(fs, c)
+}
+
+// adaptiveLimiter returns a Limiter on key that reads: it only calls
+// Inspect, which writes nothing. Its Min and Max are -min and -max when
+// given, so that the limit is read as the Limiters with those bounds read
+// it (kept within them), else 1 and adaptiveMaxLimit, so that it is read
+// as stored. Initial plays no part: a key that holds no limit is shown as
+// such.
+func (c *cli) adaptiveLimiter(key string) (*adaptive.Limiter, error) {
+	switch {
+	case c.minLimit < 0:
+		return nil, usageErrorf("-min %d: a limit is at least 1", c.minLimit)
+	case c.maxLimit < 0:
+		return nil, usageErrorf("-max %d: a limit is at least 1", c.maxLimit)
+	case c.maxLimit > 0 && c.minLimit > c.maxLimit:
+		return nil, usageErrorf("-min %d is above -max %d", c.minLimit, c.maxLimit)
+	}
+	cfg := adaptive.Config{Key: key, Min: max(1, c.minLimit), Max: c.maxLimit}
+	if cfg.Max == 0 {
+		cfg.Max = max(adaptiveMaxLimit, cfg.Min)
+	}
+	return adaptive.New(c.client, cfg)
+}
+
+// adaptiveView is what adaptive show and each screen of adaptive watch
+// read: the Info, and the bounds given.
+type adaptiveView struct {
+	key      string
+	min, max int64 // -min and -max; 0 when not given
+	info     adaptive.Info
+}
+
+// found reports whether the key holds an adaptive limit: one is stored,
+// or slots are held or waited for (a limit lapses a day after it last
+// moved, while a lease may outlive it).
+func (v adaptiveView) found() bool {
+	return v.info.Stored || v.info.InUse > 0 || v.info.Waiters > 0
+}
+
+// none is what the commands say of a key that holds no adaptive limit.
+func (v adaptiveView) none() string {
+	return fmt.Sprintf("%s holds no adaptive limit: no slot was ever taken on it, or it was unused for a day (adaptive.StateTTL)", display(v.key))
+}
+
+// limit describes the limit, with the bounds given: "18", "18 (min 1,
+// max 100)", or, when none is stored, why.
+func (v adaptiveView) limit() string {
+	if !v.info.Stored {
+		return "none stored (the next slot taken stores its Limiter's Config.Initial)"
+	}
+	var bounds []string
+	if v.min > 0 {
+		bounds = append(bounds, fmt.Sprintf("min %d", v.min))
+	}
+	if v.max > 0 {
+		bounds = append(bounds, fmt.Sprintf("max %d", v.max))
+	}
+	if len(bounds) == 0 {
+		return strconv.FormatInt(v.info.Limit, 10)
+	}
+	return fmt.Sprintf("%d (%s, as given)", v.info.Limit, strings.Join(bounds, ", "))
+}
+
+// inUse describes the slots in use against the limit, with a note when
+// they are over it.
+func (v adaptiveView) inUse() string {
+	if !v.info.Stored {
+		return plural(int(v.info.InUse), "slot")
+	}
+	s := fmt.Sprintf("%d of %d slots", v.info.InUse, v.info.Limit)
+	if over := v.info.InUse - v.info.Limit; over > 0 {
+		s += fmt.Sprintf(" (over the limit, which went down: no slot is granted until %d more are freed)", over+1)
+	}
+	return s
+}
+
+// moved describes when the limit last moved, t, on the server's clock.
+func (v adaptiveView) moved(t time.Time, clock string) string {
+	if t.IsZero() {
+		return "never (within a day)"
+	}
+	return fmt.Sprintf("%s, %s ago", t.UTC().Format(clock), ago(v.info.ServerTime.Sub(t)))
+}
+
+// ago formats the time since a moment on the server's clock, as left
+// formats the time until one.
+func ago(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < 10*time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// read reads the view with l.
+func (c *cli) readAdaptive(ctx context.Context, l *adaptive.Limiter, key string) (adaptiveView, error) {
+	info, err := l.Inspect(ctx)
+	if err != nil {
+		return adaptiveView{}, err
+	}
+	return adaptiveView{key: key, min: c.minLimit, max: c.maxLimit, info: info}, nil
+}
+
+type adaptiveJSON struct {
+	Key          string               `json:"key"`
+	ServerTime   time.Time            `json:"server_time"`
+	Stored       bool                 `json:"stored"`
+	Limit        *int64               `json:"limit"` // null when none is stored
+	Min          *int64               `json:"min"`   // -min; null when not given
+	Max          *int64               `json:"max"`   // -max; null when not given
+	InUse        int64                `json:"in_use"`
+	Waiters      int64                `json:"waiters"`
+	LastDecrease *time.Time           `json:"last_decrease"` // null when never, within a day
+	LastIncrease *time.Time           `json:"last_increase"`
+	Holders      []adaptiveHolderJSON `json:"holders"`
+}
+
+type adaptiveHolderJSON struct {
+	ID        string    `json:"id"`
+	TTLMillis int64     `json:"ttl_ms"` // time left, on the server's clock
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+func (v adaptiveView) json() adaptiveJSON {
+	info := v.info
+	out := adaptiveJSON{
+		Key:        v.key,
+		ServerTime: info.ServerTime.UTC(),
+		Stored:     info.Stored,
+		InUse:      info.InUse,
+		Waiters:    info.Waiters,
+		Holders:    []adaptiveHolderJSON{},
+	}
+	if info.Stored {
+		out.Limit = &info.Limit
+	}
+	if v.min > 0 {
+		out.Min = &v.min
+	}
+	if v.max > 0 {
+		out.Max = &v.max
+	}
+	if !info.LastDecrease.IsZero() {
+		t := info.LastDecrease.UTC()
+		out.LastDecrease = &t
+	}
+	if !info.LastIncrease.IsZero() {
+		t := info.LastIncrease.UTC()
+		out.LastIncrease = &t
+	}
+	for _, h := range info.Holders {
+		out.Holders = append(out.Holders, adaptiveHolderJSON{
+			ID:        h.ID,
+			TTLMillis: h.ExpiresAt.Sub(info.ServerTime).Milliseconds(),
+			ExpiresAt: h.ExpiresAt.UTC(),
+		})
+	}
+	return out
+}
+
+// runAdaptiveShow prints the shared limit beside the slots in use, the
+// waiters, when the limit last moved, and the holders with their time
+// left, read at one moment by Limiter.Inspect, which writes nothing. A key
+// that holds no adaptive limit is the answer no.
+func runAdaptiveShow(c *cli, args []string) error {
+	key := args[0]
+	l, err := c.adaptiveLimiter(key)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.call()
+	defer cancel()
+	v, err := c.readAdaptive(ctx, l, key)
+	if err != nil {
+		return err
+	}
+	switch {
+	case c.json:
+		err = c.writeJSON(v.json())
+	case !v.found():
+		fmt.Fprintln(c.stdout, v.none())
+	default:
+		info := v.info
+		t := newTable(c.stdout, "ADAPTIVE", key)
+		t.row("limit", v.limit())
+		t.row("in use", v.inUse())
+		t.row("waiting", info.Waiters)
+		t.row("last down", v.moved(info.LastDecrease, clockFormat))
+		t.row("last up", v.moved(info.LastIncrease, clockFormat))
+		t.row("server clock", info.ServerTime.UTC().Format(clockFormat))
+		t.flush()
+		if len(info.Holders) > 0 {
+			fmt.Fprintln(c.stdout)
+			t := newTable(c.stdout, "HOLDER", "TIME LEFT", "EXPIRES AT (SERVER CLOCK)")
+			for _, h := range info.Holders {
+				t.row(display(h.ID), left(h.ExpiresAt.Sub(info.ServerTime)), h.ExpiresAt.UTC().Format(clockFormat))
+			}
+			t.flush()
+		}
+	}
+	if err == nil && !v.found() {
+		return errNo
+	}
+	return err
+}
+
+// An adaptiveWatcher reads the screens of adaptive watch, and keeps the
+// limit and the slots in use of the last screens.
+type adaptiveWatcher struct {
+	c       *cli
+	key     string
+	l       *adaptive.Limiter
+	history []adaptiveView // the last screens read, oldest first, at most historyLen
+}
+
+type adaptiveWatchJSON struct {
+	Screen int `json:"screen"`
+	adaptiveJSON
+}
+
+// runAdaptiveWatch draws a screen every -interval until Ctrl-C, or -n
+// screens, as watch does. A screen that finds no adaptive limit says so,
+// and a Redis error is shown on the screen; the next screen reads again.
+// The exit code is that of the last screen: 1 when it found no limit, 3
+// when it failed.
+func runAdaptiveWatch(c *cli, args []string) error {
+	if err := c.checkLive(); err != nil {
+		return err
+	}
+	w := &adaptiveWatcher{c: c, key: args[0]}
+	var err error
+	if w.l, err = c.adaptiveLimiter(w.key); err != nil {
+		return err
+	}
+	return c.live("slotlimit adaptive watch", w.key, func(ctx context.Context, n int) frame {
+		v, err := c.readAdaptive(ctx, w.l, w.key)
+		if err != nil {
+			return frame{err: err}
+		}
+		f := frame{clock: v.info.ServerTime, json: adaptiveWatchJSON{Screen: n, adaptiveJSON: v.json()}}
+		if !v.found() {
+			f.body = func(p *page) {
+				p.line("  %s", v.none())
+				p.line("")
+				p.line("(reading again every %v; Ctrl-C quits)", c.interval)
+			}
+			f.err = errNo
+			return f
+		}
+		w.history = append(w.history, v)
+		if len(w.history) > historyLen {
+			w.history = w.history[1:]
+		}
+		f.body = func(p *page) { w.draw(p, v) }
+		return f
+	})
+}
+
+// draw draws the body of a screen that read v on p.
+func (w *adaptiveWatcher) draw(p *page, v adaptiveView) {
+	info := v.info
+	p.line("  limit      %s", v.limit())
+	if info.Stored {
+		b, pct := bar(info.InUse, max(1, info.Limit))
+		p.line("  in use     %d / %d slots   %s  %d%%", info.InUse, info.Limit, b, pct)
+	} else {
+		p.line("  in use     %s", plural(int(info.InUse), "slot"))
+	}
+	p.line("  waiting    %d", info.Waiters)
+	p.line("  last down  %s", v.moved(info.LastDecrease, "15:04:05.000"))
+	p.line("  last up    %s", v.moved(info.LastIncrease, "15:04:05.000"))
+	p.line("")
+	w.drawHistory(p)
+	p.line("")
+	p.line("  %-40s %11s", "HOLDER", "TIME LEFT")
+	for i, h := range info.Holders {
+		if i == w.c.rows {
+			p.line("  … and %d more", len(info.Holders)-i)
+			break
+		}
+		p.line("  %-40s %11s", clip(display(h.ID), 40), left(h.ExpiresAt.Sub(info.ServerTime)))
+	}
+	if len(info.Holders) == 0 {
+		p.line("  (none)")
+	}
+	p.line("")
+	p.line("Ctrl-C quits.")
+}
+
+// drawHistory draws the limit and the slots in use of the last screens,
+// side by side, oldest first, as many as fit in 100 columns.
+func (w *adaptiveWatcher) drawHistory(p *page) {
+	width := 1
+	for _, v := range w.history {
+		width = max(width, len(strconv.FormatInt(v.info.Limit, 10)), len(strconv.FormatInt(v.info.InUse, 10)))
+	}
+	last := w.history[max(0, len(w.history)-(100-13)/(width+1)):]
+	var limits, used strings.Builder
+	for _, v := range last {
+		if v.info.Stored {
+			fmt.Fprintf(&limits, " %*d", width, v.info.Limit)
+		} else {
+			fmt.Fprintf(&limits, " %*s", width, "-")
+		}
+		fmt.Fprintf(&used, " %*d", width, v.info.InUse)
+	}
+	p.line("  the last %s, oldest first:", plural(len(last), "screen"))
+	p.line("    limit  %s", limits.String())
+	p.line("    in use %s", used.String())
+}
