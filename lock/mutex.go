@@ -41,7 +41,7 @@ type Mutex struct {
 	notices *notice.Site
 
 	// Script arguments, boxed once: the lease time in ms, and how an
-	// unlock hands the lock to a waiter (see scripts/unlock.lua).
+	// unlock hands the lock to a waiter (see scripts/hand_off.lua).
 	ttl, handOff any
 }
 

@@ -35,20 +35,20 @@ const waitMark = "+"
 const (
 	statusNotHeld = 0 // the caller does not hold the lock (it is queued, for obtain_queued.lua)
 	statusHeld    = 1 // the caller holds the lock, or held it and freed it
-	statusWaiters = 2 // unlock.lua: the caller holds the lock and someone waits
+	statusWaiters = 2 // unlock.lua: the caller holds the lock, marked: someone may wait
 )
 
 // Each script's keys, in the order its KEYS take them: a prefix of the
 // Mutex's keys, or the two inspect.lua reads.
-func (m *Mutex) lockKeys() []string   { return m.keys[keyLock : keyLock+1] }       // refresh.lua, claim.lua
-func (m *Mutex) unlockKeys() []string { return m.keys[keyLock : keyQueue+1] }      // unlock.lua
-func (m *Mutex) queueKeys() []string  { return m.keys[keyLock : keyQueueWants+1] } // obtain_queued.lua, hand_off.lua
+func (m *Mutex) lockKeys() []string  { return m.keys[keyLock : keyLock+1] }       // unlock.lua, refresh.lua, claim.lua
+func (m *Mutex) queueKeys() []string { return m.keys[keyLock : keyQueueWants+1] } // obtain_queued.lua, hand_off.lua
 func (m *Mutex) inspectKeys() []string { // inspect.lua
 	return []string{m.keys[keyLock], m.keys[keyQueueDeadlines]}
 }
 
-// gone.lua: the answer of unlock.lua and hand_off.lua when the caller no
-// longer holds the lock, included on that path only.
+// gone.lua: the answer of hand_off.lua when the caller no longer holds
+// the lock, included on that path only; unlockRun gives unlock.lua's the
+// same way (beforeDeadline).
 var (
 	//go:embed scripts/gone.lua
 	goneLua string
@@ -59,7 +59,7 @@ var (
 // lease's deadline (see gone.lua).
 const noDeadline = "0"
 
-// deadlineArg is the deadline argument of unlock.lua and hand_off.lua.
+// deadlineArg is the deadline argument of hand_off.lua.
 func deadlineArg(ms int64) any {
 	if ms <= 0 {
 		return noDeadline
@@ -114,30 +114,54 @@ func (m *Mutex) obtainQueued(ctx context.Context, token string) (fence int64, tr
 	return 0, try, 0, callerr.UnexpectedReply(reply)
 }
 
-// unlock.lua: KEYS lock, queue; ARGV the owner's token, its lease
-// deadline (deadlineArg). hand_off.lua: KEYS lock, queue, queue
-// deadlines, queue wants; ARGV the caller's token, Mutex.handOff, the
-// caller's lease deadline.
+// unlock.lua: KEYS lock; ARGV the owner's token. hand_off.lua: KEYS
+// lock, queue, queue deadlines, queue wants; ARGV the caller's token,
+// Mutex.handOff, the caller's lease deadline (deadlineArg).
 var (
 	//go:embed scripts/unlock.lua
 	unlockLua    string
-	unlockScript = script.New(unlockLua, goneLib)
+	unlockScript = script.New(unlockLua)
 
 	//go:embed scripts/hand_off.lua
 	handOffLua    string
 	handOffScript = script.New(handOffLua, waitqueue.Lib, goneLib)
 )
 
-// unlockRun runs unlock.lua, and hand_off.lua when someone waits, for
+// unlockRun runs unlock.lua, and hand_off.lua when someone may wait, for
 // token through run, with deadline the caller's lease deadline (0:
-// unknown). It reports whether token held the lock.
+// unknown). It reports whether token held the lock: when unlock.lua finds
+// it gone, beforeDeadline answers, as gone.lua does in hand_off.lua.
 func (m *Mutex) unlockRun(ctx context.Context, run *script.Runner, token string, deadline int64) (bool, error) {
-	dl := deadlineArg(deadline)
-	status, err := run.Run(ctx, unlockScript, m.unlockKeys(), token, dl).Int64()
-	if err == nil && status == statusWaiters {
-		return decodeHeld(run.Run(ctx, handOffScript, m.queueKeys(), token, m.handOff, dl).Int64())
+	status, err := run.Run(ctx, unlockScript, m.lockKeys(), token).Int64()
+	switch {
+	case err != nil:
+		return false, err
+	case status == statusWaiters:
+		return decodeHeld(run.Run(ctx, handOffScript, m.queueKeys(), token, m.handOff, deadlineArg(deadline)).Int64())
+	case status == statusNotHeld && deadline > 0:
+		return m.beforeDeadline(ctx, deadline)
 	}
-	return decodeHeld(status, err)
+	return decodeHeld(status, nil)
+}
+
+// beforeDeadline is the answer of an unlock that found the lock gone, as
+// gone.lua gives it: true when the server's clock, read by TIME on the
+// key's node after the unlock ran, is still before deadline (ms), the
+// lease deadline the owner knows, so that only the owner's own unlock, a
+// first run whose reply was lost, can have freed the lock. A clock read a
+// round trip later than the script's own answers false in a little more
+// of the edge that Lock.Unlock documents (a first run just before the
+// deadline, sent again just after it).
+func (m *Mutex) beforeDeadline(ctx context.Context, deadline int64) (bool, error) {
+	conn, err := m.node(ctx)
+	if err != nil {
+		return false, err
+	}
+	now, err := conn.Time(ctx).Result()
+	if err != nil {
+		return false, err
+	}
+	return now.UnixMilli() < deadline, nil
 }
 
 // leaveQueue runs hand_off.lua for token through run: a waiter that gives up

@@ -1,6 +1,7 @@
 -- gone: the answer of a script that frees the lock and finds it no longer
 -- held by its caller, included where the script has its
--- "-- #include gone.lua" line.
+-- "-- #include gone.lua" line (hand_off.lua; unlock.lua's caller reads
+-- the clock itself, by the same rule: see Mutex.unlockRun).
 --
 -- The caller passes the deadline, in ms by the server's clock, that its
 -- lease lasts at least until, as the server's replies to its lock and

@@ -1,7 +1,8 @@
 -- hand_off: free the lock if the caller still holds it, and hand it
 -- straight to the first live waiter in the queue; unlock.lua sends the
--- owner here when someone waits, and a waiter that gives up comes here to
--- leave the queue and pass on what it may have been handed meanwhile.
+-- owner here when its token is marked (someone may wait), and a waiter
+-- that gives up comes here to leave the queue and pass on what it may
+-- have been handed meanwhile.
 --
 -- KEYS[1]  the lock: a string holding the owner's token, with a PX expiry,
 --          marked ('+' after it) once someone waits (see unlock.lua)
@@ -12,8 +13,9 @@
 -- ARGV[2]  'command claim channel': the notice command ('publish',
 --          'spublish' or none), the claim time in ms (how long a handed
 --          lock waits for its waiter's claim), and the notice channel
--- ARGV[3]  the caller's lease deadline (ms, the server's clock), as in
---          unlock.lua; 0 when it is not known, as for a waiter
+-- ARGV[3]  the caller's lease deadline (ms, the server's clock), as the
+--          server's replies to its lock and refreshes prove it at least;
+--          0 when it is not known, as for a waiter
 --
 -- Returns a status alone: 1 when the caller held the lock, else 0: a lock
 -- that lapsed, or that another owner holds now (another client's, say), is
