@@ -15,7 +15,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 // before the phase's count began; the overhead is the scripts' time less
 // that of the commands they ran.
 func TestBreakdownSplitsSentFromInside(t *testing.T) {
-	r := newResult("x", []harness.Phase{{
+	bd := breakdownOf(harness.Phase{
 		Ops:      100,
 		Elapsed:  time.Second,
 		TopLevel: map[string]int64{"evalsha": 99, "set": 100, "hello": 1},
@@ -26,8 +26,7 @@ func TestBreakdownSplitsSentFromInside(t *testing.T) {
 			"hello":   {Calls: 1, Usec: 4},
 			"info":    {Calls: 1, Usec: 50}, // the harness's own
 		},
-	}})
-	bd := r.breakdown()
+	})
 	// sent: evalsha 1000, set 200, hello 4; inside: set 100, get 100.
 	if !near(bd.total, 12.04) || !near(bd.inside, 2) || !near(bd.overhead, 8) {
 		t.Fatalf("total %v, inside %v, overhead %v; want 12.04, 2, 8", bd.total, bd.inside, bd.overhead)
@@ -50,20 +49,33 @@ func TestBreakdownSplitsSentFromInside(t *testing.T) {
 	}
 }
 
-// A result's figures are its median round's, so that a stall of the
-// server in one round stays out of them; its rate is over every round.
-func TestResultIsItsMedianRound(t *testing.T) {
+// A row's figures are those of the round whose ratio is the median of
+// the rounds', so that a stall of the server in one round stays out of
+// them, and both figures of its ratio come from that one round.
+func TestRowTakesTheRoundOfMedianRatio(t *testing.T) {
 	round := func(usec int64) harness.Phase {
 		return harness.Phase{Ops: 10, Elapsed: time.Second, TopLevel: map[string]int64{"incr": 10}, Server: harness.Stats{"incr": {Calls: 10, Usec: usec}}}
 	}
-	r := newResult("x", []harness.Phase{round(500), round(10), round(20)})
-	if got := r.usecPerOp(); !near(got, 2) {
-		t.Errorf("Redis µs per operation %v, want the median round's 2", got)
+	// Ratios by round: 500/100 = 5, 10/20 = 0.5, 30/20 = 1.5.
+	lib := newResult("lib", []harness.Phase{round(500), round(10), round(30)})
+	base := newResult("base", []harness.Phase{round(100), round(20), round(20)})
+	x := row{lib: lib, base: base, unit: "call", target: 2}
+	if k := x.chosen(); k != 2 {
+		t.Fatalf("chosen round %d, want 2", k)
 	}
-	if got := r.opsPerSecond(); !near(got, 10) {
-		t.Errorf("operations per second %v, want 10 over the three rounds", got)
+	if got := x.ratio(); !near(got, 1.5) || !x.pass() {
+		t.Errorf("ratio %v, pass %v; want 1.5, a pass", got, x.pass())
 	}
-	if len(r.top) != 1 || r.top[0] != "incr" {
-		t.Errorf("top-level commands %q", r.top)
+	if got, want := x.measured(), "3.00 vs 2.00 µs per call"; got != want {
+		t.Errorf("measured %q, want %q", got, want)
+	}
+	if got := opsPerSecond(lib.all); !near(got, 10) {
+		t.Errorf("operations per second over every round %v, want 10", got)
+	}
+	if len(lib.top) != 1 || lib.top[0] != "incr" {
+		t.Errorf("top-level commands %q", lib.top)
+	}
+	if (row{lib: lib}).chosen() != -1 || (row{lib: lib}).pass() {
+		t.Error("a row without a baseline passes")
 	}
 }

@@ -33,9 +33,11 @@
 //
 // Redis µs per operation is the server time (INFO commandstats, CONFIG
 // RESETSTAT before every phase) of the top-level commands each variant's
-// client sent; the breakdown lists every command the server ran per
-// operation, those inside scripts and EXEC included, and the scripts'
-// own overhead.
+// client sent. A row's ratio is the median of its rounds' ratios, and its
+// figures are that round's, so that a stall of a shared machine in one
+// round stays out of the table; the breakdown lists, for that round,
+// every command the server ran per operation, those inside scripts and
+// EXEC included, and the scripts' own overhead.
 //
 // Without -redis it starts its own redis-server on a free loopback port,
 // which needs redis-server on PATH, and stops it when done. From bench/:

@@ -30,21 +30,17 @@ type variant struct {
 	left func() int64
 }
 
-// A result is one variant's phases: the round of median Redis µs per
-// operation, whose figures the report gives, and every round summed, whose
-// operations per second it gives.
+// A result is one variant's phases, a round each, and their sum.
 type result struct {
-	name string
-	harness.Phase
-	all harness.Phase
-	top []string // top-level commands sent in any round, harness.SetupCommands aside
+	name   string
+	rounds []harness.Phase
+	all    harness.Phase // every round summed
+	top    []string      // top-level commands sent in any round, harness.SetupCommands aside
 }
 
-// newResult returns the result of the variant name's rounds. The median
-// round keeps a stall of the server in one round, on a machine it shares,
-// out of the figures.
+// newResult returns the result of the variant name's rounds.
 func newResult(name string, rounds []harness.Phase) result {
-	r := result{name: name}
+	r := result{name: name, rounds: rounds}
 	for _, ph := range rounds {
 		r.all = r.all.Add(ph)
 	}
@@ -53,13 +49,15 @@ func newResult(name string, rounds []harness.Phase) result {
 			r.top = append(r.top, c)
 		}
 	}
-	sorted := slices.Clone(rounds)
-	usec := func(ph harness.Phase) float64 { return result{Phase: ph, top: r.top}.breakdown().total }
-	slices.SortStableFunc(sorted, func(a, b harness.Phase) int { return cmp.Compare(usec(a), usec(b)) })
-	if len(sorted) > 0 {
-		r.Phase = sorted[(len(sorted)-1)/2]
-	}
 	return r
+}
+
+// round returns the variant's phase in round i, or a phase of nothing.
+func (r result) round(i int) harness.Phase {
+	if i < 0 || i >= len(r.rounds) {
+		return harness.Phase{}
+	}
+	return r.rounds[i]
 }
 
 // warm runs warmupCalls calls of each variant on every worker, unmeasured.
@@ -138,10 +136,10 @@ type breakdown struct {
 	overhead float64   // µs of the scripts and EXEC less the commands they ran
 }
 
-// breakdown returns what the server ran for r, per operation. A command
+// breakdownOf returns what the server ran in r, per operation. A command
 // both sent by the client and run inside a script counts its calls beyond
 // those sent as run inside, at its mean time per call.
-func (r result) breakdown() breakdown {
+func breakdownOf(r harness.Phase) breakdown {
 	var bd breakdown
 	if r.Ops == 0 {
 		return bd
@@ -192,14 +190,13 @@ func (r result) breakdown() breakdown {
 	return bd
 }
 
-// usecPerOp returns the server time of the variant's top-level commands
-// per operation, in µs.
-func (r result) usecPerOp() float64 {
-	return r.breakdown().total
+// usecPerOp returns the server time of the top-level commands in ph per
+// operation, in µs.
+func usecPerOp(ph harness.Phase) float64 {
+	return breakdownOf(ph).total
 }
 
-// opsPerSecond returns the operations completed per second of load, over
-// every round.
-func (r result) opsPerSecond() float64 {
-	return r.all.Rate(r.all.Ops)
+// opsPerSecond returns the operations completed per second of ph's load.
+func opsPerSecond(ph harness.Phase) float64 {
+	return ph.Rate(ph.Ops)
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
@@ -22,12 +24,42 @@ type row struct {
 	target   float64  // the ratio the row is held to: at most, or at least for a rate
 }
 
-// ratio returns the library's figure over the baseline's.
-func (r row) ratio() float64 {
+// rounds returns the number of rounds both the library and its baseline
+// ran.
+func (r row) rounds() int {
+	return min(len(r.lib.rounds), len(r.base.rounds))
+}
+
+// ratioIn returns the library's figure over the baseline's in round i.
+func (r row) ratioIn(i int) float64 {
 	if r.rate {
-		return harness.Div(r.lib.opsPerSecond(), r.base.opsPerSecond())
+		return harness.Div(opsPerSecond(r.lib.round(i)), opsPerSecond(r.base.round(i)))
 	}
-	return harness.Div(r.lib.usecPerOp(), r.base.usecPerOp())
+	return harness.Div(usecPerOp(r.lib.round(i)), usecPerOp(r.base.round(i)))
+}
+
+// chosen returns the round whose ratio is the median of the rounds'
+// ratios (the lower of the two middle ones for an even number), whose
+// figures the report gives: the variants of a row take turns in every
+// round, so that the two figures of a ratio come from phases side by
+// side, and the median keeps a stall of the shared machine in one round
+// out of the table.
+func (r row) chosen() int {
+	idx := make([]int, r.rounds())
+	for i := range idx {
+		idx[i] = i
+	}
+	if len(idx) == 0 {
+		return -1
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(r.ratioIn(a), r.ratioIn(b)) })
+	return idx[(len(idx)-1)/2]
+}
+
+// ratio returns the library's figure over the baseline's in the chosen
+// round.
+func (r row) ratio() float64 {
+	return r.ratioIn(r.chosen())
 }
 
 // pass reports whether the ratio meets the target.
@@ -49,14 +81,18 @@ func (r row) targetText() string {
 	return fmt.Sprintf("≤ %.1f×", r.target)
 }
 
-// measured says the two figures the ratio divides, and the peers'.
+// measured says the two figures the ratio divides, and the peers', in the
+// chosen round.
 func (r row) measured() string {
+	k := r.chosen()
+	lib, base := r.lib.round(k), r.base.round(k)
 	if r.rate {
-		return fmt.Sprintf("%s vs %s %ss/s", harness.Count(r.lib.opsPerSecond()), harness.Count(r.base.opsPerSecond()), r.unit)
+		return fmt.Sprintf("%s vs %s %ss/s", harness.Count(opsPerSecond(lib)), harness.Count(opsPerSecond(base)), r.unit)
 	}
-	s := fmt.Sprintf("%.2f vs %.2f µs per %s", r.lib.usecPerOp(), r.base.usecPerOp(), r.unit)
+	s := fmt.Sprintf("%.2f vs %.2f µs per %s", usecPerOp(lib), usecPerOp(base), r.unit)
 	for _, p := range r.peers {
-		s += fmt.Sprintf("; %s %.2f µs (%s)", p.name, p.usecPerOp(), harness.Times(harness.Div(r.lib.usecPerOp(), p.usecPerOp())))
+		peer := p.round(k)
+		s += fmt.Sprintf("; %s %.2f µs (%s)", p.name, usecPerOp(peer), harness.Times(harness.Div(usecPerOp(lib), usecPerOp(peer))))
 	}
 	return s
 }
@@ -74,8 +110,9 @@ func (b *bench) rows() []row {
 		if len(b.lock) < 4 {
 			return nil
 		}
-		p := b.lock[2:4]
-		return []result{{name: "bsm/redislock", Phase: p[0].Phase, top: p[0].top}, {name: "go-redsync/redsync", Phase: p[1].Phase, top: p[1].top}}
+		p := slices.Clone(b.lock[2:4])
+		p[0].name, p[1].name = "bsm/redislock", "go-redsync/redsync"
+		return p
 	}
 	return []row{
 		{name: "limiter TryAcquire+Release (Redis µs per pair)", short: "limiter TryAcquire+Release", baseline: "a minimal ZSET lease script pair: acquire = prune (ZREMRANGEBYSCORE), ZCARD, ZADD, PEXPIRE; release = ZREM", unit: "pair", lib: at(b.limiter, 0), base: at(b.limiter, 1), target: 1.5},
@@ -109,8 +146,8 @@ func (b *bench) Report(r *harness.Report) {
 	t := harness.Table{
 		Title: "Targets",
 		Intro: "Each row is the library's call, made through its public API as a user makes it, against a baseline measured in this run. " +
-			"Redis µs per operation is the server time (INFO commandstats usec, CONFIG RESETSTAT before every phase) of the top-level commands the variant's client sent, per operation, in the variant's round of median Redis µs: " +
-			"a script's EVALSHA and an EXEC count the commands they run. The ratio is the library's figure over the baseline's; pairs/s compare operations completed per second over every round instead.",
+			"Redis µs per operation is the server time (INFO commandstats usec, CONFIG RESETSTAT before every phase) of the top-level commands the variant's client sent, per operation: " +
+			"a script's EVALSHA and an EXEC count the commands they run; pairs/s are operations completed per second. The variants of a row take turns in every round, and the ratio, the library's figure over the baseline's, is the median of the rounds' ratios: the figures are that round's.",
 		Head: costHead,
 	}
 	for _, x := range rows {
@@ -126,11 +163,16 @@ func (b *bench) Report(r *harness.Report) {
 		if i == 1 {
 			continue // the limiter's pairs/s: the same phases as its Redis µs
 		}
-		variants := []result{x.lib, x.base}
+		k := x.chosen()
+		variants := []named{{x.lib.name, x.lib.round(k)}, {x.base.name, x.base.round(k)}}
 		if i == 0 {
-			variants = append(variants, rows[1].base) // INCR+DECR
+			incr := rows[1].base // INCR+DECR, in the same round
+			variants = append(variants, named{incr.name, incr.round(k)})
 		}
-		t := breakdownTable(x.short, x.unit, append(variants, x.peers...))
+		for _, p := range x.peers {
+			variants = append(variants, named{p.name, p.round(k)})
+		}
+		t := breakdownTable(x.short, x.unit, k, variants)
 		if i == 0 {
 			t.Intro = breakdownIntro
 		}
@@ -154,21 +196,29 @@ func (b *bench) scenarios() harness.Table {
 }
 
 // breakdownIntro says how to read the breakdowns, above the first.
-const breakdownIntro = "Under each row, every command the server ran per operation (INFO commandstats of the row's median round), for the library's call first, then its baseline: " +
+const breakdownIntro = "Under each row, every command the server ran per operation (INFO commandstats, in the round of the row's median ratio), for the library's call first, then its baseline: " +
 	"\"sent\" are the top-level commands the client sent, whose time is the variant's Redis µs; \"inside\" are those a script or an EXEC ran, whose time is also part of that script's or EXEC's. " +
 	"Script overhead is the time of the scripts and EXECs less that of the commands they ran: the Lua interpreter, the arguments, the reply. " +
 	"A ratio's floor is what the library's commands cost, with no overhead, over what the baseline costs in all."
 
-// breakdownTable lists, for each variant, every command the server ran
-// per operation: those the client sent, and those run inside a script or
-// EXEC, then the scripts' own overhead and the Redis µs per operation.
-func breakdownTable(title, unit string, variants []result) harness.Table {
+// A named phase is a variant's phase in one round.
+type named struct {
+	name string
+	harness.Phase
+}
+
+// breakdownTable lists, for each variant in round k, every command the
+// server ran per operation: those the client sent, and those run inside a
+// script or EXEC, then the scripts' own overhead and the Redis µs per
+// operation.
+func breakdownTable(title, unit string, k int, variants []named) harness.Table {
 	t := harness.Table{
 		Title: "Breakdown: " + title + ", per " + unit,
+		Outro: fmt.Sprintf("Round %d.", k+1),
 		Head:  []string{"variant", "command", "run", "calls per " + unit, "µs per " + unit, "µs per command run"},
 	}
 	for _, v := range variants {
-		bd := v.breakdown()
+		bd := breakdownOf(v.Phase)
 		name := v.name
 		for _, c := range bd.cmds {
 			run := "inside"
@@ -185,9 +235,9 @@ func breakdownTable(title, unit string, variants []result) harness.Table {
 		t.Add(name, "**Redis µs per "+unit+"**", "", "", fmt.Sprintf("**%.2f**", bd.total), "")
 	}
 	if len(variants) >= 2 {
-		lib, base := variants[0].breakdown(), variants[1].breakdown()
-		t.Outro = fmt.Sprintf("The library's commands alone cost %.2f µs per %s, %s the baseline's %.2f µs; its script overhead adds %.2f µs.",
-			lib.total-lib.overhead, unit, harness.Times(harness.Div(lib.total-lib.overhead, base.total)), base.total, lib.overhead)
+		lib, base := breakdownOf(variants[0].Phase), breakdownOf(variants[1].Phase)
+		t.Outro = fmt.Sprintf("Round %d. The library's commands alone cost %.2f µs per %s, %s the baseline's %.2f µs; its script overhead adds %.2f µs.",
+			k+1, lib.total-lib.overhead, unit, harness.Times(harness.Div(lib.total-lib.overhead, base.total)), base.total, lib.overhead)
 	}
 	return t
 }
@@ -196,12 +246,12 @@ func breakdownTable(title, unit string, variants []result) harness.Table {
 func (b *bench) everyVariant() harness.Table {
 	t := harness.Table{
 		Title: "Every variant",
-		Intro: "Operations, their rate, and the commands sent and round trips per operation are over every round; Redis µs per operation is the median round's, as in the table above. Commands sent count the client's, round trips its single commands and pipelines.",
+		Intro: "Every figure is over every round, summed, where the table of targets gives the round of each row's median ratio. Commands sent count the client's, round trips its single commands and pipelines.",
 		Head:  []string{"variant", "operations", "operations/s", "Redis µs per operation", "top-level commands", "commands sent per operation", "round trips per operation"},
 	}
 	for _, rs := range [][]result{b.limiter, b.lock, b.gcra, b.window, b.grab, b.recent, b.queue} {
 		for _, r := range rs {
-			t.Add(r.name, harness.Count(float64(r.all.Ops)), harness.Count(r.opsPerSecond()), fmt.Sprintf("%.2f", r.usecPerOp()),
+			t.Add(r.name, harness.Count(float64(r.all.Ops)), harness.Count(opsPerSecond(r.all)), fmt.Sprintf("%.2f", usecPerOp(r.all)),
 				strings.Join(r.top, ", "), fmt.Sprintf("%.2f", harness.Ratio(r.all.Sent, r.all.Ops)), fmt.Sprintf("%.2f", harness.Ratio(r.all.Trips, r.all.Ops)))
 		}
 	}
