@@ -44,6 +44,8 @@ func (c *cli) adaptiveLimiter(key string) (*adaptive.Limiter, error) {
 		return nil, usageErrorf("-min %d: a limit is at least 1", c.minLimit)
 	case c.maxLimit < 0:
 		return nil, usageErrorf("-max %d: a limit is at least 1", c.maxLimit)
+	case c.maxLimit > adaptiveMaxLimit:
+		return nil, usageErrorf("-max %d: at most %d, below 2^26, as adaptive.Config.Max", c.maxLimit, adaptiveMaxLimit)
 	case c.maxLimit > 0 && c.minLimit > c.maxLimit:
 		return nil, usageErrorf("-min %d is above -max %d", c.minLimit, c.maxLimit)
 	}

@@ -365,3 +365,24 @@ func TestAdaptiveWatchFollowsLimit(t *testing.T) {
 		}
 	})
 }
+
+// adaptive watch shows, as a user sees it in a terminal, the limit beside
+// the slots in use, and redraws the screen over the last.
+func TestAdaptiveWatchScreen(t *testing.T) {
+	b := redistest.Redis(t)
+	s := newAdaptiveScene(t, "redis://"+b.Opts.Addrs[0], b)
+	term := newTerminal(t, bin, "-u", s.url, "adaptive", "watch", "-n", "30", s.key)
+	screen := term.waitFor(`screen 2 of 30`)
+	t.Logf("the screen:\n%s", screen)
+	lines := strings.Split(screen, "\n")
+	assert.Equal(t, "slotlimit adaptive watch  "+s.key, strings.TrimRight(lines[0], " "))
+	assert.NotContains(t, screen, "screen 1 of 30", "drawn over the first screen")
+	assert.Regexp(t, `(?m)^  limit +5 *$`, screen)
+	assert.Regexp(t, `(?m)^  in use +5 / 5 slots +\[#{40}\] +100% *$`, screen)
+	assert.Regexp(t, `(?m)^    limit   5 5 *$`, screen)
+	assert.Regexp(t, `(?m)^    in use  5 5 *$`, screen)
+	for _, slot := range s.held {
+		assert.Regexp(t, `(?m)^  `+slot.ID()+` +\S+s *$`, screen)
+	}
+	assert.LessOrEqual(t, len(strings.Split(strings.TrimRight(screen, "\n "), "\n")), 30, "it fits the window")
+}

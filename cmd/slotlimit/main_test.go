@@ -127,7 +127,8 @@ func TestHelpListsCommandsAndExitCodes(t *testing.T) {
 	assert.Equal(t, 0, r.code)
 	for _, s := range []string{"count KEY", "holders KEY", "release KEY HOLDER", "watch KEY", "lock info KEY", "lock break KEY",
 		"queue stats KEY", "queue dead KEY", "queue requeue KEY ID...", "queue drop KEY ID...", "recent list KEY",
-		"recent remove KEY VALUE...", "packet show ID", "rate show KEY", "rate reset KEY", "Exit status", "fence floor"} {
+		"recent remove KEY VALUE...", "packet show ID", "rate show KEY", "rate reset KEY", "adaptive show KEY", "adaptive watch KEY",
+		"Exit status", "fence floor"} {
 		assert.Contains(t, r.stdout, s)
 	}
 	r = cli(t, "", []string{"REDIS_URL=redis://user:secret@127.0.0.1:1"}, "holders", "-h")
@@ -176,6 +177,15 @@ func TestBadUsageExits2(t *testing.T) {
 		{"-u", url, "packet", "show", "-shards", "2000", "p1"},
 		{"-u", url, "rate", "show", "k"},
 		{"-u", url, "rate", "show", "-rate", "-1", "k"},
+		{"-u", url, "adaptive"},
+		{"-u", url, "adaptive", "show"},
+		{"-u", url, "adaptive", "show", "a}b"},          // a key New refuses
+		{"-u", url, "adaptive", "show", "{k}/adaptive"}, // a key the package keeps beside another
+		{"-u", url, "adaptive", "show", "-min", "-1", "k"},
+		{"-u", url, "adaptive", "show", "-min", "5", "-max", "3", "k"},
+		{"-u", url, "adaptive", "show", "-max", "67108864", "k"}, // 2^26
+		{"-u", url, "adaptive", "watch", "-n", "-1", "k"},
+		{"-u", url, "adaptive", "watch", "-interval", "1ms", "k"},
 	} {
 		r := cli(t, "", nil, args...)
 		assert.Equal(t, 2, r.code, "step %d: %q", i, args)
@@ -199,6 +209,8 @@ func TestRedisErrorsExit3(t *testing.T) {
 		{"-u", down, "recent", "list", "k"},
 		{"-u", down, "packet", "show", "p1"},
 		{"-u", down, "rate", "show", "-rate", "5", "k"},
+		{"-u", down, "adaptive", "show", "k"},
+		{"-u", down, "adaptive", "watch", "-n", "1", "k"},
 		{"-timeout", "200ms", "-u", "redis://192.0.2.1:6379", "count", "k"}, // TEST-NET-1: nothing answers
 	} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
