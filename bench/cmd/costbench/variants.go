@@ -14,6 +14,7 @@ import (
 	"github.com/slotlimit/slotlimit"
 	"github.com/slotlimit/slotlimit/bench/internal/classic"
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/keycycle"
 	"github.com/slotlimit/slotlimit/bench/internal/lockpairs"
 	"github.com/slotlimit/slotlimit/bench/internal/queues"
 	"github.com/slotlimit/slotlimit/lock"
@@ -199,22 +200,12 @@ func (b *bench) lockRow(ctx context.Context) ([]result, error) {
 }
 
 // keyed returns a call for worker w that calls allow on each of the
-// worker's keys callsPerKey times in a row, then moves to a key never
-// used, the keys beginning with prefix. Only worker w touches its count.
+// worker's keys -calls-per-key times in a row, then on a key never used,
+// the keys beginning with prefix (see keycycle).
 func (b *bench) keyed(prefix string, allow func(ctx context.Context, key string) error) func(ctx context.Context, w int) error {
-	type worker struct {
-		calls int64
-		key   string
-		_     [64]byte // keeps workers off each other's cache lines
-	}
-	workers := make([]worker, b.Workers)
+	keys := keycycle.New(prefix, b.Workers, b.callsPerKey)
 	return func(ctx context.Context, w int) error {
-		s := &workers[w]
-		if s.calls%b.callsPerKey == 0 {
-			s.key = prefix + ":" + strconv.Itoa(w) + ":" + strconv.FormatInt(s.calls/b.callsPerKey, 10)
-		}
-		s.calls++
-		return allow(ctx, s.key)
+		return allow(ctx, keys.Next(w))
 	}
 }
 

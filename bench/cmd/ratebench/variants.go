@@ -11,6 +11,7 @@ import (
 
 	"github.com/slotlimit/slotlimit/bench/internal/classic"
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/keycycle"
 	"github.com/slotlimit/slotlimit/ratelimit"
 )
 
@@ -105,43 +106,37 @@ func capture(ctx context.Context, env *harness.Env, l limits) (captured, error) 
 
 // A variant is one way of making an Allow call, on keys of its own: each
 // worker calls each of its keys callsPerKey times in a row, then moves to
-// a new key. It counts the calls allowed.
+// a new key (see keycycle). It counts the calls allowed.
 type variant struct {
 	name    string
 	tag     string // in its keys' names
 	prefix  string // of its keys: the run's prefix and tag
-	perKey  int64
+	keys    *keycycle.Keys
 	workers []worker
 	// allow makes one call on key and reports whether it was allowed.
 	allow func(ctx context.Context, key string) (bool, error)
 }
 
-// A worker is one worker's place in a variant's keys, and its count of
-// calls allowed. Only worker w reads or writes workers[w] during a phase.
+// A worker is one worker's count of calls allowed. Only worker w reads or
+// writes workers[w] during a phase.
 type worker struct {
-	calls   int64    // calls begun, warm-up included
 	allowed int64    // calls allowed since resetCounts
-	key     string   // its current key
-	_       [64]byte // keeps workers off each other's cache lines
+	_       [56]byte // keeps workers off each other's cache lines
 }
 
 func (b *bench) newVariant(name, tag string, allow func(ctx context.Context, key string) (bool, error)) *variant {
-	return &variant{name: name, tag: tag, prefix: b.Key(tag), perKey: b.callsPerKey, workers: make([]worker, b.Workers), allow: allow}
+	prefix := b.Key(tag)
+	return &variant{name: name, tag: tag, prefix: prefix, keys: keycycle.New(prefix, b.Workers, b.callsPerKey), workers: make([]worker, b.Workers), allow: allow}
 }
 
 // call is the variant's call for worker w, for harness.Drive.
 func (v *variant) call(ctx context.Context, w int) error {
-	s := &v.workers[w]
-	if s.calls%v.perKey == 0 {
-		s.key = v.prefix + ":" + strconv.Itoa(w) + ":" + strconv.FormatInt(s.calls/v.perKey, 10)
-	}
-	s.calls++
-	ok, err := v.allow(ctx, s.key)
+	ok, err := v.allow(ctx, v.keys.Next(w))
 	if err != nil {
 		return err
 	}
 	if ok {
-		s.allowed++
+		v.workers[w].allowed++
 	}
 	return nil
 }
