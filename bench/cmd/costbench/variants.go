@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/slotlimit/slotlimit/bench/internal/keycycle"
 	"github.com/slotlimit/slotlimit/bench/internal/lockpairs"
 	"github.com/slotlimit/slotlimit/bench/internal/queues"
+	"github.com/slotlimit/slotlimit/bench/internal/recentload"
 	"github.com/slotlimit/slotlimit/lock"
 	"github.com/slotlimit/slotlimit/ratelimit"
 	"github.com/slotlimit/slotlimit/recent"
@@ -341,16 +340,16 @@ func (b *bench) recentRow(ctx context.Context) ([]result, error) {
 	}
 	maxItems := strconv.FormatInt(b.recentMax, 10)
 	// adds returns a call whose i-th for worker w adds the worker's i-th
-	// value, 18 bytes, to its list i mod -recent-users.
+	// value to its list i mod -recent-users.
 	adds := func(add func(ctx context.Context, w, u int, value string) error) func(ctx context.Context, w int) error {
 		calls := make([]struct {
 			n int64
-			_ [56]byte
+			_ [56]byte // keeps workers off each other's cache lines
 		}, b.Workers)
 		return func(ctx context.Context, w int) error {
 			i := calls[w].n
 			calls[w].n++
-			return add(ctx, w, int(i%int64(b.recentUsers)), fmt.Sprintf("item:%03d:%09d", w, i))
+			return add(ctx, w, int(i%int64(b.recentUsers)), recentload.Value(w, i))
 		}
 	}
 	vs := []variant{
@@ -363,21 +362,7 @@ func (b *bench) recentRow(ctx context.Context) ([]result, error) {
 	}
 	// Fill every list, every worker its own at once.
 	for _, v := range vs {
-		var wg sync.WaitGroup
-		errs := make([]error, b.Workers)
-		for w := range b.Workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range int64(b.recentUsers) * b.recentMax {
-					if errs[w] = v.call(ctx, w); errs[w] != nil {
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
+		if err := recentload.Fill(ctx, b.Workers, int64(b.recentUsers)*b.recentMax, v.call); err != nil {
 			return nil, fmt.Errorf("filling %s: %w", v.name, err)
 		}
 	}

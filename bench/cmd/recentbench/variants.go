@@ -2,16 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/bench/internal/classic"
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/recentload"
 	"github.com/slotlimit/slotlimit/recent"
 )
 
@@ -51,9 +50,7 @@ type worker struct {
 
 // value is the i-th value of worker w: 18 bytes, the same for every
 // variant, and never added twice to one variant's lists.
-func value(w int, i int64) string {
-	return fmt.Sprintf("item:%03d:%09d", w, i)
-}
+var value = recentload.Value
 
 // call is the variant's call for worker w, for harness.Drive.
 func (v *variant) call(ctx context.Context, w int) error {
@@ -145,21 +142,7 @@ func (b *bench) newVariants() ([]*variant, error) {
 func (b *bench) fill(ctx context.Context) error {
 	perWorker := int64(b.users) * b.max
 	for _, v := range b.variants {
-		var wg sync.WaitGroup
-		errs := make([]error, b.Workers)
-		for w := range b.Workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range perWorker {
-					if errs[w] = v.call(ctx, w); errs[w] != nil {
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
+		if err := recentload.Fill(ctx, b.Workers, perWorker, v.call); err != nil {
 			return fmt.Errorf("%s: %w", v.name, err)
 		}
 		if err := b.checkFull(ctx, v); err != nil {
