@@ -167,3 +167,39 @@ func TestStaleDeliveryCannotActOnRequeuedOne(t *testing.T) {
 		}
 	})
 }
+
+// Queues of one Key with different Visibility share the leases: a short
+// lease taken, or renewed, after a long one still lapses on time, and its
+// message is delivered again.
+func TestShortLeaseAfterLongOneLapses(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		const short = 200 * time.Millisecond
+		long := newQueue(t, b, time.Minute, 0)
+		quick := newQueueOn(t, b.Client, delayqueue.Config{Key: long.Config().Key, Visibility: short})
+		for _, p := range []string{"one", "two"} {
+			_, err := long.Push(ctx, []byte(p), 0)
+			require.NoError(t, err)
+		}
+		held, err := pollWithin(t, long, time.Second)
+		require.NoError(t, err)
+		taken, err := pollWithin(t, quick, time.Second)
+		require.NoError(t, err)
+
+		b.Advance(short + 50*time.Millisecond)
+		again, err := pollWithin(t, long, 2*time.Second)
+		require.NoError(t, err, "the short lease, taken after the long one, lapsed")
+		assert.Equal(t, taken.ID, again.ID)
+		assert.Equal(t, 2, again.Attempt)
+		require.NoError(t, long.Ack(ctx, again))
+
+		require.NoError(t, quick.Extend(ctx, held), "renewed to the short Visibility")
+		b.Advance(short + 50*time.Millisecond)
+		again, err = pollWithin(t, long, 2*time.Second)
+		require.NoError(t, err, "the long lease, renewed short, lapsed")
+		assert.Equal(t, held.ID, again.ID)
+		assert.Equal(t, 2, again.Attempt)
+		require.NoError(t, long.Ack(ctx, again))
+		assert.Empty(t, existing(t, b, long.Config().Key), "an empty queue leaves no keys")
+	})
+}

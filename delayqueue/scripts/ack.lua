@@ -15,9 +15,10 @@
 --
 -- Its commands: TIME, ZSCORE of the lease 'token id', HDEL of the body
 -- and the delivery, ZREM of the lease, and EXISTS of the queue's three
--- sorted sets. The ZSCORE fails on leases, and the HDEL, the first write,
--- on bodies, when either holds another type; info's fields are deleted
--- once the queue is empty, and info of another type is left as it was.
+-- sorted sets; once they are all gone, HDEL of bodies' '#lease' and of
+-- info's fields. The ZSCORE fails on leases, and the HDEL, the first
+-- write, on bodies, when either holds another type; info of another type
+-- is left as it was.
 
 -- #include lib.lua
 
@@ -34,6 +35,7 @@ end
 redis.call('HDEL', bodies, id, token)
 redis.call('ZREM', leases, lease)
 if redis.call('EXISTS', queue, leases, dead) == 0 then
+	redis.call('HDEL', bodies, '#lease')
 	redis.pcall('HDEL', info, 'seq', 'armed', 'keeper')
 end
 return {1}

@@ -66,12 +66,19 @@ local function lapse(now, max)
 			end
 		end
 	end
+	local earliest = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2]
+	if earliest then
+		redis.call('HSET', bodies, '#lease', earliest)
+	else
+		redis.call('HDEL', bodies, '#lease')
+	end
 end
 
--- drop_if_empty deletes info's fields once the queue holds no message at
--- all.
+-- drop_if_empty deletes info, and bodies' '#lease', once the queue holds
+-- no message at all.
 local function drop_if_empty()
 	if redis.call('EXISTS', queue, leases, dead) == 0 then
 		redis.call('DEL', info)
+		redis.call('HDEL', bodies, '#lease')
 	end
 end

@@ -13,18 +13,20 @@
 -- ARGV[7]  '1' when a call of this Poll has registered as a waiter
 --          before, else '0'
 --
--- First, when the earliest lease has lapsed, leases that lapsed (up to
--- 100) go back to the queue, due when they lapsed, or to the dead letters
--- once their message had max attempts. Then, if the token names a delivery
+-- First, when leases lapsed (bodies' '#lease', at most the earliest lease
+-- deadline, has passed: see lib.lua), leases that lapsed (up to 100) go
+-- back to the queue, due when they lapsed, or to the dead letters once
+-- their message had max attempts. Then, if the token names a delivery
 -- already, this call was sent again after its first run made it: the
 -- reply is that delivery, as the first run gave it. Otherwise, when the
 -- first message is due, it is taken: its entry removed from the queue, its
 -- lease set to now plus visibility under 'token id', its delivery written
--- under the token, and the reply is {1, id, payload, attempt, due ms,
--- lease deadline ms}, the attempt one more than the deliveries its entry
--- counts. A consumer that was a waiter (ARGV[7] '1'), or a call that gave
--- lapsed leases back, then takes the consumer off the waiters and, if
--- another message is due too, wakes one more waiter to take it; if the
+-- under the token (with '#lease' lowered to its deadline when that is
+-- below it, or absent), and the reply is {1, id, payload, attempt, due
+-- ms, lease deadline ms}, the attempt one more than the deliveries its
+-- entry counts. A consumer that was a waiter (ARGV[7] '1'), or a call that
+-- gave lapsed leases back, then takes the consumer off the waiters and,
+-- if another message is due too, wakes one more waiter to take it; if the
 -- consumer was the keeper, one waiter is woken to become the next. A
 -- waiter woken for a due message so wakes the next, while the consumers
 -- that are not waiting take messages without reading the waiters: every
@@ -36,17 +38,18 @@
 -- with '0' never registers, and one sent again after it took a message
 -- cannot leave its consumer among the waiters. For a call with '1' the
 -- reply is {2, ms to sleep}. The consumer is registered as a waiter, so
--- that a push can wake it. One waiter, the keeper, sleeps until
--- the next event (a due time or a lease deadline), at most refresh; the
--- others sleep refresh, so the next event wakes one consumer, not all.
+-- that a push can wake it. One waiter, the keeper, sleeps until the next
+-- event (a due time or a lease deadline), at most refresh; the others
+-- sleep refresh, so the next event wakes one consumer, not all.
 --
--- Taking a message costs TIME, two ZRANGEs (the earliest lease, the first
--- two entries), HMGET of the token and the body, ZREM, ZADD and HSET; and,
--- for a waiter, ZRANGEBYSCORE of the first live waiter (and ZSCORE of the
--- token when it is not that one). Every key it writes is read before its first write, so a key of
--- another type fails it with WRONGTYPE before anything is written; when
--- leases lapsed, check_types runs first. give.lua, which only lapses
--- need, is defined only then.
+-- Taking a message costs TIME, ZRANGE of the first two entries, HMGET of
+-- the token, '#lease' and the body, ZREM, ZADD and HSET; and, for a
+-- waiter, ZRANGEBYSCORE of the first live waiter (and ZSCORE of the token
+-- when it is not that one). Every key it writes but leases is read before
+-- its first write, which is to leases, so a key of another type fails it
+-- with WRONGTYPE before anything is written; when leases lapsed,
+-- check_types runs first. give.lua, which
+-- only lapses need, is defined only then.
 
 -- #include lib.lua
 -- #include wake.lua
@@ -55,61 +58,75 @@ local token, notify, waiter = ARGV[1], ARGV[6], ARGV[7] == '1'
 local now = now_ms()
 local chain = waiter -- whether taking a message reads the waiters
 
-local lease = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2]
-if lease and lease + 0 <= now then
+-- look reads the first two entries, and the token's delivery, '#lease'
+-- and, when the first entry is due, its id, deliveries so far and body.
+local head, due, id, n, known
+local function look()
+	head = redis.call('ZRANGE', queue, 0, 1, 'WITHSCORES')
+	if head[1] and head[2] + 0 <= now then
+		-- A push's entry is its 14-digit order key, a space and the id;
+		-- a given-back message's adds its deliveries so far.
+		local e, c = head[1], string.byte(head[1])
+		if c > 48 and c < 58 then
+			id, n = string.sub(e, 16), 0
+		else
+			id, n = string.match(e, '^%w+ (%S+) ?(%d*)$')
+			n = tonumber(n) or 0
+		end
+		due = head[2]
+		known = redis.call('HMGET', bodies, token, '#lease', id)
+	else
+		due = nil
+		known = redis.call('HMGET', bodies, token, '#lease')
+	end
+end
+
+look()
+if known[2] and known[2] + 0 <= now then
 	-- #include give.lua
 	chain = true
 	local err = lapse(now, tonumber(ARGV[3]))
 	if err then
 		return err
 	end
-	lease = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2]
+	look()
 end
 
-local head = redis.call('ZRANGE', queue, 0, 1, 'WITHSCORES')
-local rec
-if head[1] and head[2] + 0 <= now then
-	local e, due = head[1], head[2]
-	-- A push's entry is its 14-digit order key, a space and the id; a
-	-- given-back message's adds its deliveries so far.
-	local id, n
-	local c = string.byte(e)
-	if c > 48 and c < 58 then
-		id, n = string.sub(e, 16), 0
-	else
-		id, n = string.match(e, '^%w+ (%S+) ?(%d*)$')
-		n = tonumber(n) or 0
-	end
-	local known = redis.call('HMGET', bodies, token, id)
-	rec = known[1]
-	if not rec then
-		local first, keeper
-		if chain then
-			first = first_waiter(now)
-			if first == token or first and redis.call('ZSCORE', waiters, token) then
-				keeper = redis.call('HGET', info, 'keeper')
-				redis.call('ZREM', waiters, token)
-				if first == token then
-					first = first_waiter(now)
-				end
-			end
+local rec = known[1]
+if due and not rec then
+	local first, was, keeper
+	if chain then
+		first = first_waiter(now)
+		was = first == token or first and redis.call('ZSCORE', waiters, token)
+		if was then
+			keeper = redis.call('HGET', info, 'keeper')
 		end
-		local attempt, deadline = n + 1, now + ARGV[2]
-		redis.call('ZREM', queue, e)
-		redis.call('ZADD', leases, deadline, token .. ' ' .. id)
+	end
+	-- The first write is to leases, which nothing read: a leases of
+	-- another type fails it, with nothing written.
+	local attempt, deadline = n + 1, now + ARGV[2]
+	redis.call('ZADD', leases, deadline, token .. ' ' .. id)
+	redis.call('ZREM', queue, head[1])
+	if known[2] and known[2] + 0 <= deadline then
 		redis.call('HSET', bodies, token, due .. ' ' .. attempt .. ' ' .. id)
-		local more = chain and head[3] and head[4] + 0 <= now
-		if keeper == token then
-			redis.call('HDEL', info, 'armed', 'keeper')
-			more = more or redis.call('EXISTS', queue, leases) > 0
-		end
-		if more then
-			wake(first, notify)
-		end
-		return {1, id, known[2] or '', attempt, tonumber(due), deadline}
+	else
+		redis.call('HSET', bodies, token, due .. ' ' .. attempt .. ' ' .. id, '#lease', deadline)
 	end
-else
-	rec = redis.call('HGET', bodies, token)
+	if was then
+		redis.call('ZREM', waiters, token)
+		if first == token then
+			first = first_waiter(now)
+		end
+	end
+	local more = chain and head[3] and head[4] + 0 <= now
+	if keeper == token then
+		redis.call('HDEL', info, 'armed', 'keeper')
+		more = more or redis.call('EXISTS', queue, leases) > 0
+	end
+	if more then
+		wake(first, notify)
+	end
+	return {1, id, known[3] or '', attempt, tonumber(due), deadline}
 end
 if rec then
 	-- This call was sent again: its first run made the delivery rec.
@@ -124,12 +141,13 @@ end
 local reg, refresh = tonumber(ARGV[4]), tonumber(ARGV[5])
 local armed, keeper = unpack(redis.call('HMGET', info, 'armed', 'keeper'))
 armed = tonumber(armed)
+local lease = tonumber(redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2])
 redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now)
 redis.call('ZADD', waiters, now + reg, token)
 redis.call('PEXPIRE', waiters, reg)
 local event = tonumber(head[2])
 if lease then
-	event = math.min(event or tonumber(lease), tonumber(lease))
+	event = math.min(event or lease, lease)
 end
 if not event then
 	return {2, refresh}
