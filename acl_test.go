@@ -228,6 +228,10 @@ func TestACLUserRunsLimiterAndLockOnCluster(t *testing.T) {
 	t.Cleanup(func() { user.Close() })
 
 	aclLimiterAndLock(ctx, t, user, admin)
+	t.Run("adaptive", func(t *testing.T) {
+		require.NoError(t, aclAdaptive(ctx, user, admin, aclKey("adaptive"), false))
+		require.NoError(t, aclAdaptive(ctx, user, admin, "app:{"+aclRand()+"}:pay", false))
+	})
 
 	time.Sleep(healthCheckIdle)
 	for i, node := range nodes {
