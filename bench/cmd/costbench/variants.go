@@ -14,6 +14,7 @@ import (
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
 	"github.com/slotlimit/slotlimit/bench/internal/keycycle"
 	"github.com/slotlimit/slotlimit/bench/internal/lockpairs"
+	"github.com/slotlimit/slotlimit/bench/internal/packetload"
 	"github.com/slotlimit/slotlimit/bench/internal/queues"
 	"github.com/slotlimit/slotlimit/bench/internal/recentload"
 	"github.com/slotlimit/slotlimit/lock"
@@ -257,64 +258,51 @@ func (b *bench) windowRow(ctx context.Context) ([]result, error) {
 	})
 }
 
-// shareAmount is every share's amount, in cents: the Store's packets are
-// split Equal, as the classic unit amount is.
-const shareAmount = 100
-
 // grabRow is Grab against the classic script: each variant creates
 // -packets packets of -shares shares, then grabs them in order, every grab
 // by a user of its own, and no phase goes past the last share; a grab
 // refused fails the run.
 func (b *bench) grabRow(ctx context.Context) ([]result, error) {
-	c := b.Client
-	store, err := redpacket.New(c, redpacket.Config{Prefix: b.Key("store")})
+	store, err := redpacket.New(b.Client, redpacket.Config{Prefix: b.Key("store")})
 	if err != nil {
 		return nil, err
 	}
-	seedTag := b.Key("seed:")
 	packetIDs := ids("p%d", b.packets)
-	for _, id := range packetIDs {
-		err := store.Create(ctx, redpacket.Packet{ID: id, Total: shareAmount * int64(b.shares), Count: b.shares, Split: redpacket.Equal})
-		if err == nil {
-			err = c.HSet(ctx, "red_packet_"+seedTag+id, "stock", b.shares, "unit_amount", "1.00").Err()
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 	total := int64(b.packets) * int64(b.shares)
-	// grabs returns a call that takes the next share with grab, and the
-	// count of shares left for it.
-	grabs := func(grab func(ctx context.Context, id, user string) error) (func(ctx context.Context, w int) error, func() int64) {
+	// grabs creates the packets of ps, and returns a call that takes the
+	// next share, and the count of shares left for it.
+	grabs := func(ps packetload.Packets) (variant, error) {
+		for _, id := range packetIDs {
+			if err := ps.Create(ctx, id, b.shares); err != nil {
+				return variant{}, err
+			}
+		}
 		var next atomic.Int64
 		call := func(ctx context.Context, _ int) error {
 			j := next.Add(1) - 1
 			if j >= total {
 				return fmt.Errorf("grab %d: every share is taken", j+1)
 			}
-			return grab(ctx, packetIDs[j/int64(b.shares)], strconv.FormatInt(1_000_000_000+j, 10))
+			id := packetIDs[j/int64(b.shares)]
+			took, err := ps.Grab(ctx, id, packetload.User(j))
+			if err == nil && !took {
+				err = fmt.Errorf("packet %s: grab %d of %d found it sold out", id, j%int64(b.shares)+1, b.shares)
+			}
+			return err
 		}
-		return call, func() int64 { return max(total-next.Load(), 0) }
+		return variant{call: call, left: func() int64 { return max(total-next.Load(), 0) }}, nil
 	}
-	libCall, libLeft := grabs(func(ctx context.Context, id, user string) error {
-		claim, err := store.Grab(ctx, id, user)
-		if err == nil && (claim.Amount != shareAmount || claim.User != user) {
-			err = fmt.Errorf("packet %s: user %s got %+v", id, user, claim)
-		}
-		return err
-	})
-	seedCall, seedLeft := grabs(func(ctx context.Context, id, user string) error {
-		arg := user + "-" + strconv.FormatInt(time.Now().UnixMilli(), 10)
-		n, err := c.EvalSha(ctx, b.scripts.grab.SHA, []string{seedTag + id}, arg).Int64()
-		if err == nil && n != 1 && n != 2 {
-			err = fmt.Errorf("packet %s: the classic script replied %d", id, n)
-		}
-		return err
-	})
-	return b.runCalls(ctx, []variant{
-		{name: nameGrab, call: libCall, left: libLeft},
-		{name: nameSeedGrab, commands: []string{"evalsha"}, call: seedCall, left: seedLeft},
-	})
+	lib, err := grabs(packetload.Store{S: store})
+	if err != nil {
+		return nil, err
+	}
+	seed, err := grabs(packetload.Classic{C: b.Client, SHA: b.scripts.grab.SHA, Tag: b.Key("seed:")})
+	if err != nil {
+		return nil, err
+	}
+	lib.name = nameGrab
+	seed.name, seed.commands = nameSeedGrab, []string{"evalsha"}
+	return b.runCalls(ctx, []variant{lib, seed})
 }
 
 // recentRow is Add against the classic script: each worker owns

@@ -8,10 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/slotlimit/slotlimit/bench/internal/classic"
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
+	"github.com/slotlimit/slotlimit/bench/internal/packetload"
 	"github.com/slotlimit/slotlimit/redpacket"
 )
 
@@ -31,7 +30,7 @@ const (
 
 // shareAmount is every share's amount, in cents: the Store's packets are
 // split Equal, as the classic unit_amount is.
-const shareAmount = 100
+const shareAmount = packetload.ShareAmount
 
 // A grabber is one way of keeping red packets and grabbing their shares.
 type grabber struct {
@@ -43,117 +42,26 @@ type grabber struct {
 }
 
 // packets are the red packets of one grabber in one phase.
-type packets interface {
-	// create creates packet id of shares shares.
-	create(ctx context.Context, id string, shares int) error
-	// grab grabs a share of packet id for user: took is false when it
-	// was refused because the packet is sold out, and any other refusal
-	// is an error.
-	grab(ctx context.Context, id, user string) (took bool, err error)
-	// taken returns the shares of packet id, created with shares, that
-	// have been taken, once it has checked that the packet's keys agree.
-	taken(ctx context.Context, id string, shares int) (int64, error)
-}
+type packets = packetload.Packets
 
 // user returns the j-th user of a phase: ten digits, as the classic user
 // ids are numbers, and the same for every grabber.
-func user(j int64) string {
-	return strconv.FormatInt(1_000_000_000+j, 10)
-}
+var user = packetload.User
 
 // holder is the user who takes the one share of a sold-out packet.
 const holder = "42"
 
 func (b *bench) seedGrabber() *grabber {
 	return &grabber{name: nameSeed, tag: "seed", commands: []string{"evalsha"}, on: func(tag string) (packets, error) {
-		return seedPackets{c: b.Client, sha: b.seed.SHA, tag: tag}, nil
+		return packetload.Classic{C: b.Client, SHA: b.seed.SHA, Tag: tag}, nil
 	}}
 }
 
 func (b *bench) storeGrabber() *grabber {
 	return &grabber{name: nameStore, tag: "store", commands: []string{"evalsha"}, on: func(tag string) (packets, error) {
 		s, err := redpacket.New(b.Client, redpacket.Config{Prefix: tag})
-		return storePackets{s}, err
+		return packetload.Store{S: s}, err
 	}}
-}
-
-// seedPackets are the classic packets, whose ids begin with tag.
-type seedPackets struct {
-	c   *redis.Client
-	sha string
-	tag string
-}
-
-func (p seedPackets) keys(id string) (packet, list string) {
-	return "red_packet_" + p.tag + id, "red_packet_list_" + p.tag + id
-}
-
-// create stores a packet as the classic script does: its stock, and its unit
-// amount in yuan.
-func (p seedPackets) create(ctx context.Context, id string, shares int) error {
-	packet, _ := p.keys(id)
-	return p.c.HSet(ctx, packet, "stock", shares, "unit_amount", "1.00").Err()
-}
-
-func (p seedPackets) grab(ctx context.Context, id, user string) (bool, error) {
-	arg := user + "-" + strconv.FormatInt(time.Now().UnixMilli(), 10)
-	n, err := p.c.EvalSha(ctx, p.sha, []string{p.tag + id}, arg).Int64()
-	switch {
-	case err != nil:
-		return false, err
-	case n == 1 || n == 2:
-		return true, nil
-	case n == 0:
-		return false, nil
-	}
-	return false, fmt.Errorf("classic script replied %d", n)
-}
-
-func (p seedPackets) taken(ctx context.Context, id string, shares int) (int64, error) {
-	packet, list := p.keys(id)
-	stock, err := p.c.HGet(ctx, packet, "stock").Int64()
-	if err != nil {
-		return 0, err
-	}
-	pushed, err := p.c.LLen(ctx, list).Result()
-	if err != nil {
-		return 0, err
-	}
-	if taken := int64(shares) - stock; pushed != taken {
-		return 0, fmt.Errorf("packet %s: stock %d of %d, but %d users in its list", id, stock, shares, pushed)
-	}
-	return pushed, nil
-}
-
-// storePackets are a Store's packets.
-type storePackets struct{ s *redpacket.Store }
-
-func (p storePackets) create(ctx context.Context, id string, shares int) error {
-	return p.s.Create(ctx, redpacket.Packet{ID: id, Total: shareAmount * int64(shares), Count: shares, Split: redpacket.Equal})
-}
-
-func (p storePackets) grab(ctx context.Context, id, user string) (bool, error) {
-	c, err := p.s.Grab(ctx, id, user)
-	switch {
-	case errors.Is(err, redpacket.ErrSoldOut):
-		return false, nil
-	case err != nil:
-		return false, err
-	case c.Amount != shareAmount || c.User != user:
-		return false, fmt.Errorf("packet %s: user %s got %+v", id, user, c)
-	}
-	return true, nil
-}
-
-func (p storePackets) taken(ctx context.Context, id string, shares int) (int64, error) {
-	left, amount, err := p.s.Remaining(ctx, id)
-	if err != nil {
-		return 0, err
-	}
-	if amount != shareAmount*int64(left) {
-		return 0, fmt.Errorf("packet %s: %d shares left of %d, worth %d", id, left, shares, amount)
-	}
-	return int64(shares - left), nil
 }
 
 // runGrabs runs each grabber's phase of grabs that take a share, then
@@ -202,7 +110,7 @@ func (b *bench) takePhase(ctx context.Context, g *grabber, tag string, r *harnes
 	ids := make([]string, b.packets)
 	for k := range ids {
 		ids[k] = "p" + strconv.Itoa(k)
-		if err := ps.create(ctx, ids[k], b.shares); err != nil {
+		if err := ps.Create(ctx, ids[k], b.shares); err != nil {
 			return err
 		}
 	}
@@ -213,7 +121,7 @@ func (b *bench) takePhase(ctx context.Context, g *grabber, tag string, r *harnes
 		j := next.Add(1) - 1
 		id := ids[j/shares]
 		t0 := time.Now()
-		took, err := ps.grab(ctx, id, user(j))
+		took, err := ps.Grab(ctx, id, user(j))
 		if err != nil {
 			return err
 		}
@@ -231,7 +139,7 @@ func (b *bench) takePhase(ctx context.Context, g *grabber, tag string, r *harnes
 	}
 	var taken int64
 	for _, id := range ids {
-		n, err := ps.taken(ctx, id, b.shares)
+		n, err := ps.Taken(ctx, id, b.shares)
 		if err != nil {
 			return err
 		}
@@ -256,7 +164,7 @@ func (b *bench) refusePhase(ctx context.Context, g *grabber, tag string, r *harn
 	var next atomic.Int64
 	ph, err := b.MeasureDrive(ctx, b.Bounds(b.Workers), func(ctx context.Context, w int) error {
 		t0 := time.Now()
-		took, err := ps.grab(ctx, soldOutID, user(next.Add(1)-1))
+		took, err := ps.Grab(ctx, soldOutID, user(next.Add(1)-1))
 		if err != nil {
 			return err
 		}
@@ -272,7 +180,7 @@ func (b *bench) refusePhase(ctx context.Context, g *grabber, tag string, r *harn
 	if err != nil {
 		return err
 	}
-	if n, err := ps.taken(ctx, soldOutID, 1); err != nil || n != 1 {
+	if n, err := ps.Taken(ctx, soldOutID, 1); err != nil || n != 1 {
 		return errors.Join(err, fmt.Errorf("packet %s: %d shares taken of 1", soldOutID, n))
 	}
 	r.Phase = r.Phase.Add(ph)
@@ -290,11 +198,11 @@ func (b *bench) soldOut(ctx context.Context, g *grabber, tag string) (packets, e
 	if err != nil {
 		return nil, err
 	}
-	if err := ps.create(ctx, soldOutID, 1); err != nil {
+	if err := ps.Create(ctx, soldOutID, 1); err != nil {
 		return nil, err
 	}
 	for i, who := range []string{holder, user(0)} {
-		took, err := ps.grab(ctx, soldOutID, who)
+		took, err := ps.Grab(ctx, soldOutID, who)
 		if err != nil {
 			return nil, err
 		}
