@@ -39,13 +39,15 @@
 -- expires; a holder's own lease is looked up, since asking again renews it.
 -- A marker that says too much can only refuse, never admit.
 
+-- call is redis.call, looked up once for the commonest calls' commands.
+local call = redis.call
 local leases, weights, full = KEYS[1], KEYS[2], KEYS[3]
 local single = ARGV[5] == nil
 
-local marked = redis.call('PTTL', full)
-if marked > 0 and single and not redis.call('ZSCORE', leases, ARGV[4]) then
-	if KEYS[4] and redis.call('INCR', KEYS[4]) == 1 then
-		redis.call('PEXPIRE', KEYS[4], 86400000) -- as count_refused, which lib.lua defines
+local marked = call('PTTL', full)
+if marked > 0 and single and not call('ZSCORE', leases, ARGV[4]) then
+	if KEYS[4] and call('INCR', KEYS[4]) == 1 then
+		call('PEXPIRE', KEYS[4], 86400000) -- as count_refused, which lib.lua defines
 	end
 	return -marked
 end
@@ -58,30 +60,30 @@ end
 -- redis.call is printed with "%.17g", which costs more than the command.
 -- Anything else goes on below with the same clock.
 local clock
-if single and marked <= 0 and ARGV[3] == '1' and not redis.call('HGET', weights, '') then
-	local t = redis.call('TIME')
+if single and marked <= 0 and ARGV[3] == '1' and not call('HGET', weights, '') then
+	local t = call('TIME')
 	clock = t[1] .. string.sub('00000' .. t[2], -6, -4)
-	redis.call('ZREMRANGEBYSCORE', leases, '-inf', clock)
-	local card, limit = redis.call('ZCARD', leases), tonumber(ARGV[1])
+	call('ZREMRANGEBYSCORE', leases, '-inf', clock)
+	local card, limit = call('ZCARD', leases), tonumber(ARGV[1])
 	if card < limit then
 		local holder, deadline = ARGV[4], clock + ARGV[2]
 		local at = string.format('%d', deadline)
 		-- GT: a lease that runs longer already keeps its deadline.
-		local added = redis.call('ZADD', leases, 'GT', at, holder)
+		local added = call('ZADD', leases, 'GT', at, holder)
 		local kept = deadline
 		if added == 0 then
-			kept = tonumber(redis.call('ZSCORE', leases, holder))
+			kept = tonumber(call('ZSCORE', leases, holder))
 		end
 		if card == 0 then
 			-- The key was just created and has no expiry, which GT keeps.
-			redis.call('PEXPIREAT', leases, at)
+			call('PEXPIREAT', leases, at)
 		else
-			redis.call('PEXPIREAT', leases, at, 'GT')
+			call('PEXPIREAT', leases, at, 'GT')
 		end
 		local units = card + added
 		if units >= limit then
 			-- As lib.lua's mark_full: to lapse with the earliest lease.
-			redis.call('SET', full, 1, 'PXAT', redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2])
+			call('SET', full, 1, 'PXAT', call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2])
 		end
 		return {units, kept, 1}
 	end

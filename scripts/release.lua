@@ -49,6 +49,8 @@
 -- taken for a later wait of the same holder. A waiter that died while
 -- queued thus holds units for the claim time at most.
 
+-- call is redis.call, looked up once for the commonest calls' commands.
+local call = redis.call
 local leases, weights, full = KEYS[1], KEYS[2], KEYS[3]
 local queue, qdeadlines, qwants = KEYS[4], KEYS[5], KEYS[6]
 
@@ -57,19 +59,19 @@ local queue, qdeadlines, qwants = KEYS[4], KEYS[5], KEYS[6]
 -- defined. Lapsed leases go first, so that a holder's lease, if it is
 -- still there, is live. The clock is text, as in acquire.lua's commonest
 -- grant, and becomes a number only for a holder not found.
-if redis.call('EXISTS', weights, full, queue) == 0 then
-	local t = redis.call('TIME')
+if call('EXISTS', weights, full, queue) == 0 then
+	local t = call('TIME')
 	local clock = t[1] .. string.sub('00000' .. t[2], -6, -4)
-	redis.call('ZREMRANGEBYSCORE', leases, '-inf', clock)
+	call('ZREMRANGEBYSCORE', leases, '-inf', clock)
 	if ARGV[8] == nil then
-		if redis.call('ZREM', leases, ARGV[7]) == 1 or tonumber(clock) < tonumber(ARGV[6]) then
+		if call('ZREM', leases, ARGV[7]) == 1 or tonumber(clock) < tonumber(ARGV[6]) then
 			return '1'
 		end
 		return '0'
 	end
 	local reply = {}
 	for i = 7, #ARGV do
-		local freed = redis.call('ZREM', leases, ARGV[i]) == 1 or tonumber(clock) < tonumber(ARGV[6])
+		local freed = call('ZREM', leases, ARGV[i]) == 1 or tonumber(clock) < tonumber(ARGV[6])
 		reply[#reply + 1] = freed and '1' or '0'
 	end
 	return table.concat(reply)
