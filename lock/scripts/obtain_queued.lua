@@ -33,8 +33,6 @@
 -- own token; one handed the lock was marked by the hand-off if others
 -- wait.
 
--- #include queue.lua
-
 local lock, queue, qdeadlines, qwants = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local token, ttl, qttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
 
@@ -48,6 +46,16 @@ if held == token or marked then
 	redis.call('PEXPIRE', lock, ttl)
 	held = false
 end
+-- With no queue, the caller holds the lock with no entry to leave
+-- (join_queue puts an entry in the queue and the other two keys, and
+-- leave_queue and prune_queue take it out of all three) and no one
+-- waiting behind it: it returns before the queue's helpers are defined.
+if not held and redis.call('EXISTS', queue) == 0 then
+	return {1, t[1] * 1000000 + t[2], now}
+end
+
+-- #include queue.lua
+
 if not held then
 	leave_queue(queue, qdeadlines, qwants, token)
 	if not marked and redis.call('EXISTS', queue) == 1 then
