@@ -119,16 +119,13 @@ func (v adaptiveView) moved(t time.Time, clock string) string {
 // ago formats the time since a moment on the server's clock, as left
 // formats the time until one.
 func ago(d time.Duration) string {
-	switch {
-	case d <= 0:
+	if d <= 0 {
 		return "0s"
-	case d < 10*time.Minute:
-		return d.Round(100 * time.Millisecond).String()
 	}
-	return d.Round(time.Second).String()
+	return left(d)
 }
 
-// read reads the view with l.
+// readAdaptive reads key's view with l.
 func (c *cli) readAdaptive(ctx context.Context, l *adaptive.Limiter, key string) (adaptiveView, error) {
 	info, err := l.Inspect(ctx)
 	if err != nil {
@@ -217,7 +214,7 @@ func runAdaptiveShow(c *cli, args []string) error {
 		fmt.Fprintln(c.stdout, v.none())
 	default:
 		info := v.info
-		t := newTable(c.stdout, "ADAPTIVE", key)
+		t := newTable(c.stdout, "ADAPTIVE", display(key))
 		t.row("limit", v.limit())
 		t.row("in use", v.inUse())
 		t.row("waiting", info.Waiters)

@@ -386,3 +386,21 @@ func TestAdaptiveWatchScreen(t *testing.T) {
 	}
 	assert.LessOrEqual(t, len(strings.Split(strings.TrimRight(screen, "\n "), "\n")), 30, "it fits the window")
 }
+
+// With -cluster, adaptive show reads an adaptive limit on a Redis Cluster
+// through one node's URL.
+func TestAdaptiveShowCluster(t *testing.T) {
+	b := redistest.RedisCluster(t)
+	ctx := context.Background()
+	key := testKey(t, "cli-test:adaptive:")
+	l, err := adaptive.New(b.Client, adaptive.Config{Key: key, Max: 10, Initial: 3, TTL: time.Minute})
+	require.NoError(t, err)
+	slot, err := l.TryAcquire(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { slot.Ignore(context.Background()) }) //nolint:errcheck // it lapses anyway
+
+	r := cli(t, "", nil, "-cluster", "-u", "redis://"+b.Opts.Addrs[0], "adaptive", "show", "-json", key)
+	require.Equal(t, 0, r.code)
+	assert.Equal(t, map[string]int64{"limit": 3, "in_use": 1, "waiters": 0}, jsonInts(t, r.stdout, "limit", "in_use", "waiters"))
+	assert.Contains(t, r.stdout, slot.ID())
+}
