@@ -23,8 +23,8 @@
 -- without an expiry, so the call starts the window, as the classic EXPIRE
 -- on the first hit does (PEXPIRE NX, which leaves a count of 0 that had an
 -- expiry, written by some other client, with its window). Above the rate,
--- DECRBY takes the n back within the same script, so nothing is counted
--- and no other call sees the sum. The count is an exact integer in Redis;
+-- INCRBY -n takes the n back within the same script, so nothing is
+-- counted and no other call sees the sum. The count is an exact integer in Redis;
 -- as a Lua number it is exact up to 2^53, and a sum above that is read as
 -- at least 2^53, above such a rate, so each comparison is exact (a rate of
 -- 2^53 itself takes the read-first path, whose test is exact up to it).
@@ -54,7 +54,7 @@ if n > 0 and n <= rate and rate < 2^53 then
 		if count <= rate then
 			return {1, rate - count, 0, ttl * 1000}
 		end
-		redis.call('DECRBY', key, n)
+		redis.call('INCRBY', key, -n)
 		-- A key at PTTL 0 lives out its last millisecond.
 		return {0, math.max(rate - (count - n), 0), math.max(ttl, 1) * 1000, ttl * 1000}
 	end
