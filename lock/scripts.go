@@ -24,10 +24,10 @@ import (
 // read its fence (see obtain.go).
 
 // waitMark follows an owner's token in the lock's value once someone
-// waits for it: a waiter that queues behind an owner of this package
-// appends it (obtain_queued.lua), so that the owner's unlock checks the
-// queue only then, and frees an unmarked lock as a bare compare-and-delete
-// does (unlock.lua). Every script that compares the owner's token takes
+// waits for it: a waiter that queues behind an owner of this package puts
+// it after the token (obtain_queued.lua), so that the owner's unlock
+// checks the queue only then, and frees an unmarked lock as a bare
+// compare-and-delete does (unlock.lua). Every script that compares the owner's token takes
 // the token with or without it; Inspect reports the token without it.
 const waitMark = "+"
 

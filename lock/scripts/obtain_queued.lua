@@ -26,7 +26,8 @@
 --
 -- The mark: a waiter that queues behind an owner of this package, whose
 -- token is 26 characters of base32 (A-Z, 2-7) as Lock.Token makes them,
--- appends '+' to it, so that the owner's unlock checks the queue (see
+-- puts '+' after it (SET ... KEEPTTL, which keeps the owner's lease as it
+-- is), so that the owner's unlock checks the queue (see
 -- unlock.lua); another client's token (redislock's, redsync's, a classic
 -- script's) is never changed, since its own unlock compares it whole. An
 -- owner that takes the lock here while others are still queued marks its
@@ -59,13 +60,13 @@ end
 if not held then
 	leave_queue(queue, qdeadlines, qwants, token)
 	if not marked and redis.call('EXISTS', queue) == 1 then
-		redis.call('APPEND', lock, '+')
+		redis.call('SET', lock, token .. '+', 'KEEPTTL')
 	end
 	return {1, t[1] * 1000000 + t[2], now}
 end
 
 if #held == 26 and not string.find(held, '[^A-Z2-7]') then
-	redis.call('APPEND', lock, '+')
+	redis.call('SET', lock, held .. '+', 'KEEPTTL')
 end
 prune_queue(queue, qdeadlines, qwants, now)
 local arrival = join_queue(queue, qdeadlines, qwants, token, '1:' .. ttl, now, qttl)
