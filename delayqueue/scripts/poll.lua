@@ -42,9 +42,9 @@
 -- event (a due time or a lease deadline), at most refresh; the others
 -- sleep refresh, so the next event wakes one consumer, not all.
 --
--- Taking a message costs TIME, ZRANGE of the first two entries, HMGET of
+-- Taking a message costs TIME, ZRANGE of the first entry, HMGET of
 -- the token, '#lease' and the body, ZREM, ZADD and HSET; and, for a
--- waiter, ZRANGEBYSCORE of the first live waiter (and ZSCORE of the token
+-- waiter, the second entry too, ZRANGEBYSCORE of the first live waiter (and ZSCORE of the token
 -- when it is not that one). Every key it writes but leases is read before
 -- its first write, which is to leases, so a key of another type fails it
 -- with WRONGTYPE before anything is written; when leases lapsed,
@@ -58,11 +58,12 @@ local token, notify, waiter = ARGV[1], ARGV[6], ARGV[7] == '1'
 local now = now_ms()
 local chain = waiter -- whether taking a message reads the waiters
 
--- look reads the first two entries, and the token's delivery, '#lease'
--- and, when the first entry is due, its id, deliveries so far and body.
+-- look reads the first entry (and the second, for a waiter, which wakes
+-- another when it is due too), and the token's delivery, '#lease' and,
+-- when the first entry is due, its id, deliveries so far and body.
 local head, due, id, n, known
 local function look()
-	head = redis.call('ZRANGE', queue, 0, 1, 'WITHSCORES')
+	head = redis.call('ZRANGE', queue, 0, chain and 1 or 0, 'WITHSCORES')
 	if head[1] and head[2] + 0 <= now then
 		-- A push's entry is its 14-digit order key, a space and the id;
 		-- a given-back message's adds its deliveries so far.
