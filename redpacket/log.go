@@ -8,8 +8,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// An entry is one record of a shard's claim log, as the scripts write it:
-// a packet created ('p'), a claim taken ('c') or a packet expired ('x').
+// An entry is one record of a shard's claim log, as the scripts write it
+// (see scripts/lib.lua): a packet created ('p'), a claim taken ('c',
+// which a claim's entry holds in one field, and one logged before that
+// in fields of its own) or a packet expired ('x').
 type entry struct {
 	streamID string
 	kind     string
@@ -64,11 +66,17 @@ func parseEntry(m redis.XMessage) (entry, error) {
 		}
 		bad = bad || !validID(e.packet.id) || e.packet.count < 1 || e.packet.count > MaxShares ||
 			e.packet.split != Random && e.packet.split != Equal
+	case "":
+		// A claim, its value as in the packet's field (see grab.lua).
+		e.kind = "c"
+		c, ok := parseClaim(str(m.Values, "id"), str(m.Values, "u"), str(m.Values, "c"))
+		e.claim = c
+		bad = !ok || !validClaim(c)
 	case "c":
+		// A claim logged before claims were one field.
 		e.claim = Claim{PacketID: str(m.Values, "id"), User: str(m.Values, "u"), Amount: num("a"),
 			Seq: int(num("s")), At: time.UnixMilli(num("t"))}
-		bad = bad || !validID(e.claim.PacketID) || !validID(e.claim.User) ||
-			e.claim.Seq < 1 || e.claim.Seq > MaxShares
+		bad = bad || !validClaim(e.claim)
 	default:
 		bad = true
 	}
@@ -76,6 +84,11 @@ func parseEntry(m redis.XMessage) (entry, error) {
 		return e, fmt.Errorf("redpacket: log entry %s is not one the scripts write: %v", m.ID, m.Values)
 	}
 	return e, nil
+}
+
+// validClaim reports whether c is a claim the grab script could log.
+func validClaim(c Claim) bool {
+	return validID(c.PacketID) && validID(c.User) && c.Seq >= 1 && c.Seq <= MaxShares
 }
 
 // str is the string value of field name, "" if it has none.

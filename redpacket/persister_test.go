@@ -348,3 +348,43 @@ func TestExpiredPacketStaysExpiredWhenTheClockGoesBack(t *testing.T) {
 	_, err = s.Grab(ctx, "p", "late")
 	assert.ErrorIs(t, err, redpacket.ErrExpired)
 }
+
+// A claim logged in the form a grab wrote before a claim's entry held the
+// claim in one field (k=c, id, u, a, s, t), still in a log when the
+// Persister meets it, is written as the claim it names, beside claims
+// logged in one field.
+func TestPersisterReadsClaimsLoggedInFieldsOfTheirOwn(t *testing.T) {
+	sqltest.EachDatabase(t, func(t *testing.T, db sqltest.Database) {
+		ctx := context.Background()
+		b := redistest.Miniredis(t)
+		s := newStore(t, b, redpacket.Config{})
+		p := newPersister(t, s, db, redpacket.PersisterConfig{})
+		require.NoError(t, s.Create(ctx, redpacket.Packet{ID: "mixed", Total: 60, Count: 3, Split: redpacket.Random}))
+		claims := grabAll(t, s, "mixed", 2)
+
+		// Put u1's entry back in the earlier form.
+		log := keyOf(s, "log", "")
+		entries, err := b.Client.XRange(ctx, log, "-", "+").Result()
+		require.NoError(t, err)
+		var found int
+		for _, e := range entries {
+			if e.Values["u"] != "u1" {
+				continue
+			}
+			found++
+			assert.Equal(t, map[string]any{"id": "mixed", "u": "u1",
+				"c": fmt.Sprintf("%d:%d:%d", claims["u1"].Amount, claims["u1"].Seq, claims["u1"].At.UnixMilli())}, e.Values,
+				"a claim's entry: the packet, the user and the claim")
+			require.NoError(t, b.Client.XDel(ctx, log, e.ID).Err())
+		}
+		require.Equal(t, 1, found)
+		c := claims["u1"]
+		require.NoError(t, b.Client.XAdd(ctx, &redis.XAddArgs{Stream: log, Values: []string{"k", "c", "id", "mixed", "u", "u1",
+			"a", fmt.Sprint(c.Amount), "s", fmt.Sprint(c.Seq), "t", fmt.Sprint(c.At.UnixMilli())}}).Err())
+
+		n, err := p.Drain(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 3, n, "the packet and its two claims")
+		assertPersisted(t, p, db, "mixed", claims)
+	})
+}

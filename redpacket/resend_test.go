@@ -54,7 +54,11 @@ func logged(t *testing.T, client redis.UniversalClient, s *redpacket.Store, k, i
 	require.NoError(t, err)
 	n := 0
 	for _, m := range msgs {
-		if m.Values["k"] == k && m.Values["id"] == id && (user == "" || m.Values["u"] == user) {
+		kind := m.Values["k"]
+		if _, ok := m.Values["c"]; ok && kind == nil {
+			kind = "c" // a claim's entry: id, u and the claim, c
+		}
+		if kind == k && m.Values["id"] == id && (user == "" || m.Values["u"] == user) {
 			n++
 		}
 	}

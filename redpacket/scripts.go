@@ -15,7 +15,8 @@ import (
 // EVALSHA, and EVAL when the server answers NOSCRIPT. This file is the Go
 // side of each script's contract: the order of its keys, the building of
 // its arguments and the one decoder of its reply; the Lua side is the
-// header of each file in scripts/. Every reply begins with a status.
+// header of each file in scripts/. Every reply begins with a status, but
+// grab.lua's, the hot path, which is a bare claim or a bare status.
 var (
 	//go:embed scripts/lib.lua
 	libLua string
@@ -27,7 +28,7 @@ var (
 
 	//go:embed scripts/grab.lua
 	grabLua    string
-	grabScript = script.New(grabLua, lib)
+	grabScript = script.New(grabLua)
 
 	//go:embed scripts/expire.lua
 	expireLua    string
@@ -89,33 +90,29 @@ const (
 var errRefused = errors.New("refused")
 
 // runGrab runs grab.lua for user on packet id on s. It returns the
-// user's claim; or, with errRefused, the refusal: ErrNotFound, ErrSoldOut
-// or ErrExpired.
+// user's claim, which the script replies as a bare string; or, with
+// errRefused, the refusal, a bare integer: ErrNotFound (0), ErrSoldOut
+// (-1) or ErrExpired (-2).
 func (s *Store) runGrab(ctx context.Context, id, user string) (Claim, error, error) {
 	sh := s.cfg.shard(id)
 	keys := make([]string, grabKeys)
 	keys[grabKeyPacket], keys[grabKeyShares], keys[grabKeyLog] = sh.packet(id), sh.shares(id), sh.log()
-	reply, err := s.runner.Run(ctx, grabScript, keys, id, user).Slice()
+	reply, err := s.runner.Run(ctx, grabScript, keys, id, user).Result()
 	if err != nil {
 		return Claim{}, nil, err
 	}
-	var code int64 = 2 // none of the statuses
-	if len(reply) > 0 {
-		code, _ = reply[0].(int64)
-	}
-	switch {
-	case len(reply) == 2 && code == 1:
-		if claim, _ := reply[1].(string); claim != "" {
-			if c, ok := parseClaim(id, user, claim); ok {
-				return c, nil, nil
-			}
-		}
-	case len(reply) == 1 && code == 0:
+	switch reply {
+	case int64(0):
 		return Claim{}, ErrNotFound, errRefused
-	case len(reply) == 1 && code == -1:
+	case int64(-1):
 		return Claim{}, ErrSoldOut, errRefused
-	case len(reply) == 1 && code == -2:
+	case int64(-2):
 		return Claim{}, ErrExpired, errRefused
+	}
+	if claim, ok := reply.(string); ok {
+		if c, ok := parseClaim(id, user, claim); ok {
+			return c, nil, nil
+		}
 	}
 	return Claim{}, nil, callerr.UnexpectedReply(reply)
 }

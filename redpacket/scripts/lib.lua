@@ -8,7 +8,13 @@
 --           "amount:seq:at"
 --   shares  list of the amounts not yet taken, the next share first
 --   log     the shard's stream: one entry per packet created, claim taken
---           and packet expired, for the persister
+--           and packet expired, for the persister: a packet created is
+--           k=p, id, total, count, split, created, expires; a claim is
+--           id, u (the user), c (the claim, "amount:seq:at", as in the
+--           packet's field); a packet expired is k=x, the packet's fields
+--           and expired, left, left_amount. A claim logged before claims
+--           were one field is k=c, id, u, a (amount), s (seq), t (at), and
+--           the persister still reads it.
 --   due     the shard's sorted set: packet id -> expires, until swept
 --   sync    the shard's marker that a persister writes, with WAIT behind
 --           it, before it commits entries (see sync.lua)
