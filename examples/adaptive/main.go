@@ -9,11 +9,10 @@
 // API refused it. The limit, kept in Redis and moved by both instances'
 // reports, follows the capacity. The program prints it four times a
 // second beside the capacity, and ends with a verdict, PASS or FAIL: in
-// the last second of each phase the limit was near the capacity, it went
-// down with the capacity and up again, both instances were served, and
-// the calls the API refused (most of them while the limit comes down
-// after the capacity fell) were at most a fifth of all. It exits 1 on
-// FAIL.
+// the last second of each phase the limit was near the capacity and the
+// API refused only a few calls (most refusals come while the limit comes
+// down after the capacity fell), the limit went down with the capacity
+// and up again, and both instances were served. It exits 1 on FAIL.
 //
 // By default it runs on an embedded miniredis; -redis host:port runs it
 // against a real server (loopback only).
@@ -52,6 +51,11 @@ var phases = []phase{{12, 2500 * time.Millisecond}, {4, 2500 * time.Millisecond}
 const (
 	instances = 2
 	workers   = 12 // per instance
+
+	// maxSettledRefusals is the most calls the API may refuse in the last
+	// second of a phase, once the limit has settled near the capacity:
+	// a few a second, as the limit probes one slot above it.
+	maxSettledRefusals = 15
 )
 
 func main() {
@@ -68,7 +72,7 @@ func main() {
 var errOverloaded = errors.New("503 overloaded")
 
 // api is the partner API: it serves up to capacity calls at once, each in
-// 10 to 20 ms, and refuses any more within 2 ms.
+// 80 to 120 ms, and refuses any more within 5 ms.
 type api struct {
 	capacity atomic.Int64
 	inFlight atomic.Int64
@@ -78,24 +82,29 @@ func (a *api) call(ctx context.Context) error {
 	n := a.inFlight.Add(1)
 	defer a.inFlight.Add(-1)
 	if n > a.capacity.Load() {
-		sleep(ctx, 2*time.Millisecond)
+		if err := sleep(ctx, 5*time.Millisecond); err != nil {
+			return err
+		}
 		return errOverloaded
 	}
-	sleep(ctx, 10*time.Millisecond+rand.N(10*time.Millisecond))
-	return nil
+	return sleep(ctx, 80*time.Millisecond+rand.N(40*time.Millisecond))
 }
 
-func sleep(ctx context.Context, d time.Duration) {
+// sleep waits for d, or returns ctx's error if it ends first.
+func sleep(ctx context.Context, d time.Duration) error {
 	select {
 	case <-ctx.Done():
+		return ctx.Err()
 	case <-time.After(d):
+		return nil
 	}
 }
 
 // tally counts the calls of one phase.
 type tally struct {
 	ok, refused [instances]atomic.Int64
-	limits      []int64 // the limit, sampled in the phase's last second
+	lastRefused atomic.Int64 // calls refused in the phase's last second
+	limits      []int64      // the limit, sampled in the phase's last second
 }
 
 func run(addr string, out io.Writer) error {
@@ -127,6 +136,7 @@ func run(addr string, out io.Writer) error {
 	gateway.capacity.Store(phases[0].capacity)
 	tallies := make([]tally, len(phases))
 	var current atomic.Int64 // the phase now
+	var settled atomic.Bool  // in the phase's last second
 
 	work, stopWork := context.WithCancel(ctx)
 	defer stopWork()
@@ -148,8 +158,14 @@ func run(addr string, out io.Writer) error {
 				err = gateway.call(work)
 				release := context.WithoutCancel(work)
 				switch {
+				case work.Err() != nil: // the run is over: the call tells nothing
+					s.Ignore(release) //nolint:errcheck // the last call of the run
+					return
 				case errors.Is(err, errOverloaded):
 					t.refused[instance].Add(1)
+					if settled.Load() {
+						t.lastRefused.Add(1)
+					}
 					err = s.Dropped(release)
 				default:
 					t.ok[instance].Add(1)
@@ -169,10 +185,11 @@ func run(addr string, out io.Writer) error {
 	defer ticker.Stop()
 	phaseEnd := start
 	for p, ph := range phases {
+		settled.Store(false)
 		current.Store(int64(p))
 		gateway.capacity.Store(ph.capacity)
 		phaseEnd = phaseEnd.Add(ph.length)
-		for now := time.Now(); now.Before(phaseEnd); now = time.Now() {
+		for time.Now().Before(phaseEnd) {
 			select {
 			case err := <-errs:
 				stopWork()
@@ -187,6 +204,7 @@ func run(addr string, out io.Writer) error {
 				return err
 			}
 			if phaseEnd.Sub(time.Now()) < time.Second {
+				settled.Store(true)
 				tallies[p].limits = append(tallies[p].limits, limit)
 			}
 			fmt.Fprintf(out, "%5.2fs %9d %6d %10d\n", time.Since(start).Seconds(), ph.capacity, limit, gateway.inFlight.Load())
@@ -222,8 +240,11 @@ func verdict(out io.Writer, tallies []tally) error {
 			phaseOK += t.ok[i].Load()
 			phaseRefused += t.refused[i].Load()
 		}
-		fmt.Fprintf(out, "phase %d: capacity %d, limit %.1f on average in its last second; %d calls served, %d refused by the API\n",
-			p+1, c, mean, phaseOK, phaseRefused)
+		fmt.Fprintf(out, "phase %d: capacity %d, limit %.1f on average in its last second; %d calls served, %d refused by the API (%d in its last second)\n",
+			p+1, c, mean, phaseOK, phaseRefused, t.lastRefused.Load())
+		if n := t.lastRefused.Load(); n > maxSettledRefusals {
+			problems = append(problems, fmt.Errorf("phase %d: the API refused %d calls in its last second, want at most %d", p+1, n, maxSettledRefusals))
+		}
 		if low, high := float64(c)/2, float64(c)*3/2+2; mean < low || mean > high {
 			problems = append(problems, fmt.Errorf("phase %d: the limit was %.1f on average, want %.1f to %.1f for a capacity of %d", p+1, mean, low, high, c))
 		}
@@ -241,14 +262,11 @@ func verdict(out io.Writer, tallies []tally) error {
 		all += ok[i] + refused[i]
 		drops += refused[i]
 	}
-	fmt.Fprintf(out, "in all: %d calls, %d refused by the API (%.1f%%); instances served %d and %d\n",
+	fmt.Fprintf(out, "in all: %d calls, %d refused by the API (%.1f%%, most while the limit came down after the capacity fell); instances served %d and %d\n",
 		all, drops, 100*float64(drops)/float64(max(all, 1)), ok[0], ok[1])
-	if drops*5 > all {
-		problems = append(problems, fmt.Errorf("the API refused %d of %d calls, more than a fifth", drops, all))
-	}
 	if err := errors.Join(problems...); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "PASS: the shared limit followed the API's capacity down and up, across both instances, with few calls refused")
+	fmt.Fprintln(out, "PASS: the shared limit followed the API's capacity down and up, across both instances, with few calls refused once it settled")
 	return nil
 }
