@@ -108,10 +108,11 @@ if due and not rec then
 	local attempt, deadline = n + 1, now + ARGV[2]
 	redis.call('ZADD', leases, deadline, token .. ' ' .. id)
 	redis.call('ZREM', queue, head[1])
+	local rec = n == 0 and due .. ' 1 ' .. id or due .. ' ' .. attempt .. ' ' .. id
 	if known[2] and known[2] + 0 <= deadline then
-		redis.call('HSET', bodies, token, due .. ' ' .. attempt .. ' ' .. id)
+		redis.call('HSET', bodies, token, rec)
 	else
-		redis.call('HSET', bodies, token, due .. ' ' .. attempt .. ' ' .. id, '#lease', deadline)
+		redis.call('HSET', bodies, token, rec, '#lease', deadline)
 	end
 	if was then
 		redis.call('ZREM', waiters, token)
