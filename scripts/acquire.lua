@@ -83,7 +83,8 @@ if single and marked <= 0 and ARGV[3] == '1' and not call('HGET', weights, '') t
 		local units = card + added
 		if units >= limit then
 			-- As lib.lua's mark_full: to lapse with the earliest lease.
-			call('SET', full, 1, 'PXAT', call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2])
+			local first = tonumber(call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2])
+			call('SET', full, 1, 'PXAT', string.format('%d', first))
 		end
 		return {units, kept, 1}
 	end
