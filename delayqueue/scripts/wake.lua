@@ -2,10 +2,15 @@
 -- (push, poll, nack, leave, requeue); included after lib.lua, where a
 -- script has its "-- #include wake.lua" line.
 
--- first_waiter is the first waiter whose registration has not lapsed, or
--- nil.
+-- first_waiter is a waiter whose registration has not lapsed, or nil:
+-- the one whose registration lapses last, since when it has lapsed, every
+-- one has. (Comparing its score as a number spares turning now into a
+-- string for a score range.)
 local function first_waiter(now)
-	return redis.call('ZRANGEBYSCORE', waiters, '(' .. now, '+inf', 'LIMIT', 0, 1)[1]
+	local w = redis.call('ZRANGE', waiters, -1, -1, 'WITHSCORES')
+	if w[2] and w[2] + 0 > now then
+		return w[1]
+	end
 end
 
 -- wake takes waiter first, when not nil, off the waiters and wakes it
