@@ -15,8 +15,11 @@ import (
 // and wakes that waiter alone through a notice; Lock then returns at once,
 // with no further round trip, and claims the lock for its full TTL just
 // behind the return. A lock that lapses instead (its owner died) wakes the
-// waiters when it lapses. A waiter also tries again every second, to keep
-// its place in the queue, so a lost notice delays it at most that long.
+// waiters when it lapses; an owner that takes it by TryLock before their
+// tries come is found by those tries, which mark its token so that its
+// Unlock hands the lock on (see Lock.Token), or find it free if it was
+// unlocked meanwhile. A waiter also tries again every second, to keep its
+// place in the queue, so a lost notice delays it at most that long.
 //
 // A handed lock is held for the waiter only for the claim time (3
 // seconds), or its TTL if shorter, from the hand-off, by the server's
