@@ -186,3 +186,19 @@ func TestErrorsNameTheMethodOnce(t *testing.T) {
 	_, err = q.PushAt(ctx, nil, time.Time{})
 	assert.True(t, strings.HasPrefix(err.Error(), `delayqueue: push "k": invalid argument`), err.Error())
 }
+
+// An entry in the layout of an earlier release, whose queues must be
+// drained before upgrading, fails Poll with an error that says so, and
+// nothing is delivered.
+func TestEarlierReleaseEntryRefused(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		q := newQueue(t, b, time.Minute, 0)
+		old := "1732500000000-000001 ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		require.NoError(t, b.Client.ZAdd(ctx, queueKey(q.Config().Key), redis.Z{Score: 1, Member: old}).Err())
+		_, err := pollWithin(t, q, time.Second)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "drain the queue")
+		assert.Equal(t, [4]int64{1, 0, 0, 0}, lens(t, q), "nothing was delivered")
+	})
+}

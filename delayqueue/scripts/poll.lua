@@ -60,7 +60,8 @@ local chain = waiter -- whether taking a message reads the waiters
 
 -- look reads the first entry (and the second, for a waiter, which wakes
 -- another when it is due too), and the token's delivery, '#lease' and,
--- when the first entry is due, its id, deliveries so far and body.
+-- when the first entry is due, its id, deliveries so far and body. It
+-- returns an error reply for an entry of an earlier release's layout.
 local head, due, id, n, known
 local function look()
 	head = redis.call('ZRANGE', queue, 0, chain and 1 or 0, 'WITHSCORES')
@@ -68,10 +69,13 @@ local function look()
 		-- A push's entry is its 14-digit order key, a space and the id;
 		-- a given-back message's adds its deliveries so far.
 		local e, c = head[1], string.byte(head[1])
-		if c > 48 and c < 58 then
+		if c > 48 and c < 58 and string.byte(e, 15) == 32 then
 			id, n = string.sub(e, 16), 0
 		else
 			id, n = string.match(e, '^%w+ (%S+) ?(%d*)$')
+			if not id then
+				return redis.error_reply('ERR delayqueue entry ' .. e .. ' is not of this release: drain the queue with the release that wrote it')
+			end
 			n = tonumber(n) or 0
 		end
 		due = head[2]
@@ -82,15 +86,17 @@ local function look()
 	end
 end
 
-look()
+local err = look()
+if err then
+	return err
+end
 if known[2] and known[2] + 0 <= now then
 	-- #include give.lua
 	chain = true
-	local err = lapse(now, tonumber(ARGV[3]))
+	err = lapse(now, tonumber(ARGV[3])) or look()
 	if err then
 		return err
 	end
-	look()
 end
 
 local rec = known[1]
