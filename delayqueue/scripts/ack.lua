@@ -27,7 +27,7 @@ local now = now_ms()
 local lease = token .. ' ' .. id
 local deadline = tonumber(redis.call('ZSCORE', leases, lease))
 if deadline == nil or deadline <= now then
-	if tonumber(ARGV[3]) > now and redis.call('HEXISTS', bodies, id) == 0 then
+	if tonumber(ARGV[3]) > now and not redis.call('HGET', bodies, id) then
 		return {1}
 	end
 	return {0}
