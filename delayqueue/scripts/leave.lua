@@ -35,11 +35,11 @@ if id then
 		redis.call('HDEL', info, 'armed', 'keeper')
 	end
 	local now = now_ms()
-	schedule(due, now, first_waiter(now), notify)
+	schedule(due, now, live_waiter(now), notify)
 	woke = true
 end
 if not woke and redis.call('HGET', info, 'keeper') == name then
 	redis.call('HDEL', info, 'armed', 'keeper')
-	wake(first_waiter(now_ms()), notify)
+	wake(live_waiter(now_ms()), notify)
 end
 return {1, was}

@@ -44,5 +44,5 @@ if attempt >= max then
 	return {1}
 end
 redis.call('ZADD', queue, now + delay, entry(id, attempt))
-schedule(now + delay, now, first_waiter(now), notify)
+schedule(now + delay, now, live_waiter(now), notify)
 return {1}

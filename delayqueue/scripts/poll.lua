@@ -42,14 +42,14 @@
 -- event (a due time or a lease deadline), at most refresh; the others
 -- sleep refresh, so the next event wakes one consumer, not all.
 --
--- Taking a message costs TIME, ZRANGE of the first entry, HMGET of
--- the token, '#lease' and the body, ZREM, ZADD and HSET; and, for a
--- waiter, the second entry too, ZRANGEBYSCORE of the first live waiter (and ZSCORE of the token
--- when it is not that one). Every key it writes but leases is read before
--- its first write, which is to leases, so a key of another type fails it
--- with WRONGTYPE before anything is written; when leases lapsed,
--- check_types runs first. give.lua, which
--- only lapses need, is defined only then.
+-- Taking a message costs TIME, ZRANGE of the first entry, HMGET of the
+-- token, '#lease' and the body, ZADD, ZREM and HSET; and, for a waiter,
+-- the second entry too, ZRANGE of the waiter that registered last (see
+-- live_waiter) and ZSCORE of the token when it is not that one. Every key
+-- it writes but leases is read before its first write, which is to
+-- leases, so a key of another type fails it with WRONGTYPE before
+-- anything is written; when leases lapsed, check_types runs first.
+-- give.lua, which only lapses need, is defined only then.
 
 -- #include lib.lua
 -- #include wake.lua
@@ -103,7 +103,7 @@ local rec = known[1]
 if due and not rec then
 	local first, was, keeper
 	if chain then
-		first = first_waiter(now)
+		first = live_waiter(now)
 		was = first == token or first and redis.call('ZSCORE', waiters, token)
 		if was then
 			keeper = redis.call('HGET', info, 'keeper')
@@ -123,7 +123,7 @@ if due and not rec then
 	if was then
 		redis.call('ZREM', waiters, token)
 		if first == token then
-			first = first_waiter(now)
+			first = live_waiter(now)
 		end
 	end
 	local more = chain and head[3] and head[4] + 0 <= now

@@ -19,9 +19,9 @@
 -- their numbers, after a given-back message's '0', so messages due at the
 -- same ms come out in push order.
 --
--- Its commands: TIME; ZRANGEBYSCORE of the first live waiter; HINCRBY;
--- one HSET per message; one ZADD of every message queued; and, when it
--- wakes a waiter, ZREM and the notice. A key of another type fails the
+-- Its commands: TIME; ZRANGE of the waiter that registered last (see
+-- live_waiter); HINCRBY; one HSET per message; one ZADD of every message
+-- queued; and, when it wakes a waiter, ZREM and the notice. A key of another type fails the
 -- push with WRONGTYPE before anything is written: the read fails on
 -- waiters, the first write on info, and the HSET of the first message on
 -- bodies; a ZADD that fails on queue has the bodies and the order number
@@ -32,7 +32,7 @@
 
 local notify = ARGV[1]
 local now = now_ms()
-local first = first_waiter(now)
+local first = live_waiter(now)
 local count = (#ARGV - 1) / 4
 local seq = redis.call('HINCRBY', info, 'seq', count) - count
 

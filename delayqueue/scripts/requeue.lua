@@ -30,6 +30,6 @@ for i = 2, #ARGV do
 	end
 end
 if moved > 0 then
-	schedule(now, now, first_waiter(now), ARGV[1])
+	schedule(now, now, live_waiter(now), ARGV[1])
 end
 return {1, moved + requeues}

@@ -2,11 +2,11 @@
 -- (push, poll, nack, leave, requeue); included after lib.lua, where a
 -- script has its "-- #include wake.lua" line.
 
--- first_waiter is a waiter whose registration has not lapsed, or nil:
--- the one whose registration lapses last, since when it has lapsed, every
--- one has. (Comparing its score as a number spares turning now into a
+-- live_waiter is a waiter whose registration has not lapsed, or nil:
+-- the one whose registration lapses last (the one that polled last),
+-- since when it has lapsed, every one has. (Comparing its score as a number spares turning now into a
 -- string for a score range.)
-local function first_waiter(now)
+local function live_waiter(now)
 	local w = redis.call('ZRANGE', waiters, -1, -1, 'WITHSCORES')
 	if w[2] and w[2] + 0 > now then
 		return w[1]
@@ -24,7 +24,7 @@ local function wake(first, notify)
 	redis.call(command, channel, first)
 end
 
--- schedule wakes first, the first live waiter, for a message just queued
+-- schedule wakes first, a live waiter (see live_waiter), for a message just queued
 -- due at due, when no live keeper is timed to wake before it: a due
 -- message wakes one waiter to take it; a later one wakes one to time
 -- itself to it.
