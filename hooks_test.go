@@ -39,9 +39,9 @@ func scriptOp(cmd redis.Cmder) string {
 	switch {
 	case keys == 3 && len(argv) >= 4:
 		return "acquire"
-	case keys == 6 && len(argv) >= 6:
-		switch fmt.Sprint(argv[3]) {
-		case "publish", "spublish", "":
+	case keys == 6 && len(argv) >= 3:
+		// release.lua's first argument is 'limit:fair:claim:command:channel'.
+		if strings.Count(fmt.Sprint(argv[0]), ":") >= 4 {
 			return "release"
 		}
 		return "acquire"

@@ -64,6 +64,10 @@ type Limiter struct {
 	// Script arguments, boxed once: the notice channel, the notice
 	// command (publish or spublish), and "1" in fair mode, else "0".
 	channelArg, notify, fair any
+
+	// releaseFixed is release.lua's first argument, the arguments that
+	// are the same in each of its calls (see releaseFixedArg), boxed once.
+	releaseFixed any
 }
 
 // New returns a Limiter for cfg. It returns an error matching
@@ -91,6 +95,7 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 	if s.cfg.Fair {
 		l.fair = "1"
 	}
+	l.releaseFixed = l.releaseFixedArg()
 	l.refused = refusedKey(s.cfg.Key)
 	l.acquireKeys, l.queuedKeys = l.leaseKeys(), l.keys
 	if s.cfg.CountRefusals {

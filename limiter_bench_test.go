@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/redistest"
-	"github.com/slotlimit/slotlimit/internal/waitqueue"
 
 	"github.com/slotlimit/slotlimit/observe"
 )
@@ -83,7 +82,7 @@ func BenchmarkTryAcquireRelease(b *testing.B) {
 						b.Error(err)
 						return
 					}
-					if err := releaseScript.EvalSha(ctx, client, l.keys, l.limit, l.fair, l.channelArg, l.notify, waitqueue.EntryTTLArg, "0", holder).Err(); err != nil {
+					if err := releaseScript.EvalSha(ctx, client, l.keys, l.releaseFixed, "0", holder).Err(); err != nil {
 						b.Error(err)
 						return
 					}
@@ -123,7 +122,7 @@ func checkBareCalls(b *testing.B, l *Limiter) {
 	if call.script != acquireScript || !slices.Equal(call.keys, l.keys[:3]) || !slices.Equal(call.args, []any{l.limit, l.ttl, "1", "h"}) {
 		b.Fatalf("acquire calls changed: %q %q", call.keys, call.args)
 	}
-	if release := l.releaseArgs("h"); !slices.Equal(release, []any{l.limit, l.fair, l.channelArg, l.notify, waitqueue.EntryTTLArg, "0", "h"}) {
+	if release := l.releaseArgs("h"); !slices.Equal(release, []any{l.releaseFixed, "0", "h"}) {
 		b.Fatalf("release calls changed: %q", release)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	_ "embed"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -119,11 +120,18 @@ func (l *Limiter) acquireQueuedArgs(n int64, join bool, holders ...string) []any
 	return args
 }
 
+// releaseFixedArg returns release.lua's first argument: the limit, fair
+// mode, the claim time, the notice command and the notice channel, joined
+// by ':' in that order, the channel last since it may hold ':'.
+func (l *Limiter) releaseFixedArg() string {
+	return fmt.Sprintf("%v:%v:%v:%v:%v", l.limit, l.fair, waitqueue.EntryTTLArg, l.notify, l.channelArg)
+}
+
 // releaseArgs returns the arguments of a release.lua call for holders
 // whose deadlines the caller does not know.
 func (l *Limiter) releaseArgs(holders ...string) []any {
-	args := make([]any, 0, 6+len(holders))
-	args = append(args, l.limit, l.fair, l.channelArg, l.notify, waitqueue.EntryTTLArg, "0")
+	args := make([]any, 0, 2+len(holders))
+	args = append(args, l.releaseFixed, "0")
 	for _, holder := range holders {
 		args = append(args, holder)
 	}
@@ -138,7 +146,7 @@ func (l *Limiter) releaseHeldArgs(holder string, deadline int64) []any {
 	if deadline > 0 {
 		known = strconv.FormatInt(deadline, 10)
 	}
-	return []any{l.limit, l.fair, l.channelArg, l.notify, waitqueue.EntryTTLArg, known, holder}
+	return []any{l.releaseFixed, known, holder}
 }
 
 func weightArg(n int64) any {
@@ -155,11 +163,20 @@ func weightArg(n int64) any {
 // last holder's try: whether it was granted, its queue entry, when the
 // earliest lease lapses and the server's clock, as the script gave them.
 // A number below zero is acquire.lua's refusal of one holder by the full
-// marker.
+// marker, and a number above zero its grant of a new lease of one unit to
+// one holder: u << grantShift | x.
 func (l *Limiter) decodeAcquire(results []Result, reply any, call acquireCall, want int) ([]Result, waitqueue.Try, error) {
 	if ms, ok := reply.(int64); ok && ms < 0 && want == 1 {
 		res := Result{Limit: l.cfg.Limit, Count: l.cfg.Limit, EarliestLapse: time.Duration(-ms) * time.Millisecond}
 		return append(results, res), waitqueue.Try{Lapse: res.EarliestLapse}, nil
+	}
+	if v, ok := reply.(int64); ok && v > 0 && want == 1 && call.stride == 3 {
+		units, deadline := v>>grantShift, v&(1<<grantShift-1)
+		if units < 1 {
+			return results, waitqueue.Try{}, callerr.UnexpectedReply(reply)
+		}
+		res := l.outcome(units, deadline, 1)
+		return append(results, res), waitqueue.Try{Done: true}, nil
 	}
 	tail := 0
 	if call.clock {
@@ -188,6 +205,11 @@ func (l *Limiter) decodeAcquire(results []Result, reply any, call acquireCall, w
 	}
 	return results, try, nil
 }
+
+// grantShift is the bits of the deadline in acquire.lua's reply to the
+// commonest grant, a new lease of one unit: u * 2^42 + x, for u below 2^11
+// and x below 2^42, so that the sum stays below 2^53, exact in Lua.
+const grantShift = 42
 
 // outcome reads one holder's u, x and w: u >= 1 granted, with u units in
 // use and the lease lasting until x; u <= -1 refused, with -1 - u units

@@ -16,8 +16,14 @@
 -- Returns -(retry-after ms), a number below zero, when the full marker
 -- refused the one holder: all limit units are in use and it holds none.
 -- That call is the commonest at a full key, and a list reply would add a
--- seventh to its cost on the server. Otherwise it returns a list of, per
--- holder in turn, three numbers u, x, w:
+-- seventh to its cost on the server. Likewise the commonest grant, a new
+-- lease of one unit for the one holder, returns the one number
+-- u * 2^42 + x, above zero, with u and x as below (w is 1), while
+-- u < 2^11 and x < 2^42 (until the year 2109): the sum is then below
+-- 2^53, which a Lua number holds exactly, and its high bits are u, its
+-- low 42 bits x. (Turning u into text for a string 'u:x' would cost
+-- more than the list.) Otherwise it returns a list of, per holder in
+-- turn, three numbers u, x, w:
 --   u >= 1: granted; u is the units in use after the call, x the lease's
 --           deadline (ms), w the units the holder holds (n);
 --   u <= -1: refused; -1 - u is the units in use; x is the retry-after ms
@@ -55,10 +61,11 @@ end
 -- The commonest grant, one unit for one holder at a key with no weighted
 -- holder and no full marker while a unit is free, also returns before
 -- lib.lua's helpers are defined: five commands after those reads (TIME,
--- the prune, ZCARD, ZADD, PEXPIREAT). The clock is kept as text, the
--- seconds then the milliseconds' three digits, since a number passed to
--- redis.call is printed with "%.17g", which costs more than the command.
--- Anything else goes on below with the same clock.
+-- the prune, ZCARD, ZADD, PEXPIREAT), and a reply of one number. The
+-- clock is kept as text, the seconds then the milliseconds' three digits,
+-- since a number passed to redis.call is printed with "%.17g", which
+-- costs more than the command. Anything else goes on below with the same
+-- clock.
 local clock
 if single and marked <= 0 and ARGV[3] == '1' and not call('HGET', weights, '') then
 	local t = call('TIME')
@@ -70,10 +77,6 @@ if single and marked <= 0 and ARGV[3] == '1' and not call('HGET', weights, '') t
 		local at = string.format('%d', deadline)
 		-- GT: a lease that runs longer already keeps its deadline.
 		local added = call('ZADD', leases, 'GT', at, holder)
-		local kept = deadline
-		if added == 0 then
-			kept = tonumber(call('ZSCORE', leases, holder))
-		end
 		if card == 0 then
 			-- The key was just created and has no expiry, which GT keeps.
 			call('PEXPIREAT', leases, at)
@@ -86,7 +89,12 @@ if single and marked <= 0 and ARGV[3] == '1' and not call('HGET', weights, '') t
 			local first = tonumber(call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2])
 			call('SET', full, 1, 'PXAT', string.format('%d', first))
 		end
-		return {units, kept, 1}
+		if added == 1 and units < 2048 and deadline < 4398046511104 then
+			return units * 4398046511104 + deadline -- u * 2^42 + x
+		end
+		-- A renewal, whose lease keeps the later deadline, as GT did, or a
+		-- grant past the number's bounds.
+		return {units, tonumber(call('ZSCORE', leases, holder)), 1}
 	end
 end
 

@@ -7,16 +7,19 @@
 -- KEYS[4]  queue: sorted set, waiting holder -> arrival number
 -- KEYS[5]  queue deadlines: sorted set, waiting holder -> when its entry lapses (ms)
 -- KEYS[6]  queue wants: hash, waiting holder -> 'n:lease ms:limit'
--- ARGV[1]  limit, in units
--- ARGV[2]  '1' for fair mode: hand units out strictly in arrival order
--- ARGV[3]  notice channel
--- ARGV[4]  notice command: 'publish', 'spublish' or ''
--- ARGV[5]  claim time, ms: how long a handed lease waits for its waiter's claim
--- ARGV[6]  the deadline (ms, server time) the server gave the one holder's
+-- ARGV[1]  the Limiter's fixed arguments in one string (each string
+--          passed costs the server as much as a short command's work):
+--          'limit:fair:claim time:notice command:notice channel', where
+--          limit is in units; fair is '1' for fair mode, handing units out
+--          strictly in arrival order, else '0'; the claim time (ms) is how
+--          long a handed lease waits for its waiter's claim; the notice
+--          command is 'publish', 'spublish' or ''; the channel, last, may
+--          hold ':'
+-- ARGV[2]  the deadline (ms, server time) the server gave the one holder's
 --          lease, as its Lease knows it from the replies that took or
 --          renewed it; '0' when the caller does not know it (always for
 --          more than one holder)
--- ARGV[7…] holder IDs, one or more
+-- ARGV[3…] holder IDs, one or more
 --
 -- Returns a string of one character per holder in turn, '1' when it held
 -- a live lease, else '0': exactly what a release of that holder alone,
@@ -24,7 +27,7 @@
 -- Releasing twice frees and hands on nothing the second time.
 --
 -- A call sent again after its reply was lost answers as its first run
--- did, when ARGV[6] is given: a lease lives until its deadline unless it
+-- did, when ARGV[2] is given: a lease lives until its deadline unless it
 -- is released, and its deadline only grows, so a holder found gone while
 -- the server's clock is still below the deadline its Lease was given was
 -- freed by a release, which for a Lease that keeps its holder ID to itself
@@ -63,15 +66,15 @@ if call('EXISTS', weights, full, queue) == 0 then
 	local t = call('TIME')
 	local clock = t[1] .. string.sub('00000' .. t[2], -6, -4)
 	call('ZREMRANGEBYSCORE', leases, '-inf', clock)
-	if ARGV[8] == nil then
-		if call('ZREM', leases, ARGV[7]) == 1 or tonumber(clock) < tonumber(ARGV[6]) then
+	if ARGV[4] == nil then
+		if call('ZREM', leases, ARGV[3]) == 1 or tonumber(clock) < tonumber(ARGV[2]) then
 			return '1'
 		end
 		return '0'
 	end
 	local reply = {}
-	for i = 7, #ARGV do
-		local freed = call('ZREM', leases, ARGV[i]) == 1 or tonumber(clock) < tonumber(ARGV[6])
+	for i = 3, #ARGV do
+		local freed = call('ZREM', leases, ARGV[i]) == 1 or tonumber(clock) < tonumber(ARGV[2])
 		reply[#reply + 1] = freed and '1' or '0'
 	end
 	return table.concat(reply)
@@ -80,9 +83,13 @@ end
 -- #include lib.lua
 -- #include queue.lua
 
-local limit, fair, claim = tonumber(ARGV[1]), ARGV[2] == '1', tonumber(ARGV[5])
+local limit, fair, claim, command, channel = string.match(ARGV[1], '^(%d+):([01]):(%d+):(%a*):(.*)$')
+if not limit then
+	return redis.error_reply('ERR release.lua: ARGV[1] is not limit:fair:claim:command:channel')
+end
+limit, fair, claim = tonumber(limit), fair == '1', tonumber(claim)
 local now = now_ms()
-local known = tonumber(ARGV[6])
+local known = tonumber(ARGV[2])
 local reply = {}
 
 -- freed answers for a holder with no live lease at now: '1' only while
@@ -136,8 +143,8 @@ local function hand_out()
 				free = free - (n - old)
 				handed = true
 				local message = string.format('*%d:%d:%d:%d:%d:', now, until_ms - 1, math.max(until_ms, now + lease), limit - free, tonumber(arrival))
-				if ARGV[4] ~= '' then
-					redis.call(ARGV[4], ARGV[3], message .. waiter)
+				if command ~= '' then
+					redis.call(command, channel, message .. waiter)
 				end
 				if free <= 0 then
 					break
@@ -152,7 +159,7 @@ local function hand_out()
 	return handed
 end
 
-for i = 7, #ARGV do
+for i = 3, #ARGV do
 	local holder = ARGV[i]
 	extra = prune(leases, weights, extra, now)
 	local live = redis.call('ZSCORE', leases, holder) ~= false
