@@ -24,8 +24,8 @@ var (
 	// package of this module keeps beside another key: one with a hash
 	// tag that ends in ':' or '/' and w, q, qd, qw, refused or
 	// full:<digits> (a Limiter's), or released:<id> (a Counter's), or
-	// that holds ':' or '/' and recent, delayqueue, ratelimit, lock or
-	// redpacket (another package's).
+	// that holds ':' or '/' and recent, delayqueue, ratelimit, lock,
+	// redpacket or adaptive (another package's).
 	ErrInvalidConfig = errors.New("slotlimit: invalid config")
 
 	// ErrInvalidArgument is returned, with nothing sent to Redis, for an
