@@ -18,30 +18,10 @@ import (
 // with its default retries, sends it again, and checks that the effect
 // and the answer are those of one call.
 
-// cutBackends runs test on a real Redis and a real Cluster, through a
-// client whose replies can be cut.
-func cutBackends(t *testing.T, test func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter)) {
-	for _, b := range []*redistest.Backend{redistest.Redis(t), redistest.RedisCluster(t)} {
-		t.Run(b.Name, func(t *testing.T) {
-			client, cutter := b.CutClient(t)
-			// Cached scripts, so that no NOSCRIPT reply is the one cut.
-			require.NoError(t, adaptive.LoadScripts(context.Background(), client))
-			test(t, b, client, cutter)
-		})
-	}
-}
-
-// requireCut checks that the cutter cut one reply more than before.
-func requireCut(t *testing.T, cutter *redistest.ReplyCutter, before int) {
-	t.Helper()
-	require.Equal(t, before+1, cutter.Cuts(), "one reply was cut")
-	require.False(t, cutter.Armed())
-}
-
 // A Dropped or a Success whose reply is lost, sent again, frees its slot
 // once and moves the limit once, and answers as its first run did.
 func TestReleaseResentMovesLimitOnce(t *testing.T) {
-	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+	redistest.EachCutBackend(t, adaptive.LoadScripts, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx := context.Background()
 		plain, key := newLimiter(t, b, adaptive.Config{Min: 1, Max: 100, Initial: 10, Window: 20 * time.Millisecond})
 		l := newLimiterOn(t, client, plain.Config())
@@ -50,14 +30,14 @@ func TestReleaseResentMovesLimitOnce(t *testing.T) {
 
 		cutter.Arm(1, "evalsha", leases[1])
 		require.NoError(t, slots[0].Dropped(ctx), "the call sent again finds its slot freed before its deadline")
-		requireCut(t, cutter, 0)
+		cutter.RequireOneMore(t, 0)
 		assert.Equal(t, int64(9), limitOf(t, plain), "10 × 0.9, once")
 		assert.Equal(t, int64(9), inUse(t, plain), "one slot freed")
 
 		time.Sleep(130 * time.Millisecond) // past 5 windows, which hold the limit after a decrease
 		cutter.Arm(1, "evalsha", leases[1])
 		require.NoError(t, slots[1].Success(ctx))
-		requireCut(t, cutter, 1)
+		cutter.RequireOneMore(t, 1)
 		assert.Equal(t, int64(10), limitOf(t, plain), "9 of 9 in use: + 1, once")
 		assert.Equal(t, int64(8), inUse(t, plain), "one slot freed")
 
@@ -71,14 +51,14 @@ func TestReleaseResentMovesLimitOnce(t *testing.T) {
 // A TryAcquire whose reply is lost, sent again, holds the one slot its
 // first run took.
 func TestTryAcquireResentHoldsOnce(t *testing.T) {
-	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+	redistest.EachCutBackend(t, adaptive.LoadScripts, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx := context.Background()
 		plain, key := newLimiter(t, b, adaptive.Config{Min: 1, Max: 5, Initial: 2})
 		l := newLimiterOn(t, client, plain.Config())
 		keys, _ := adaptive.Keys(key)
 		cutter.Arm(1, "evalsha", keys[1])
 		s, err := l.TryAcquire(ctx)
-		requireCut(t, cutter, 0)
+		cutter.RequireOneMore(t, 0)
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), inUse(t, plain), "one slot held")
 		require.NoError(t, s.Success(ctx))
@@ -89,7 +69,7 @@ func TestTryAcquireResentHoldsOnce(t *testing.T) {
 // A release whose reply is lost for good matches ErrOutcomeUnknown; the
 // same call made again then frees nothing more and counts nothing more.
 func TestReleaseCalledAgainAfterUnknownOutcome(t *testing.T) {
-	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+	redistest.EachCutBackend(t, adaptive.LoadScripts, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx := context.Background()
 		plain, key := newLimiter(t, b, adaptive.Config{Min: 1, Max: 100, Initial: 10, Window: time.Minute})
 		l := newLimiterOn(t, client, plain.Config())
@@ -111,7 +91,7 @@ func TestReleaseCalledAgainAfterUnknownOutcome(t *testing.T) {
 // A TryAcquire whose reply is lost for good matches ErrOutcomeUnknown and
 // frees what its runs may have taken, so that it holds nothing.
 func TestTryAcquireUnknownOutcomeHoldsNothing(t *testing.T) {
-	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+	redistest.EachCutBackend(t, adaptive.LoadScripts, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx := context.Background()
 		plain, key := newLimiter(t, b, adaptive.Config{Min: 1, Max: 5, Initial: 2})
 		l := newLimiterOn(t, client, plain.Config())

@@ -35,7 +35,7 @@ func lostForGood(t *testing.T, cutter *redistest.ReplyCutter, call func() error,
 }
 
 func TestUnlockLostThenRepeated(t *testing.T) {
-	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+	redistest.EachCutBackend(t, lock.LoadScripts, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx := context.Background()
 		key := b.Key(t, "lock-test:")
 		m := newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute})
@@ -50,7 +50,7 @@ func TestUnlockLostThenRepeated(t *testing.T) {
 }
 
 func TestRefreshLostThenRepeated(t *testing.T) {
-	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+	redistest.EachCutBackend(t, lock.LoadScripts, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx := context.Background()
 		key := b.Key(t, "lock-test:")
 		m := newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute})
@@ -90,7 +90,7 @@ func TestTryLockLostLeavesNothing(t *testing.T) {
 }
 
 func TestBreakLostThenRepeated(t *testing.T) {
-	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+	redistest.EachCutBackend(t, lock.LoadScripts, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx := context.Background()
 		key := b.Key(t, "lock-test:")
 		owner, err := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: time.Minute}).TryLock(ctx)
@@ -106,7 +106,7 @@ func TestBreakLostThenRepeated(t *testing.T) {
 // A Lock whose try's reply is lost for good fails, and holds nothing: not
 // the lock, not a place in the queue.
 func TestLockLostLeavesNothing(t *testing.T) {
-	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+	redistest.EachCutBackend(t, lock.LoadScripts, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		key := b.Key(t, "lock-test:")

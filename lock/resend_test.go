@@ -18,31 +18,11 @@ import (
 // go-redis, with its default retries, sends it again, and checks that the
 // effect and the answer are those of one call.
 
-// cutBackends runs test on a real Redis and a real Cluster, through a
-// client whose replies can be cut.
-func cutBackends(t *testing.T, test func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter)) {
-	for _, b := range []*redistest.Backend{redistest.Redis(t), redistest.RedisCluster(t)} {
-		t.Run(b.Name, func(t *testing.T) {
-			client, cutter := b.CutClient(t)
-			// Cached scripts, so that no NOSCRIPT reply is the one cut.
-			require.NoError(t, lock.LoadScripts(context.Background(), client))
-			test(t, b, client, cutter)
-		})
-	}
-}
-
-// requireCut checks that the cutter cut one reply more than before.
-func requireCut(t *testing.T, cutter *redistest.ReplyCutter, before int) {
-	t.Helper()
-	require.Equal(t, before+1, cutter.Cuts(), "one reply was cut")
-	require.False(t, cutter.Armed())
-}
-
 // A TryLock whose reply is lost, and which go-redis sends again, holds the
 // lock it took: the second run finds the caller's own token and answers
 // as the first, so the caller gets a Lock that can unlock it.
 func TestTryLockResentHoldsOnce(t *testing.T) {
-	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+	redistest.EachCutBackend(t, lock.LoadScripts, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx := context.Background()
 		key := b.Key(t, "lock-test:")
 		before := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: time.Minute})
@@ -53,7 +33,7 @@ func TestTryLockResentHoldsOnce(t *testing.T) {
 		m := newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute})
 		cutter.Arm(1, "set", key)
 		l, err := m.TryLock(ctx)
-		requireCut(t, cutter, 0)
+		cutter.RequireOneMore(t, 0)
 		if _, cluster := client.(*redis.ClusterClient); cluster && err != nil {
 			// go-redis sends a transaction to a Cluster node once: the
 			// outcome is unknown, and TryLock unlocks what it may hold.
@@ -73,7 +53,7 @@ func TestTryLockResentHoldsOnce(t *testing.T) {
 		// Unlock sent twice frees it but reports ErrNotHeld, as its doc says.
 		cutter.Arm(1, "evalsha", key)
 		assert.ErrorIs(t, l.Unlock(ctx), lock.ErrNotHeld)
-		requireCut(t, cutter, 1)
+		cutter.RequireOneMore(t, 1)
 		assert.Zero(t, b.Client.Exists(ctx, key).Val(), "no phantom is left")
 
 		next, err := before.TryLock(ctx)
@@ -86,21 +66,21 @@ func TestTryLockResentHoldsOnce(t *testing.T) {
 // A Lock whose reply is lost holds the lock it took, and a waiter whose
 // try was sent twice keeps one place in the queue.
 func TestLockResentHoldsOnce(t *testing.T) {
-	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+	redistest.EachCutBackend(t, lock.LoadScripts, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		key := b.Key(t, "lock-test:")
 		m := newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute})
 		cutter.Arm(1, "evalsha", key)
 		l, err := m.Lock(ctx)
-		requireCut(t, cutter, 0)
+		cutter.RequireOneMore(t, 0)
 		require.NoError(t, err)
 		assert.Equal(t, l.Token(), b.Client.Get(ctx, key).Val())
 
 		// Queued: the re-sent try keeps the waiter's one entry.
 		cutter.Arm(1, "evalsha", key)
 		waiter := startLock(t, ctx, b, m, 1)
-		requireCut(t, cutter, 1)
+		cutter.RequireOneMore(t, 1)
 		assert.Equal(t, "1", b.Client.HGet(ctx, lock.SideKey(key, "qw"), "").Val(), "one arrival")
 		require.NoError(t, l.Unlock(ctx))
 		w, err := waiter.result(5 * time.Second)
@@ -114,7 +94,7 @@ func TestLockResentHoldsOnce(t *testing.T) {
 // A re-sent Refresh answers as the first run did, and extends the lease
 // once.
 func TestRefreshResentAnswersTheSame(t *testing.T) {
-	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+	redistest.EachCutBackend(t, lock.LoadScripts, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx := context.Background()
 		key := b.Key(t, "lock-test:")
 		m := newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute})
@@ -122,7 +102,7 @@ func TestRefreshResentAnswersTheSame(t *testing.T) {
 		require.NoError(t, err)
 		cutter.Arm(1, "evalsha", key)
 		require.NoError(t, l.Refresh(ctx))
-		requireCut(t, cutter, 0)
+		cutter.RequireOneMore(t, 0)
 		assert.Greater(t, b.Client.PTTL(ctx, key).Val(), 59*time.Second)
 		require.NoError(t, l.Unlock(ctx))
 	})
@@ -132,7 +112,7 @@ func TestRefreshResentAnswersTheSame(t *testing.T) {
 // lock, reports success: the lock's lease had not run out, so only this
 // call can have freed it.
 func TestUnlockResentReportsSuccess(t *testing.T) {
-	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+	redistest.EachCutBackend(t, lock.LoadScripts, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx := context.Background()
 		key := b.Key(t, "lock-test:")
 		m := newMutexOn(t, client, lock.Config{Key: key, TTL: time.Minute})
@@ -144,7 +124,7 @@ func TestUnlockResentReportsSuccess(t *testing.T) {
 			}
 			cutter.Arm(1, "evalsha", key)
 			assert.NoError(t, l.Unlock(ctx), "refreshed %v", refreshed)
-			requireCut(t, cutter, i)
+			cutter.RequireOneMore(t, i)
 			assert.Zero(t, b.Client.Exists(ctx, key).Val())
 			assert.ErrorIs(t, l.Unlock(ctx), lock.ErrNotHeld, "a second Unlock of the caller's own")
 		}
@@ -155,14 +135,14 @@ func TestUnlockResentReportsSuccess(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		cutter.Arm(1, "evalsha", key)
 		assert.ErrorIs(t, l.Unlock(ctx), lock.ErrNotHeld)
-		requireCut(t, cutter, 2)
+		cutter.RequireOneMore(t, 2)
 	})
 }
 
 // An Unlock that hands the lock to a waiter, whose reply is lost, hands it
 // once and reports success; the waiter gets it.
 func TestUnlockResentHandsOffOnce(t *testing.T) {
-	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+	redistest.EachCutBackend(t, lock.LoadScripts, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		key := b.Key(t, "lock-test:")
@@ -173,7 +153,7 @@ func TestUnlockResentHandsOffOnce(t *testing.T) {
 		first, second := startLock(t, ctx, b, waiting, 1), startLock(t, ctx, b, waiting, 2)
 		cutter.Arm(1, "evalsha", "publish") // the hand-off: only it names the notice command
 		require.NoError(t, owner.Unlock(ctx))
-		requireCut(t, cutter, 0)
+		cutter.RequireOneMore(t, 0)
 		l, err := first.result(900 * time.Millisecond) // a waiter's own retry comes after a second
 		require.NoError(t, err, "the first waiter is handed the lock")
 		assert.Equal(t, int64(1), b.Client.ZCard(ctx, lock.SideKey(key, "q")).Val(), "one waiter was served")
@@ -188,7 +168,7 @@ func TestUnlockResentHandsOffOnce(t *testing.T) {
 // A handed lock's claim, sent twice, claims it once: the waiter holds it
 // for its full lease, and knows until when.
 func TestClaimResentHolds(t *testing.T) {
-	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+	redistest.EachCutBackend(t, lock.LoadScripts, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		key := b.Key(t, "lock-test:")
@@ -201,7 +181,7 @@ func TestClaimResentHolds(t *testing.T) {
 		w, err := waiter.result(5 * time.Second)
 		require.NoError(t, err)
 		require.Eventually(t, func() bool { return !cutter.Armed() }, 5*time.Second, time.Millisecond)
-		requireCut(t, cutter, 0)
+		cutter.RequireOneMore(t, 0)
 		require.Eventually(t, func() bool { return b.Client.PTTL(ctx, key).Val() > 50*time.Second }, 2*time.Second, time.Millisecond, "claimed for its full lease")
 		select {
 		case <-w.Lost():
@@ -212,7 +192,7 @@ func TestClaimResentHolds(t *testing.T) {
 		// twice reports success.
 		cutter.Arm(1, "evalsha", key)
 		require.NoError(t, w.Unlock(ctx))
-		requireCut(t, cutter, 1)
+		cutter.RequireOneMore(t, 1)
 		assert.Zero(t, b.Client.Exists(ctx, key).Val())
 	})
 }
@@ -220,7 +200,7 @@ func TestClaimResentHolds(t *testing.T) {
 // Break, sent twice, breaks the lock once, and reports what its doc says:
 // success, as its first run did.
 func TestBreakResent(t *testing.T) {
-	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+	redistest.EachCutBackend(t, lock.LoadScripts, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx := context.Background()
 		key := b.Key(t, "lock-test:")
 		owner, err := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: time.Minute}).TryLock(ctx)
@@ -230,7 +210,7 @@ func TestBreakResent(t *testing.T) {
 		require.NoError(t, err)
 		cutter.Arm(1, "evalsha", key)
 		err = m.Break(ctx, info.Token)
-		requireCut(t, cutter, 0)
+		cutter.RequireOneMore(t, 0)
 		require.NoError(t, err, "the lease it read had not run out: only this call broke it")
 		assert.Zero(t, b.Client.Exists(ctx, key).Val())
 		assert.ErrorIs(t, owner.Refresh(ctx), lock.ErrNotHeld, "the owner finds it broken")
@@ -240,7 +220,7 @@ func TestBreakResent(t *testing.T) {
 // A Lock that gives up leaves the queue once, its leave sent twice: the
 // next Unlock hands the lock to the live waiter behind it.
 func TestLockThatGaveUpLeavesOnceResent(t *testing.T) {
-	cutBackends(t, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
+	redistest.EachCutBackend(t, lock.LoadScripts, func(t *testing.T, b *redistest.Backend, client redis.UniversalClient, cutter *redistest.ReplyCutter) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		key := b.Key(t, "lock-test:")
@@ -255,7 +235,7 @@ func TestLockThatGaveUpLeavesOnceResent(t *testing.T) {
 		stop()
 		_, err = giving.result(5 * time.Second)
 		assert.ErrorIs(t, err, context.Canceled)
-		requireCut(t, cutter, 0)
+		cutter.RequireOneMore(t, 0)
 		assert.Equal(t, int64(1), b.Client.ZCard(ctx, lock.SideKey(key, "q")).Val(), "the waiter that gave up left the queue")
 		require.NoError(t, owner.Unlock(ctx))
 		l, err := live.result(900 * time.Millisecond) // a waiter's own retry comes after a second

@@ -121,3 +121,32 @@ func (c *cutConn) Read(p []byte) (int, error) {
 	}
 	return 0, err
 }
+
+// EachCutBackend runs test on a real Redis and on a real Cluster, each in
+// a subtest through a client of CutClient, after load (a package's
+// LoadScripts) has cached its scripts there, so that the reply a test
+// cuts is the script's and never a NOSCRIPT.
+func EachCutBackend(t *testing.T, load func(context.Context, redis.UniversalClient) error,
+	test func(t *testing.T, b *Backend, client redis.UniversalClient, cutter *ReplyCutter)) {
+	for _, b := range []*Backend{Redis(t), RedisCluster(t)} {
+		t.Run(b.Name, func(t *testing.T) {
+			client, cutter := b.CutClient(t)
+			if err := load(context.Background(), client); err != nil {
+				t.Fatalf("load the scripts: %v", err)
+			}
+			test(t, b, client, cutter)
+		})
+	}
+}
+
+// RequireOneMore fails tb unless c has cut exactly one reply more than
+// before, and is no longer armed.
+func (c *ReplyCutter) RequireOneMore(tb testing.TB, before int) {
+	tb.Helper()
+	if got := c.Cuts(); got != before+1 {
+		tb.Fatalf("the cutter cut %d replies, want one more than %d", got, before)
+	}
+	if c.Armed() {
+		tb.Fatalf("the cutter is still armed: the command it waited for was never sent")
+	}
+}
