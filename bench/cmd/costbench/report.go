@@ -272,6 +272,7 @@ func reports() harness.Table {
 		{"redpacket", "redpacket/BENCHMARKS.md", "go run ./cmd/packetbench -o ../redpacket/BENCHMARKS.md"},
 		{"recent", "recent/BENCHMARKS.md", "go run ./cmd/recentbench -o ../recent/BENCHMARKS.md"},
 		{"delayqueue", "delayqueue/BENCHMARKS.md", "go run ./cmd/qbench -o ../delayqueue/BENCHMARKS.md"},
+		{"adaptive", "adaptive/BENCHMARKS.md", "go run ./cmd/adaptivebench -o ../adaptive/BENCHMARKS.md"},
 	} {
 		t.Add(x[0], "["+x[1]+"]("+x[1]+")", "`"+x[2]+"`")
 	}

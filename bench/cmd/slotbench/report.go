@@ -215,7 +215,7 @@ func (r results) alloc(call string) float64 {
 // Report implements harness.Suite.
 func (b *bench) Report(rep *harness.Report) {
 	r := b.results
-	rep.Title = "slotlimit benchmarks"
+	rep.Title = "slotlimit Limiter benchmarks"
 	rep.Notes = append(rep.Notes,
 		fmt.Sprintf("Run: %s; each phase %v (the no-contention phases %d rounds each, taken in turns); one go-redis client with a pool of %d connections for every variant.",
 			rep.Machine.Date, b.Duration, b.Rounds, b.Pool),
