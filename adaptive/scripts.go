@@ -75,7 +75,7 @@ type grant struct {
 	deadline int64         // held: its lease's deadline, ms
 	inUse    int64         // slots in use after the call
 	limit    int64         // the shared limit
-	now      int64         // the server's clock, ms
+	now      int64         // the server's clock, ms; held: when the slot was granted, 0 when unknown
 	try      waitqueue.Try // what a waiter's try reports
 }
 
@@ -90,7 +90,7 @@ func (l *Limiter) acquire(ctx context.Context, holder string, join bool) (grant,
 		return grant{}, err
 	}
 	switch {
-	case len(r) == 5 && r[0] == 1: // {1, deadline, in use, limit, now}
+	case len(r) == 5 && r[0] == 1: // {1, deadline, in use, limit, granted}
 		return grant{held: true, deadline: r[1], inUse: r[2], limit: r[3], now: r[4], try: waitqueue.Try{Done: true}}, nil
 	case len(r) == 6 && r[0] == 0: // {0, lapse ms, in use, limit, now, arrival}
 		return grant{inUse: r[2], limit: r[3], now: r[4], try: waitqueue.Try{

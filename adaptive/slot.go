@@ -105,8 +105,11 @@ func (s *Slot) Success(ctx context.Context) error {
 // exceeded. The limit shrinks by Config.Factor (by one slot at least, to
 // Config.Min at most), unless it went down less than a Config.Window ago
 // or the slot was granted before it last went down: the drops of one
-// overload count once. While the limit is below the slots in use, no
-// slot is granted.
+// overload count once. A slot whose grant time is unknown counts nothing
+// either: one that its TryAcquire or Acquire found held already by an
+// earlier run of the same call (sent again after a lost reply, or a slot
+// handed to a waiter that missed the notice). While the limit is below
+// the slots in use, no slot is granted.
 //
 // Errors are as for Success.
 func (s *Slot) Dropped(ctx context.Context) error {

@@ -13,11 +13,14 @@
 -- ARGV[4]  '1' to join the queue when refused (a waiting caller), else '0'
 -- ARGV[5]  queue entry lease, ms: a waiter that stops trying leaves the queue then
 --
--- Returns {1, lease deadline ms, in use, limit, now ms} when the holder
--- holds a slot: it took one, or finds one it holds already (a slot a
--- release handed it, whose notice it missed, or the one this call's first
--- run took, when go-redis sent it again), whose lease then runs for the
--- lease time from now, or longer if it did. Otherwise {0, ms until the
+-- Returns {1, lease deadline ms, in use, limit, granted ms} when the
+-- holder holds a slot: it took one, granted now, or finds one it holds
+-- already (a slot a release handed it, whose notice it missed, or the one
+-- this call's first run took, when go-redis sent it again), whose lease
+-- then runs for the lease time from now, or longer if it did. Such a slot
+-- was granted before now, at a time the leases do not keep, so granted is
+-- then 0, unknown: its drop counts nothing (see release.lua), as a slot
+-- granted before a decrease that ran since must not. Otherwise {0, ms until the
 -- first lease lapses, in use, limit, now ms, arrival number}, the arrival
 -- number naming the waiter's queue entry (0: not queued), which a
 -- release's notice names too; a call sent again keeps the same entry.
@@ -50,10 +53,10 @@ if held or used < limit then
 	redis.call('ZADD', leases, deadline, holder)
 	expire_with_last_lease(leases)
 	leave_queue(queue, qdeadlines, qwants, holder)
-	if not held then
-		used = used + 1
+	if held then
+		return {1, deadline, used, limit, 0}
 	end
-	return {1, deadline, used, limit, now}
+	return {1, deadline, used + 1, limit, now}
 end
 
 local arrival = 0
