@@ -21,3 +21,6 @@ func Leave(ctx context.Context, l *Limiter, holder string) error {
 
 // AcquireSHA is the SHA of acquire.lua, to cut the replies of tries alone.
 func AcquireSHA() string { return acquireScript.Hash() }
+
+// ClaimSHA is the SHA of claim.lua, to cut the replies of claims alone.
+func ClaimSHA() string { return claimScript.Hash() }
