@@ -493,3 +493,33 @@ func TestAdversaryZeroValuesNeverPanic(t *testing.T) {
 		}
 	}
 }
+
+// A slot whose holder died lapses TTL after its grant, by the server's
+// clock, and goes to the waiter queued for it, whose try comes just
+// after the lapse; the dead holder's late release frees nothing then.
+func TestAdversaryLapsedSlotGoesToWaiter(t *testing.T) {
+	for _, b := range []*redistest.Backend{redistest.Redis(t), redistest.RedisCluster(t)} {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			const ttl = 400 * time.Millisecond
+			l, _ := newLimiter(t, b, adaptive.Config{Min: 1, Max: 5, Initial: 1, TTL: ttl, Window: time.Minute})
+			dead := take(t, l, 1)[0]
+			info, err := l.Inspect(ctx)
+			require.NoError(t, err)
+			lapse := info.Holders[0].ExpiresAt
+			w, err := l.Acquire(ctx)
+			require.NoError(t, err)
+			now := b.Now()
+			assert.False(t, now.Before(lapse), "granted at %v, before the lapse at %v", now, lapse)
+			assert.Less(t, now.Sub(lapse), 1500*time.Millisecond, "taken by a try soon after the lapse")
+			assert.ErrorIs(t, dead.Dropped(ctx), adaptive.ErrNotHeld)
+			info, err = l.Inspect(ctx)
+			require.NoError(t, err)
+			require.Len(t, info.Holders, 1)
+			assert.Equal(t, w.ID(), info.Holders[0].ID)
+			assert.Equal(t, int64(1), info.Limit, "the lapsed slot's drop counts nothing")
+			require.NoError(t, w.Ignore(ctx))
+		})
+	}
+}
