@@ -28,13 +28,14 @@ import (
 // at its grant; so, with leases of one length (TryAcquire alone: a grant
 // is its deadline less TTL), the live slots granted up to such a slot
 // never outnumber the current limit. Three instances drive the limit up
-// and down with Success and Dropped, a window of 5 ms, while a checker
+// and down with Success and Dropped (a Factor of 0.5, so that a decrease
+// leaves slots in use above the limit), a window of 5 ms, while a checker
 // reads the state again and again.
 func TestAdversaryNoSlotBeyondItsLimitUnderFeedback(t *testing.T) {
 	for _, b := range []*redistest.Backend{redistest.Redis(t), redistest.RedisCluster(t)} {
 		t.Run(b.Name, func(t *testing.T) {
 			const ttl = 20 * time.Second
-			cfg := adaptive.Config{Min: 2, Max: 12, Initial: 6, TTL: ttl, Window: 5 * time.Millisecond}
+			cfg := adaptive.Config{Min: 2, Max: 12, Initial: 8, TTL: ttl, Window: 5 * time.Millisecond, Factor: 0.5}
 			first, key := newLimiter(t, b, cfg)
 			cfg.Key = key
 			limiters := []*adaptive.Limiter{first, newLimiterOn(t, b.NewClient(t), cfg), newLimiterOn(t, b.NewClient(t), cfg)}
@@ -74,10 +75,23 @@ func TestAdversaryNoSlotBeyondItsLimitUnderFeedback(t *testing.T) {
 				}()
 			}
 			checks := 0
+			var lastDown, lastUp time.Time
 			for time.Now().Before(stop) {
 				info, err := first.Inspect(ctx)
 				require.NoError(t, err)
 				checks++
+				// The limit moves at most once per window, and does not grow
+				// within 5 windows of a decrease.
+				if d := info.LastDecrease; !lastDown.IsZero() && d.After(lastDown) {
+					require.GreaterOrEqual(t, d.Sub(lastDown), cfg.Window, "two decreases within a window")
+				}
+				if u := info.LastIncrease; !lastUp.IsZero() && u.After(lastUp) {
+					require.GreaterOrEqual(t, u.Sub(lastUp), cfg.Window, "two increases within a window")
+				}
+				if u, d := info.LastIncrease, info.LastDecrease; !d.IsZero() && u.After(d) {
+					require.GreaterOrEqual(t, u.Sub(d), 5*cfg.Window, "an increase within 5 windows of a decrease")
+				}
+				lastDown, lastUp = info.LastDecrease, info.LastIncrease
 				if info.InUse > info.Limit {
 					overs.Add(1)
 				}
@@ -106,6 +120,7 @@ func TestAdversaryNoSlotBeyondItsLimitUnderFeedback(t *testing.T) {
 			assert.Positive(t, granted.Load())
 			assert.Greater(t, checks, 10, "the checker ran")
 			assert.Zero(t, inUse(t, first), "every slot freed")
+			assert.False(t, lastDown.IsZero(), "the limit went down")
 			t.Logf("%d grants, %d checks, %d with the limit below the slots in use", granted.Load(), checks, overs.Load())
 		})
 	}
