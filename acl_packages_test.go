@@ -185,7 +185,7 @@ func aclAdaptive(ctx context.Context, user, admin redis.UniversalClient, key str
 	if strings.Contains(key, "{") {
 		side = key + ":adaptive"
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 
 	if limit, err := a.Limit(ctx); err != nil || limit != 1 {
@@ -203,10 +203,23 @@ func aclAdaptive(ctx context.Context, user, admin redis.UniversalClient, key str
 	// through a notice. A periodic try of the waiter's that the release
 	// overtakes takes the slot by itself, so the hand-over runs again, a
 	// few times at most, until the notice is what hands it over.
+	// A Success may raise the limit, so each round first takes every free
+	// slot, leaving the waiter nothing but the queue.
 	var w *adaptive.Slot
+	var extra []*adaptive.Slot
 	for attempt := 1; w == nil; attempt++ {
 		if attempt > 3 {
 			return errors.New("the waiter was never handed its slot by a notice")
+		}
+		for {
+			e, err := a.TryAcquire(ctx)
+			if errors.Is(err, adaptive.ErrLimited) {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("try acquire: %w", err)
+			}
+			extra = append(extra, e)
 		}
 		type acquired struct {
 			s   *adaptive.Slot
@@ -225,7 +238,9 @@ func aclAdaptive(ctx context.Context, user, admin redis.UniversalClient, key str
 			return aclSubscribers(ctx, admin, side+":free") > 0
 		}); err != nil {
 			cancel()
-			<-done
+			if got := <-done; got.err != nil {
+				err = fmt.Errorf("%w (its Acquire: %w)", err, got.err)
+			}
 			return fmt.Errorf("the waiter never queued and subscribed: %w", err)
 		}
 		rec.Take()
@@ -242,6 +257,11 @@ func aclAdaptive(ctx context.Context, user, admin redis.UniversalClient, key str
 			w = got.s
 		} else {
 			s = got.s
+		}
+	}
+	for _, e := range extra {
+		if err := e.Ignore(ctx); err != nil {
+			return fmt.Errorf("ignore: %w", err)
 		}
 	}
 	if claim {
@@ -301,12 +321,14 @@ func aclSubscribers(ctx context.Context, admin redis.UniversalClient, channel st
 	return n.Load()
 }
 
-// aclAwait waits until cond holds, for up to 2 seconds.
+// aclAwait waits until cond holds, for up to 5 seconds: a loaded machine
+// running the race detector can take seconds over a TLS dial, an ACL check
+// and a script load.
 func aclAwait(ctx context.Context, cond func() bool) error {
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			return errors.New("gave up after 2s")
+			return errors.New("gave up after 5s")
 		}
 		select {
 		case <-ctx.Done():
