@@ -203,12 +203,14 @@ func TestLoadAcrossProcesses(t *testing.T) {
 		woken := notices()
 		t.Logf("%s: %d wake notices", b.Name, woken)
 		if b.Real {
-			// Consumers are woken by notices, never by their one-second
-			// fallback alone: the pushes, and the woken consumers after
-			// them, send notices on the wake channel, to which every
-			// child is subscribed (above); a consumer asleep until its
-			// fallback is sent none.
-			assert.GreaterOrEqual(t, woken, int64(messages/100), "consumers are woken by notices")
+			// Notices flow under load: the pushes, and the woken consumers
+			// after them, send them on the wake channel, to which every
+			// child is subscribed (above). How many depends on how often
+			// a consumer is idle when a message falls due, which a busy
+			// machine makes rare (its consumers then never catch up and
+			// never wait); that each push wakes one waiting consumer is
+			// TestPushWakesOneConsumer's.
+			assert.Positive(t, woken, "consumers are woken by notices")
 			// The lateness itself is measured by bench/cmd/qbench. Here
 			// only a gross failure shows: a machine too busy to run the
 			// consumers as messages fall due makes them late by its
