@@ -71,9 +71,12 @@ type Config struct {
 	// the limit at most once per window too, and not within 5 windows of
 	// a decrease, so that a limit just cut to the capacity does not climb
 	// back past it at once. The limit thus climbs Step slots per Window at
-	// most: keep Window near the time a refused call takes to fail (a
-	// timeout), so that an overshoot is seen before the limit climbs much
-	// further.
+	// most. When refused calls take longer than a Window to fail, the
+	// drops teach the limit how long (Info.DropDelay): it then holds for
+	// that long after a decrease, and climbs one Step per drop delay while
+	// it is below the limit that decrease lowered plus a Step, so that an
+	// overshoot shows before the limit climbs much further; Window needs
+	// no tuning for it.
 	Window time.Duration
 
 	// Step is the slots a success adds to the limit while the limit was

@@ -33,6 +33,13 @@ type Info struct {
 	// up; zero when it never did (within StateTTL).
 	LastDecrease, LastIncrease time.Time
 
+	// DropDelay is how long the call whose drop last lowered the limit
+	// took from its grant to its Dropped: how long an overshoot takes to
+	// show. Within 8 drop delays of a decrease, the limit climbs at most
+	// one Step per DropDelay (when that is longer than Config.Window).
+	// 0 when no drop lowered the limit (within StateTTL).
+	DropDelay time.Duration
+
 	// Holders are the live slots, earliest deadline first.
 	Holders []Holder
 }

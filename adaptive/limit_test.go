@@ -85,6 +85,49 @@ func TestSuccessesIncreaseNearFull(t *testing.T) {
 	})
 }
 
+// Near the limit where the last overshoot showed, the limit climbs one
+// Step per drop delay (the time the dropped call took from its grant to
+// its Dropped), and holds for a drop delay after the decrease: an
+// overshoot can show before the limit climbs past it again. Past that
+// peak plus a Step, it climbs one Step per Window again.
+func TestClimbNearThePeakPacedByTheDropDelay(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		l, _ := newLimiter(t, b, adaptive.Config{Min: 1, Max: 20, Initial: 10, Window: 10 * time.Millisecond})
+		slow := take(t, l, 1)[0]
+		info, err := l.Inspect(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, info.DropDelay, "no drop yet")
+		b.Advance(time.Second)
+		require.NoError(t, slow.Dropped(ctx))
+		assert.Equal(t, int64(9), limitOf(t, l), "10 × 0.9")
+		info, err = l.Inspect(ctx)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, info.DropDelay, time.Second, "from the grant to the drop")
+		require.Less(t, info.DropDelay, 10*time.Second, "from the grant to the drop")
+		delay := info.DropDelay
+
+		// climb waits advance, frees one slot of the full limit with
+		// Success, checks the limit, and takes the free slots again.
+		held := take(t, l, 9)
+		climb := func(advance time.Duration, want int64, why string) {
+			t.Helper()
+			b.Advance(advance)
+			require.NoError(t, held[0].Success(ctx))
+			held = held[1:]
+			limit := limitOf(t, l)
+			assert.Equal(t, want, limit, why)
+			held = append(held, take(t, l, int(limit)-len(held))...)
+		}
+		climb(100*time.Millisecond, 9, "past 5 windows, within a drop delay of the decrease: it holds")
+		climb(delay, 10, "a drop delay after the decrease: a step")
+		climb(100*time.Millisecond, 10, "below the peak plus a step: a step per drop delay")
+		climb(delay, 11, "a drop delay after the increase: a step")
+		climb(20*time.Millisecond, 12, "at the peak plus a step: a step per window")
+		climb(20*time.Millisecond, 13, "a step per window")
+	})
+}
+
 // Ignore frees the slot and leaves the limit as it is, full or not, and
 // so does a drop or a success on a slot whose lease lapsed.
 func TestIgnoreChangesNothing(t *testing.T) {

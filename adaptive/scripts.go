@@ -172,35 +172,37 @@ func (l *Limiter) inspect(ctx context.Context) (Info, error) {
 }
 
 // decodeInfo reads the reply of inspect.lua: {now, limit, stored limit or
-// ”, down, up, waiters, then pairs {holder, deadline}}.
+// ”, down, up, drop delay, waiters, then pairs {holder, deadline}}.
 func decodeInfo(r []string) (Info, bool) {
-	if len(r) < 6 || len(r)%2 != 0 {
+	const head = 7
+	if len(r) < head || (len(r)-head)%2 != 0 {
 		return Info{}, false
 	}
-	var head [6]int64
-	for i, s := range r[:6] {
+	var n [head]int64
+	for i, s := range r[:head] {
 		if i == 2 {
 			continue
 		}
-		n, err := strconv.ParseInt(s, 10, 64)
+		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
 			return Info{}, false
 		}
-		head[i] = n
+		n[i] = v
 	}
 	info := Info{
-		ServerTime: time.UnixMilli(head[0]),
-		Limit:      head[1],
+		ServerTime: time.UnixMilli(n[0]),
+		Limit:      n[1],
 		Stored:     r[2] != "",
-		Waiters:    head[5],
+		DropDelay:  time.Duration(n[5]) * time.Millisecond,
+		Waiters:    n[6],
 	}
-	if head[3] > 0 {
-		info.LastDecrease = time.UnixMilli(head[3])
+	if n[3] > 0 {
+		info.LastDecrease = time.UnixMilli(n[3])
 	}
-	if head[4] > 0 {
-		info.LastIncrease = time.UnixMilli(head[4])
+	if n[4] > 0 {
+		info.LastIncrease = time.UnixMilli(n[4])
 	}
-	for i := 6; i < len(r); i += 2 {
+	for i := head; i < len(r); i += 2 {
 		deadline, err := strconv.ParseInt(r[i+1], 10, 64)
 		if err != nil {
 			return Info{}, false

@@ -88,7 +88,8 @@ func (s *Slot) ID() string {
 // Success frees the slot and reports that the call succeeded: while the
 // limit was nearly in use (at most a tenth of it, or one slot, free, or a
 // caller waiting), the limit grows by Config.Step, at most once per
-// Config.Window and not within 5 windows of a decrease.
+// Config.Window and not within 5 windows of a decrease (see Config.Window
+// for calls whose drops take longer than a window to show).
 //
 // It returns an error matching ErrNotHeld, and frees and counts nothing,
 // when the slot's lease had lapsed or the slot was freed already. After

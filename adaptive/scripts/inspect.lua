@@ -9,6 +9,7 @@
 -- Returns a flat array of strings: the server's clock (ms), the limit
 -- (within min and max; initial when none is stored), the stored limit or
 -- '' when none is, when it last went down and up (ms; 0: never), the
+-- drop delay (ms; 0: none known), the
 -- waiters whose entries are live, and the live leases, earliest deadline
 -- first, as pairs {holder, deadline ms}. The slots in use are the leases.
 
@@ -18,10 +19,10 @@ local state, leases, qdeadlines = KEYS[1], KEYS[2], KEYS[3]
 local min, max, initial = bounds(ARGV[1])
 local now = now_ms()
 local limit = read_limit(state, min, max, initial)
-local fields = redis.call('HMGET', state, 'limit', 'down', 'up')
+local fields = redis.call('HMGET', state, 'limit', 'down', 'up', 'delay')
 local reply = {
 	string.format('%d', now), string.format('%d', limit), fields[1] or '',
-	fields[2] or '0', fields[3] or '0',
+	fields[2] or '0', fields[3] or '0', fields[4] or '0',
 	string.format('%d', redis.call('ZCOUNT', qdeadlines, '(' .. now, '+inf')),
 }
 local live = redis.call('ZRANGEBYSCORE', leases, '(' .. now, '+inf', 'WITHSCORES')

@@ -37,11 +37,18 @@
 --              the slot was granted before it last went down (or in the
 --              same ms, or at a time unknown, '0'): a burst of
 --              drops from one overload counts once, and the calls admitted
---              under the old limit do not count against the new one.
+--              under the old limit do not count against the new one. The
+--              limit before the decrease is kept as the peak, and the time
+--              from the slot's grant to this drop as the drop delay: how
+--              long an overshoot takes to show.
 --   'success'  the limit becomes min(max, limit + step) when it was nearly
 --              in use (at most a tenth of it, or one slot, free before
---              this release, or a waiter queued), it has not gone up for a
---              window, nor down for HOLD windows.
+--              this release, or a waiter queued), it has not gone down for
+--              HOLD windows nor for a drop delay, and it has not gone up
+--              for a window, or, below the peak plus a step, for a drop
+--              delay: near the limit where the last overshoot showed, the
+--              limit climbs one step per overshoot that could show, not
+--              faster; away from it, one step per window.
 --   'ignore'   the limit stays as it is.
 --
 -- Free slots (the limit less the slots in use: none while a decrease left
@@ -93,12 +100,16 @@ if outcome == 'dropped' then
 	local down = tonumber(redis.call('HGET', state, 'down')) or 0
 	if now - down >= window and granted > down then
 		limit = math.max(min, math.min(limit - 1, math.floor(limit * factor)))
-		redis.call('HSET', state, 'down', now)
+		redis.call('HSET', state, 'down', now, 'delay', math.max(0, now - granted), 'peak', before)
 	end
 elseif outcome == 'success' then
-	local up = tonumber(redis.call('HGET', state, 'up')) or 0
-	local down = tonumber(redis.call('HGET', state, 'down')) or 0
-	if (waiting or limit - used <= math.max(1, math.floor(limit / 10))) and now - up >= window and now - down >= HOLD * window then
+	local moved = redis.call('HMGET', state, 'up', 'down', 'delay', 'peak')
+	local up, down, delay = tonumber(moved[1]) or 0, tonumber(moved[2]) or 0, tonumber(moved[3]) or 0
+	local pace = window
+	if limit < (tonumber(moved[4]) or 0) + step then
+		pace = math.max(window, delay)
+	end
+	if (waiting or limit - used <= math.max(1, math.floor(limit / 10))) and now - up >= pace and now - down >= math.max(HOLD * window, delay) then
 		limit = math.min(max, limit + step)
 		redis.call('HSET', state, 'up', now)
 	end

@@ -145,6 +145,7 @@ type adaptiveJSON struct {
 	Waiters      int64                `json:"waiters"`
 	LastDecrease *time.Time           `json:"last_decrease"` // null when never, within a day
 	LastIncrease *time.Time           `json:"last_increase"`
+	DropDelayMs  int64                `json:"drop_delay_ms"` // 0 when no drop lowered the limit
 	Holders      []adaptiveHolderJSON `json:"holders"`
 }
 
@@ -157,12 +158,13 @@ type adaptiveHolderJSON struct {
 func (v adaptiveView) json() adaptiveJSON {
 	info := v.info
 	out := adaptiveJSON{
-		Key:        v.key,
-		ServerTime: info.ServerTime.UTC(),
-		Stored:     info.Stored,
-		InUse:      info.InUse,
-		Waiters:    info.Waiters,
-		Holders:    []adaptiveHolderJSON{},
+		Key:         v.key,
+		ServerTime:  info.ServerTime.UTC(),
+		Stored:      info.Stored,
+		InUse:       info.InUse,
+		Waiters:     info.Waiters,
+		DropDelayMs: info.DropDelay.Milliseconds(),
+		Holders:     []adaptiveHolderJSON{},
 	}
 	if info.Stored {
 		out.Limit = &info.Limit
@@ -220,6 +222,9 @@ func runAdaptiveShow(c *cli, args []string) error {
 		t.row("waiting", info.Waiters)
 		t.row("last down", v.moved(info.LastDecrease, clockFormat))
 		t.row("last up", v.moved(info.LastIncrease, clockFormat))
+		if info.DropDelay > 0 {
+			t.row("drop delay", info.DropDelay)
+		}
 		t.row("server clock", info.ServerTime.UTC().Format(clockFormat))
 		t.flush()
 		if len(info.Holders) > 0 {

@@ -22,8 +22,8 @@ import (
 )
 
 // An adaptiveScene is an adaptive limit as the tests find it: Initial 6,
-// Min 2, Max 50; four slots taken, one of them dropped, so the limit went
-// down to 5 with 3 slots in use; then 2 more taken, full, and a caller of
+// Min 2, Max 50; four slots taken, one of them dropped 200ms later, so the
+// limit went down to 5 with 3 slots in use, and the drop delay is 200ms; then 2 more taken, full, and a caller of
 // Acquire waiting.
 type adaptiveScene struct {
 	url   string
@@ -53,6 +53,7 @@ func newAdaptiveScene(t *testing.T, url string, b *redistest.Backend) *adaptiveS
 		require.NoError(t, err)
 		s.held = append(s.held, slot)
 	}
+	b.Advance(200 * time.Millisecond)
 	require.NoError(t, s.held[0].Dropped(ctx)) // 6 down to 5, 3 in use
 	s.start = b.Now()
 	s.held = s.held[1:]
@@ -135,6 +136,11 @@ func TestAdaptiveShow(t *testing.T) {
 		require.NoError(t, err)
 		assert.WithinDuration(t, s.start, at, 2*time.Second, "on the server's clock")
 		assert.Regexp(t, `(?m)^last up +never \(within a day\)$`, out)
+		delay := regexp.MustCompile(`(?m)^drop delay +(\S+)$`).FindStringSubmatch(out)
+		require.NotNil(t, delay, "the drop delay")
+		d, err := time.ParseDuration(delay[1])
+		require.NoError(t, err)
+		assert.True(t, d >= 200*time.Millisecond && d < 2*time.Second, "drop delay %v of a call dropped 200ms after its grant", d)
 		assert.Regexp(t, `(?m)^server clock +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$`, out)
 		assert.Regexp(t, `(?m)^HOLDER +TIME LEFT +EXPIRES AT \(SERVER CLOCK\)$`, out)
 		for _, slot := range s.held {
@@ -182,6 +188,8 @@ func TestAdaptiveShowJSON(t *testing.T) {
 		require.NotNil(t, out.LastDecrease)
 		assert.WithinDuration(t, s.start, *out.LastDecrease, 2*time.Second)
 		assert.Nil(t, out.LastIncrease, "never went up")
+		delay := jsonInts(t, r.stdout, "drop_delay_ms")["drop_delay_ms"]
+		assert.True(t, delay >= 200 && delay < 2000, "drop_delay_ms %d of a call dropped 200ms after its grant", delay)
 		require.Len(t, out.Holders, 5)
 		var ids []string
 		for _, h := range out.Holders {

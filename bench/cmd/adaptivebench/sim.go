@@ -72,8 +72,13 @@ type aimd struct {
 	limit    int64
 	inUse    int64
 	down, up time.Time
+	delay    time.Duration // from grant to drop of the drop that last lowered the limit
+	peak     int64         // the limit that drop lowered
 	stopped  bool
 }
+
+// holdWindows is release.lua's HOLD.
+const holdWindows = 5
 
 func newAIMD(min, max, initial, step int64, factor float64, window time.Duration) *aimd {
 	a := &aimd{min: min, max: max, step: step, factor: factor, window: window, limit: initial}
@@ -104,16 +109,18 @@ func (a *aimd) release(o outcome, granted time.Time) {
 	now := time.Now()
 	switch o {
 	case dropped:
-		if now.Sub(a.down) >= a.window && !granted.Before(a.down) {
+		if now.Sub(a.down) >= a.window && granted.After(a.down) {
+			a.peak = a.limit
 			a.limit = max(a.min, min(a.limit-1, int64(float64(a.limit)*a.factor)))
-			a.down = now
+			a.down, a.delay = now, now.Sub(granted)
 		}
 	case success:
-		moved := a.up
-		if a.down.After(moved) {
-			moved = a.down
+		pace := a.window
+		if a.limit < a.peak+a.step {
+			pace = max(a.window, a.delay)
 		}
-		if a.limit-a.inUse <= max(1, a.limit/10) && now.Sub(moved) >= a.window {
+		if a.limit-a.inUse <= max(1, a.limit/10) && now.Sub(a.up) >= pace &&
+			now.Sub(a.down) >= max(holdWindows*a.window, a.delay) {
 			a.limit = min(a.max, a.limit+a.step)
 			a.up = now
 		}
