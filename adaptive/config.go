@@ -72,11 +72,12 @@ type Config struct {
 	// a decrease, so that a limit just cut to the capacity does not climb
 	// back past it at once. The limit thus climbs Step slots per Window at
 	// most. When refused calls take longer than a Window to fail, the
-	// drops teach the limit how long (Info.DropDelay): it then holds for
-	// that long after a decrease, and climbs one Step per drop delay while
-	// it is below the limit that decrease lowered plus a Step, so that an
-	// overshoot shows before the limit climbs much further; Window needs
-	// no tuning for it.
+	// drops teach the limit how long, up to 20 windows (Info.DropDelay,
+	// 1 s with the default Window): it then holds for
+	// that long after a decrease, and climbs one Step per two drop delays
+	// while it is below the limit that decrease lowered plus a Step, so
+	// that each step's overshoot shows before the next; Window needs no
+	// tuning for it.
 	Window time.Duration
 
 	// Step is the slots a success adds to the limit while the limit was

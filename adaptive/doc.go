@@ -65,15 +65,23 @@
 //     decrease. A limit that is not used is not raised.
 //   - Ignore: the limit stays as it is.
 //
+// A drop that counts also keeps its drop delay, the time from the call's
+// grant to its Dropped (up to 20 Windows): how long an overshoot takes to
+// show, such as a refused call's timeout. When it is longer than a Window,
+// the limit holds for a drop delay after a decrease, and climbs one Step
+// per two drop delays while it is below the limit that decrease lowered
+// plus a Step: near the capacity it found, each step's overshoot shows,
+// and is counted, before the next.
+//
 // The defaults (Window 50 ms, Step 1, Factor 0.9) follow a capacity that
-// moves between 8 and 30 concurrent calls within a second or two, for
-// calls of 5 to 50 ms that fail within about 50 ms when refused: the
-// limit climbs up to 20 slots a second, and falls from 20 to 8 in about
-// half a second. It then runs in a narrow saw-tooth around the capacity,
-// and drops stay at a few per second. Window should be near the time a
-// refused call takes to fail, so that an overshoot is seen before the
-// limit climbs much further: raise it for slower calls. BENCHMARKS.md shows
-// the limit following a moving capacity, beside a static limit and
+// moves between 8 and 30 concurrent calls within a few seconds, for calls
+// of 5 to 50 ms that fail within a few hundred ms when refused: the limit
+// climbs up to 20 slots a second away from the capacity it found, and
+// falls from 20 to 8 in about half a second when refused calls fail within
+// 50 ms (in about two when they fail within 250 ms). It then runs in a
+// narrow saw-tooth around the capacity. Raise Window for calls refused
+// after more than a second. BENCHMARKS.md and BENCHMARKS-slow.md show the
+// limit following a moving capacity, beside a static limit and
 // per-instance limits.
 //
 // # Observing

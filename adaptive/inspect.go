@@ -34,10 +34,11 @@ type Info struct {
 	LastDecrease, LastIncrease time.Time
 
 	// DropDelay is how long the call whose drop last lowered the limit
-	// took from its grant to its Dropped: how long an overshoot takes to
-	// show. Within 8 drop delays of a decrease, the limit climbs at most
-	// one Step per DropDelay (when that is longer than Config.Window).
-	// 0 when no drop lowered the limit (within StateTTL).
+	// took from its grant to its Dropped, up to 20 windows: how long an
+	// overshoot takes to show. The limit holds for that long after a
+	// decrease, and climbs at most one Step per two DropDelays while it
+	// is below the limit that decrease lowered plus a Step (see
+	// Config.Window). 0 when no drop lowered the limit (within StateTTL).
 	DropDelay time.Duration
 
 	// Holders are the live slots, earliest deadline first.

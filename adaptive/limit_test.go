@@ -86,14 +86,14 @@ func TestSuccessesIncreaseNearFull(t *testing.T) {
 }
 
 // Near the limit where the last overshoot showed, the limit climbs one
-// Step per drop delay (the time the dropped call took from its grant to
-// its Dropped), and holds for a drop delay after the decrease: an
-// overshoot can show before the limit climbs past it again. Past that
-// peak plus a Step, it climbs one Step per Window again.
+// Step per two drop delays (the time the dropped call took from its grant
+// to its Dropped), and holds for a drop delay after the decrease: each
+// step's overshoot can show, and be counted, before the next step. Past
+// that peak plus a Step, it climbs one Step per Window again.
 func TestClimbNearThePeakPacedByTheDropDelay(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		l, _ := newLimiter(t, b, adaptive.Config{Min: 1, Max: 20, Initial: 10, Window: 10 * time.Millisecond})
+		l, _ := newLimiter(t, b, adaptive.Config{Min: 1, Max: 20, Initial: 10, Window: 100 * time.Millisecond})
 		slow := take(t, l, 1)[0]
 		info, err := l.Inspect(ctx)
 		require.NoError(t, err)
@@ -119,13 +119,28 @@ func TestClimbNearThePeakPacedByTheDropDelay(t *testing.T) {
 			assert.Equal(t, want, limit, why)
 			held = append(held, take(t, l, int(limit)-len(held))...)
 		}
-		climb(100*time.Millisecond, 9, "past 5 windows, within a drop delay of the decrease: it holds")
+		climb(600*time.Millisecond, 9, "past 5 windows, within a drop delay of the decrease: it holds")
 		climb(delay, 10, "a drop delay after the decrease: a step")
-		climb(100*time.Millisecond, 10, "below the peak plus a step: a step per drop delay")
-		climb(delay, 11, "a drop delay after the increase: a step")
-		climb(20*time.Millisecond, 12, "at the peak plus a step: a step per window")
-		climb(20*time.Millisecond, 13, "a step per window")
+		climb(delay, 10, "below the peak plus a step: a step per two drop delays")
+		climb(delay, 11, "two drop delays after the increase: a step")
+		climb(150*time.Millisecond, 12, "at the peak plus a step: a step per window")
+		climb(150*time.Millisecond, 13, "a step per window")
 	})
+}
+
+// The drop delay counts up to 20 windows: one call that hung before its
+// Dropped does not slow the limit for long.
+func TestDropDelayUpTo20Windows(t *testing.T) {
+	b := redistest.Miniredis(t)
+	ctx := context.Background()
+	l, _ := newLimiter(t, b, adaptive.Config{Min: 1, Max: 20, Initial: 10, TTL: 2 * time.Hour, Window: 10 * time.Millisecond})
+	hung := take(t, l, 1)[0]
+	b.Advance(time.Hour)
+	require.NoError(t, hung.Dropped(ctx))
+	info, err := l.Inspect(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(9), info.Limit)
+	assert.Equal(t, 200*time.Millisecond, info.DropDelay)
 }
 
 // Ignore frees the slot and leaves the limit as it is, full or not, and

@@ -40,15 +40,19 @@
 --              under the old limit do not count against the new one. The
 --              limit before the decrease is kept as the peak, and the time
 --              from the slot's grant to this drop as the drop delay: how
---              long an overshoot takes to show.
+--              long an overshoot takes to show (up to MAXDELAY windows, so
+--              that one call that hung does not slow the limit for long).
 --   'success'  the limit becomes min(max, limit + step) when it was nearly
 --              in use (at most a tenth of it, or one slot, free before
 --              this release, or a waiter queued), it has not gone down for
 --              HOLD windows nor for a drop delay, and it has not gone up
---              for a window, or, below the peak plus a step, for a drop
---              delay: near the limit where the last overshoot showed, the
---              limit climbs one step per overshoot that could show, not
---              faster; away from it, one step per window.
+--              for a window, or, below the peak plus a step, for two drop
+--              delays (at least a window): near the limit where the last
+--              overshoot showed, each step has the time to show its
+--              overshoot, and to have it counted, before the next, so that
+--              the decreases, a step each at small limits, outpace the
+--              increases while the limit is past the capacity; away from
+--              it, the limit climbs one step per window.
 --   'ignore'   the limit stays as it is.
 --
 -- Free slots (the limit less the slots in use: none while a decrease left
@@ -67,7 +71,8 @@
 -- HOLD is how many windows the limit holds after a decrease before it
 -- grows again: the overload has the time to show whether the decrease was
 -- enough, and a limit at the capacity does not climb back past it at once.
-local HOLD = 5
+-- MAXDELAY is the longest drop delay kept, in windows.
+local HOLD, MAXDELAY = 5, 20
 
 local state, leases = KEYS[1], KEYS[2]
 local queue, qdeadlines, qwants = KEYS[3], KEYS[4], KEYS[5]
@@ -100,14 +105,14 @@ if outcome == 'dropped' then
 	local down = tonumber(redis.call('HGET', state, 'down')) or 0
 	if now - down >= window and granted > down then
 		limit = math.max(min, math.min(limit - 1, math.floor(limit * factor)))
-		redis.call('HSET', state, 'down', now, 'delay', math.max(0, now - granted), 'peak', before)
+		redis.call('HSET', state, 'down', now, 'delay', math.min(MAXDELAY * window, math.max(0, now - granted)), 'peak', before)
 	end
 elseif outcome == 'success' then
 	local moved = redis.call('HMGET', state, 'up', 'down', 'delay', 'peak')
 	local up, down, delay = tonumber(moved[1]) or 0, tonumber(moved[2]) or 0, tonumber(moved[3]) or 0
 	local pace = window
 	if limit < (tonumber(moved[4]) or 0) + step then
-		pace = math.max(window, delay)
+		pace = math.max(window, 2 * delay)
 	end
 	if (waiting or limit - used <= math.max(1, math.floor(limit / 10))) and now - up >= pace and now - down >= math.max(HOLD * window, delay) then
 		limit = math.min(max, limit + step)

@@ -77,8 +77,8 @@ type aimd struct {
 	stopped  bool
 }
 
-// holdWindows is release.lua's HOLD.
-const holdWindows = 5
+// holdWindows and maxDelayWindows are release.lua's HOLD and MAXDELAY.
+const holdWindows, maxDelayWindows = 5, 20
 
 func newAIMD(min, max, initial, step int64, factor float64, window time.Duration) *aimd {
 	a := &aimd{min: min, max: max, step: step, factor: factor, window: window, limit: initial}
@@ -112,12 +112,12 @@ func (a *aimd) release(o outcome, granted time.Time) {
 		if now.Sub(a.down) >= a.window && granted.After(a.down) {
 			a.peak = a.limit
 			a.limit = max(a.min, min(a.limit-1, int64(float64(a.limit)*a.factor)))
-			a.down, a.delay = now, now.Sub(granted)
+			a.down, a.delay = now, min(maxDelayWindows*a.window, now.Sub(granted))
 		}
 	case success:
 		pace := a.window
 		if a.limit < a.peak+a.step {
-			pace = max(a.window, a.delay)
+			pace = max(a.window, 2*a.delay)
 		}
 		if a.limit-a.inUse <= max(1, a.limit/10) && now.Sub(a.up) >= pace &&
 			now.Sub(a.down) >= max(holdWindows*a.window, a.delay) {
