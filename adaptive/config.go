@@ -71,13 +71,12 @@ type Config struct {
 	// the limit at most once per window too, and not within 5 windows of
 	// a decrease, so that a limit just cut to the capacity does not climb
 	// back past it at once. The limit thus climbs Step slots per Window at
-	// most. When refused calls take longer than a Window to fail, the
-	// drops teach the limit how long, up to 20 windows (Info.DropDelay,
-	// 1 s with the default Window): it then holds for
-	// that long after a decrease, and climbs one Step per two drop delays
-	// while it is below the limit that decrease lowered plus a Step, so
-	// that each step's overshoot shows before the next; Window needs no
-	// tuning for it.
+	// most. Drops teach the limit how long an overshoot takes to show
+	// (Info.DropDelay, up to 20 windows: 1 s with the default Window): it
+	// holds for that long after a drop that counts, and near the limit
+	// before that drop, it climbs one Step per two drop delays (at least a
+	// Window), so that each step's overshoot shows before the next; Window
+	// needs no tuning for calls refused within a second.
 	Window time.Duration
 
 	// Step is the slots a success adds to the limit while the limit was

@@ -67,11 +67,11 @@
 //
 // A drop that counts also keeps its drop delay, the time from the call's
 // grant to its Dropped (up to 20 Windows): how long an overshoot takes to
-// show, such as a refused call's timeout. When it is longer than a Window,
-// the limit holds for a drop delay after a decrease, and climbs one Step
-// per two drop delays while it is below the limit that decrease lowered
-// plus a Step: near the capacity it found, each step's overshoot shows,
-// and is counted, before the next.
+// show, such as a refused call's timeout; and the peak, the limit before
+// it. The limit then holds for at least a drop delay, and near the peak
+// (from two Steps below it to one above) it climbs one Step per two drop
+// delays (at least a Window): near the capacity it found, each step's
+// overshoot shows, and is counted, before the next.
 //
 // The defaults (Window 50 ms, Step 1, Factor 0.9) follow a capacity that
 // moves between 8 and 30 concurrent calls within a few seconds, for calls

@@ -33,12 +33,12 @@ type Info struct {
 	// up; zero when it never did (within StateTTL).
 	LastDecrease, LastIncrease time.Time
 
-	// DropDelay is how long the call whose drop last lowered the limit
-	// took from its grant to its Dropped, up to 20 windows: how long an
-	// overshoot takes to show. The limit holds for that long after a
-	// decrease, and climbs at most one Step per two DropDelays while it
-	// is below the limit that decrease lowered plus a Step (see
-	// Config.Window). 0 when no drop lowered the limit (within StateTTL).
+	// DropDelay is how long the call of the last drop that counted took
+	// from its grant to its Dropped, up to 20 windows of the Limiter that
+	// reported it: how long an overshoot takes to show. The limit holds
+	// for that long after such a drop, and near the limit before it climbs
+	// at most one Step per two DropDelays (see Config.Window). 0 when no
+	// drop counted (within StateTTL).
 	DropDelay time.Duration
 
 	// Holders are the live slots, earliest deadline first.

@@ -85,55 +85,97 @@ func TestSuccessesIncreaseNearFull(t *testing.T) {
 	})
 }
 
-// Near the limit where the last overshoot showed, the limit climbs one
+// climber keeps every slot of a limit taken, and frees one at a time with
+// Success to move the limit.
+type climber struct {
+	t    *testing.T
+	b    *redistest.Backend
+	l    *adaptive.Limiter
+	held []*adaptive.Slot
+}
+
+// climb waits advance, frees one slot of the full limit with Success,
+// checks the limit, and takes the free slots again.
+func (c *climber) climb(advance time.Duration, want int64, why string) {
+	c.t.Helper()
+	c.b.Advance(advance)
+	require.NoError(c.t, c.held[0].Success(context.Background()))
+	c.held = c.held[1:]
+	limit := limitOf(c.t, c.l)
+	assert.Equal(c.t, want, limit, why)
+	c.held = append(c.held, take(c.t, c.l, int(limit)-len(c.held))...)
+}
+
+// dropAfter takes a slot, drops it after delay, and returns the drop
+// delay the limit keeps.
+func dropAfter(t *testing.T, b *redistest.Backend, l *adaptive.Limiter, delay time.Duration) time.Duration {
+	t.Helper()
+	ctx := context.Background()
+	slow := take(t, l, 1)[0]
+	info, err := l.Inspect(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, info.DropDelay, "no drop yet")
+	b.Advance(delay)
+	require.NoError(t, slow.Dropped(ctx))
+	info, err = l.Inspect(ctx)
+	require.NoError(t, err)
+	if b.Real { // and the round trips, on the server's clock
+		require.GreaterOrEqual(t, info.DropDelay, delay, "from the grant to the drop")
+	} else {
+		require.Equal(t, delay, info.DropDelay, "from the grant to the drop")
+	}
+	return info.DropDelay
+}
+
+// Near the limit before the last drop that counted, the limit climbs one
 // Step per two drop delays (the time the dropped call took from its grant
-// to its Dropped), and holds for a drop delay after the decrease: each
-// step's overshoot can show, and be counted, before the next step. Past
-// that peak plus a Step, it climbs one Step per Window again.
+// to its Dropped), and holds for a drop delay after the drop: each step's
+// overshoot can show, and be counted, before the next step. Past that
+// peak plus a Step, it climbs one Step per Window again.
 func TestClimbNearThePeakPacedByTheDropDelay(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
-		ctx := context.Background()
 		l, _ := newLimiter(t, b, adaptive.Config{Min: 1, Max: 20, Initial: 10, Window: 100 * time.Millisecond})
-		slow := take(t, l, 1)[0]
-		info, err := l.Inspect(ctx)
-		require.NoError(t, err)
-		assert.Zero(t, info.DropDelay, "no drop yet")
-		b.Advance(time.Second)
-		require.NoError(t, slow.Dropped(ctx))
+		delay := dropAfter(t, b, l, 1500*time.Millisecond)
 		assert.Equal(t, int64(9), limitOf(t, l), "10 × 0.9")
-		info, err = l.Inspect(ctx)
-		require.NoError(t, err)
-		require.GreaterOrEqual(t, info.DropDelay, time.Second, "from the grant to the drop")
-		require.Less(t, info.DropDelay, 10*time.Second, "from the grant to the drop")
-		delay := info.DropDelay
 
-		// climb waits advance, frees one slot of the full limit with
-		// Success, checks the limit, and takes the free slots again.
-		held := take(t, l, 9)
-		climb := func(advance time.Duration, want int64, why string) {
-			t.Helper()
-			b.Advance(advance)
-			require.NoError(t, held[0].Success(ctx))
-			held = held[1:]
-			limit := limitOf(t, l)
-			assert.Equal(t, want, limit, why)
-			held = append(held, take(t, l, int(limit)-len(held))...)
+		c := &climber{t: t, b: b, l: l, held: take(t, l, 9)}
+		c.climb(600*time.Millisecond, 9, "past 5 windows, within a drop delay of the drop: it holds")
+		c.climb(delay, 10, "a drop delay after the drop: a step")
+		c.climb(delay, 10, "a drop delay after the step, near the peak: it holds")
+		if !b.Real { // to the ms
+			c.climb(delay-10*time.Millisecond, 10, "10ms short of two drop delays after the step")
+			c.climb(10*time.Millisecond, 11, "two drop delays after the step")
+		} else {
+			c.climb(delay, 11, "two drop delays after the step")
 		}
-		climb(600*time.Millisecond, 9, "past 5 windows, within a drop delay of the decrease: it holds")
-		climb(delay, 10, "a drop delay after the decrease: a step")
-		climb(delay, 10, "below the peak plus a step: a step per two drop delays")
-		climb(delay, 11, "two drop delays after the increase: a step")
-		climb(150*time.Millisecond, 12, "at the peak plus a step: a step per window")
-		climb(150*time.Millisecond, 13, "a step per window")
+		c.climb(150*time.Millisecond, 12, "at the peak plus a step: a step per window")
+		c.climb(150*time.Millisecond, 13, "a step per window")
 	})
 }
 
+// A limit cut more than two Steps below the peak climbs one Step per
+// Window up to two Steps below it, and from there one per two drop
+// delays.
+func TestClimbBelowThePeakPacedByTheWindow(t *testing.T) {
+	b := redistest.Miniredis(t)
+	l, _ := newLimiter(t, b, adaptive.Config{Min: 1, Max: 50, Initial: 40, Window: 100 * time.Millisecond})
+	delay := dropAfter(t, b, l, time.Second)
+	assert.Equal(t, int64(36), limitOf(t, l), "40 × 0.9")
+
+	c := &climber{t: t, b: b, l: l, held: take(t, l, 36)}
+	c.climb(delay, 37, "a drop delay after the drop: a step")
+	c.climb(100*time.Millisecond, 38, "4 steps below the peak: a step per window")
+	c.climb(100*time.Millisecond, 38, "2 steps below the peak: a step per two drop delays")
+	c.climb(2*delay-100*time.Millisecond, 39, "two drop delays after the step")
+}
+
 // The drop delay counts up to 20 windows: one call that hung before its
-// Dropped does not slow the limit for long.
+// Dropped does not slow the limit for long. A Limiter with a shorter
+// Window counts it up to 20 of its own.
 func TestDropDelayUpTo20Windows(t *testing.T) {
 	b := redistest.Miniredis(t)
 	ctx := context.Background()
-	l, _ := newLimiter(t, b, adaptive.Config{Min: 1, Max: 20, Initial: 10, TTL: 2 * time.Hour, Window: 10 * time.Millisecond})
+	l, key := newLimiter(t, b, adaptive.Config{Min: 1, Max: 20, Initial: 10, TTL: 2 * time.Hour, Window: 10 * time.Millisecond})
 	hung := take(t, l, 1)[0]
 	b.Advance(time.Hour)
 	require.NoError(t, hung.Dropped(ctx))
@@ -141,6 +183,19 @@ func TestDropDelayUpTo20Windows(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(9), info.Limit)
 	assert.Equal(t, 200*time.Millisecond, info.DropDelay)
+
+	// A Limiter of a 1s Window keeps 20s; one of 10ms holds for 200ms.
+	long := newLimiterOn(t, b.Client, adaptive.Config{Key: key, Min: 1, Max: 20, TTL: 2 * time.Hour, Window: time.Second})
+	b.Advance(time.Second)
+	hung = take(t, long, 1)[0]
+	b.Advance(time.Hour)
+	require.NoError(t, hung.Dropped(ctx))
+	info, err = l.Inspect(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 20*time.Second, info.DropDelay)
+	c := &climber{t: t, b: b, l: l, held: take(t, l, int(info.Limit))}
+	c.climb(150*time.Millisecond, info.Limit, "within 200ms of the drop")
+	c.climb(100*time.Millisecond, info.Limit+1, "200ms, 20 of its windows, after the drop")
 }
 
 // Ignore frees the slot and leaves the limit as it is, full or not, and

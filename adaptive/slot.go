@@ -89,7 +89,7 @@ func (s *Slot) ID() string {
 // limit was nearly in use (at most a tenth of it, or one slot, free, or a
 // caller waiting), the limit grows by Config.Step, at most once per
 // Config.Window and not within 5 windows of a decrease (see Config.Window
-// for calls whose drops take longer than a window to show).
+// for how drops that take long to show slow it).
 //
 // It returns an error matching ErrNotHeld, and frees and counts nothing,
 // when the slot's lease had lapsed or the slot was freed already. After

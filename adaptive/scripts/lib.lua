@@ -3,9 +3,9 @@
 --
 -- The keys of one limit live in one Redis Cluster hash slot:
 --   state   hash: 'limit' -> the shared limit; 'down' and 'up' -> when it
---           last went down and up (ms, the server's clock); 'delay' -> the
---           time from grant to drop of the slot whose drop last lowered it
---           (ms)
+--           last went down and up (ms, the server's clock); 'delay' and
+--           'peak' -> the time from grant to drop (ms) of the last drop
+--           that counted, and the limit before it
 --   leases  sorted set, holder -> lease deadline (ms, the server's clock)
 -- A lease is live while now < deadline; the slots in use are ZCARD(leases)
 -- once lapsed leases are pruned. The state lapses after a day that no

@@ -37,22 +37,23 @@
 --              the slot was granted before it last went down (or in the
 --              same ms, or at a time unknown, '0'): a burst of
 --              drops from one overload counts once, and the calls admitted
---              under the old limit do not count against the new one. The
---              limit before the decrease is kept as the peak, and the time
---              from the slot's grant to this drop as the drop delay: how
---              long an overshoot takes to show (up to MAXDELAY windows, so
---              that one call that hung does not slow the limit for long).
+--              under the old limit do not count against the new one. A
+--              drop that counts keeps the limit before it as the peak, and
+--              the time from the slot's grant to this drop as the drop
+--              delay: how long an overshoot takes to show.
 --   'success'  the limit becomes min(max, limit + step) when it was nearly
 --              in use (at most a tenth of it, or one slot, free before
---              this release, or a waiter queued), it has not gone down for
---              HOLD windows nor for a drop delay, and it has not gone up
---              for a window, or, below the peak plus a step, for two drop
---              delays (at least a window): near the limit where the last
---              overshoot showed, each step has the time to show its
---              overshoot, and to have it counted, before the next, so that
---              the decreases, a step each at small limits, outpace the
---              increases while the limit is past the capacity; away from
---              it, the limit climbs one step per window.
+--              this release, or a waiter queued), no drop counted for HOLD
+--              windows nor for a drop delay, and it has not gone up for a
+--              window, or, near the peak (from NEAR steps below it to one
+--              above), for two drop delays: there each step has the time
+--              to show its overshoot, and to have it counted, before the
+--              next, so that the decreases, a step each at small limits,
+--              outpace the increases while the limit is past the capacity.
+--              Away from the peak the limit climbs one step per window.
+--              The drop delay counts up to MAXDELAY windows (of this
+--              caller's), so that one call that hung does not slow the
+--              limit for long.
 --   'ignore'   the limit stays as it is.
 --
 -- Free slots (the limit less the slots in use: none while a decrease left
@@ -71,8 +72,10 @@
 -- HOLD is how many windows the limit holds after a decrease before it
 -- grows again: the overload has the time to show whether the decrease was
 -- enough, and a limit at the capacity does not climb back past it at once.
--- MAXDELAY is the longest drop delay kept, in windows.
-local HOLD, MAXDELAY = 5, 20
+-- NEAR is how many steps below the peak the limit climbs at the pace of
+-- the drop delay; MAXDELAY is the longest drop delay that counts, in
+-- windows.
+local HOLD, NEAR, MAXDELAY = 5, 2, 20
 
 local state, leases = KEYS[1], KEYS[2]
 local queue, qdeadlines, qwants = KEYS[3], KEYS[4], KEYS[5]
@@ -109,9 +112,11 @@ if outcome == 'dropped' then
 	end
 elseif outcome == 'success' then
 	local moved = redis.call('HMGET', state, 'up', 'down', 'delay', 'peak')
-	local up, down, delay = tonumber(moved[1]) or 0, tonumber(moved[2]) or 0, tonumber(moved[3]) or 0
+	local up, down = tonumber(moved[1]) or 0, tonumber(moved[2]) or 0
+	local delay = math.min(MAXDELAY * window, tonumber(moved[3]) or 0)
+	local peak = tonumber(moved[4]) or 0
 	local pace = window
-	if limit < (tonumber(moved[4]) or 0) + step then
+	if limit >= peak - NEAR * step and limit < peak + step then
 		pace = math.max(window, 2 * delay)
 	end
 	if (waiting or limit - used <= math.max(1, math.floor(limit / 10))) and now - up >= pace and now - down >= math.max(HOLD * window, delay) then

@@ -145,7 +145,7 @@ type adaptiveJSON struct {
 	Waiters      int64                `json:"waiters"`
 	LastDecrease *time.Time           `json:"last_decrease"` // null when never, within a day
 	LastIncrease *time.Time           `json:"last_increase"`
-	DropDelayMs  int64                `json:"drop_delay_ms"` // 0 when no drop lowered the limit
+	DropDelayMs  int64                `json:"drop_delay_ms"` // 0 when no drop counted
 	Holders      []adaptiveHolderJSON `json:"holders"`
 }
 

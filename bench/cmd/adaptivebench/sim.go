@@ -72,13 +72,14 @@ type aimd struct {
 	limit    int64
 	inUse    int64
 	down, up time.Time
-	delay    time.Duration // from grant to drop of the drop that last lowered the limit
-	peak     int64         // the limit that drop lowered
+	delay    time.Duration // from grant to drop, of the last drop that counted
+	peak     int64         // the limit before that drop
 	stopped  bool
 }
 
-// holdWindows and maxDelayWindows are release.lua's HOLD and MAXDELAY.
-const holdWindows, maxDelayWindows = 5, 20
+// holdWindows, nearSteps and maxDelayWindows are release.lua's HOLD,
+// NEAR and MAXDELAY.
+const holdWindows, nearSteps, maxDelayWindows = 5, 2, 20
 
 func newAIMD(min, max, initial, step int64, factor float64, window time.Duration) *aimd {
 	a := &aimd{min: min, max: max, step: step, factor: factor, window: window, limit: initial}
@@ -116,7 +117,7 @@ func (a *aimd) release(o outcome, granted time.Time) {
 		}
 	case success:
 		pace := a.window
-		if a.limit < a.peak+a.step {
+		if a.limit >= a.peak-nearSteps*a.step && a.limit < a.peak+a.step {
 			pace = max(a.window, 2*a.delay)
 		}
 		if a.limit-a.inUse <= max(1, a.limit/10) && now.Sub(a.up) >= pace &&
