@@ -9,6 +9,7 @@ import (
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/notice"
+	"github.com/slotlimit/slotlimit/internal/script"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
@@ -262,7 +263,8 @@ func (l *Limiter) releaseDetached(ctx context.Context, holder string) {
 // the Leave of a wait (see waitqueue.Steps), and releaseDetached. It sends
 // no WAIT, which could only delay it.
 func (l *Limiter) leave(ctx context.Context, holder string) {
-	releaseScript.Run(ctx, l.client, l.keys, l.releaseArgs(holder)...) //nolint:errcheck // best effort; the lease lapses by itself
+	noWait := script.Runner{Client: l.client}
+	noWait.Run(ctx, releaseScript, l.keys, l.releaseArgs(holder)...) //nolint:errcheck // best effort; the lease lapses by itself
 }
 
 // Release frees holder's slot, all units of it, and takes holder out of

@@ -2,7 +2,6 @@ package lock
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
@@ -19,6 +18,9 @@ import (
 //	EXEC
 //	WAIT replicas timeout         -- with Config.Replicas only
 //
+// sent as one unit by the Mutex's script.Runner, which follows the
+// Cluster's redirects to the key's master.
+//
 // It returns the fence, or 0 when another owner holds the lock, and the
 // deadline (ms, the server's clock) that the lease lasts at least until,
 // 0 when unknown. The fence is read in the transaction that takes the
@@ -33,20 +35,15 @@ import (
 // run's but before any later owner's. The lease then runs from the first
 // run, which this one cannot see, so the deadline is unknown.
 func (m *Mutex) obtain(ctx context.Context, token string) (fence, deadline int64, err error) {
-	conn, err := m.node(ctx)
-	if err != nil {
-		return 0, 0, err
-	}
-	var exec, wait *redis.Cmd
-	_, err = conn.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Do(ctx, "multi")
-		p.Do(ctx, "set", m.cfg.Key, token, "nx", "get", "px", m.ttl)
-		p.Do(ctx, "time")
-		exec = p.Do(ctx, "exec")
-		if m.cfg.Replicas > 0 {
-			wait = p.Do(ctx, "wait", m.cfg.Replicas, m.cfg.ReplicaTimeout.Milliseconds())
-		}
-		return nil
+	var exec *redis.Cmd
+	err = m.runner.Tx(ctx, m.cfg.Key, func(do func(args ...any) *redis.Cmd) {
+		do("multi")
+		do("set", m.cfg.Key, token, "nx", "get", "px", m.ttl)
+		do("time")
+		exec = do("exec")
+	}, func() bool {
+		replies, err := exec.Slice()
+		return err == nil && len(replies) == 2 && (replies[0] == nil || replies[0] == token || replies[0] == token+waitMark)
 	})
 	if err != nil {
 		return 0, 0, err
@@ -64,15 +61,6 @@ func (m *Mutex) obtain(ctx context.Context, token string) (fence, deadline int64
 	resent := replies[0] == token || replies[0] == token+waitMark
 	if replies[0] != nil && !resent {
 		return 0, 0, nil // held: SET ... GET returned the holder's token
-	}
-	if wait != nil {
-		acked, err := wait.Int64()
-		if err != nil {
-			return 0, 0, err
-		}
-		if acked < int64(m.cfg.Replicas) {
-			return 0, 0, fmt.Errorf("%w: %d of %d", ErrNotReplicated, acked, m.cfg.Replicas)
-		}
 	}
 	fence, err = microseconds(replies[1])
 	if err != nil || resent {
@@ -93,14 +81,4 @@ func microseconds(reply any) (int64, error) {
 		}
 	}
 	return 0, callerr.UnexpectedReply(reply)
-}
-
-// node returns the connection for the lock's key: the client, or on Redis
-// Cluster the master of the key's slot, so that the transaction and its
-// WAIT reach the node that holds the key.
-func (m *Mutex) node(ctx context.Context) (redis.Cmdable, error) {
-	if cluster, ok := m.client.(*redis.ClusterClient); ok {
-		return cluster.MasterForKey(ctx, m.cfg.Key)
-	}
-	return m.client, nil
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/script"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
@@ -153,15 +155,23 @@ func (m *Mutex) unlockRun(ctx context.Context, run *script.Runner, token string,
 // of the edge that Lock.Unlock documents (a first run just before the
 // deadline, sent again just after it).
 func (m *Mutex) beforeDeadline(ctx context.Context, deadline int64) (bool, error) {
-	conn, err := m.node(ctx)
+	var clock *redis.Cmd
+	noWait := script.Runner{Client: m.client}
+	err := noWait.Tx(ctx, m.cfg.Key, func(do func(args ...any) *redis.Cmd) {
+		clock = do("time")
+	}, func() bool { return false })
 	if err != nil {
 		return false, err
 	}
-	now, err := conn.Time(ctx).Result()
+	reply, err := clock.Result()
 	if err != nil {
 		return false, err
 	}
-	return now.UnixMilli() < deadline, nil
+	now, err := microseconds(reply)
+	if err != nil {
+		return false, err
+	}
+	return now/1000 < deadline, nil
 }
 
 // leaveQueue runs hand_off.lua for token through run: a waiter that gives up

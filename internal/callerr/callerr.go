@@ -16,20 +16,80 @@ import (
 )
 
 // OutcomeUnknown reports whether err, from a call to Redis, leaves it open
-// whether the call ran. A reply from Redis, even an error reply, means the
-// call ran or was refused as a whole, and a call that never got a
-// connection was never sent; anything else (a timeout, a broken
-// connection, a context that ended mid-call) may have struck after the
-// call was sent. A package's own errors for calls it never sent, such as
-// invalid input, are its to tell apart.
+// whether the call wrote. A call that a Runner sent says so itself (see
+// Sent). Otherwise: a call that never got a connection (a failed dial, a
+// pool that gave none, a closed client) was never sent; an error reply
+// proves nothing was written only when Redis refuses a command the same
+// way however often it is sent (see Refused); anything else (a timeout, a
+// broken connection, a context that ended mid-call, or a reply such as
+// WAIT's UNBLOCKED, LOADING, READONLY or MOVED, which can follow a send
+// whose reply was lost, or the run of the command itself) may have struck
+// after the call wrote. A package's own errors for calls it never sent,
+// such as invalid input, are its to tell apart.
 func OutcomeUnknown(err error) bool {
+	var sent *sentError
+	if errors.As(err, &sent) {
+		return sent.maybe
+	}
 	var reply redis.Error
-	if errors.As(err, &reply) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed) {
+	if errors.As(err, &reply) {
+		return !errors.Is(err, redis.Nil) && !Refused(reply)
+	}
+	if errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed) {
 		return false
 	}
 	var netErr *net.OpError
 	return !(errors.As(err, &netErr) && netErr.Op == "dial")
 }
+
+// refusals are the prefixes of the error replies with which Redis refuses
+// a command before it runs, and refuses it again however often it is
+// sent: a script that is not cached, a key of another type, a user
+// without the right, an argument error (ERR, which a script's own
+// refusals use too). "ERR max number of clients" is not one: a second
+// connection may be let in.
+var refusals = []string{"ERR ", "WRONGTYPE ", "NOSCRIPT ", "NOPERM ", "NOAUTH ", "WRONGPASS "}
+
+// Refused reports whether err is an error reply that proves the command
+// wrote nothing (see refusals).
+func Refused(err error) bool {
+	var reply redis.Error
+	if !errors.As(err, &reply) {
+		return false
+	}
+	msg := reply.Error()
+	if strings.HasPrefix(msg, "ERR max number of clients") {
+		return false
+	}
+	for _, prefix := range refusals {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// Sent returns err, from a call whose every try the caller watched, marked
+// with what it knows: maybe, whether any try may have written. An error
+// so marked answers OutcomeUnknown with maybe, whatever it wraps: a
+// context that ended while no try was on the wire wrote nothing, and a
+// refusal that follows a try whose reply was lost does not prove that
+// try wrote nothing.
+func Sent(err error, maybe bool) error {
+	if err == nil {
+		return nil
+	}
+	return &sentError{err: err, maybe: maybe}
+}
+
+// A sentError is an error marked by Sent.
+type sentError struct {
+	err   error
+	maybe bool
+}
+
+func (e *sentError) Error() string { return e.err.Error() }
+func (e *sentError) Unwrap() error { return e.err }
 
 // ContextDone is ctx.Err(), counting a deadline that has passed as
 // exceeded even before ctx's own timer has fired: go-redis sets the

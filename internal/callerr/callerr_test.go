@@ -22,6 +22,16 @@ func TestOutcomeUnknown(t *testing.T) {
 		unknown bool
 	}{
 		{"an error reply", redis.ErrNoScript, false},
+		{"a nil reply", redis.Nil, false},
+		{"a key of another type", reply("WRONGTYPE Operation against a key holding the wrong kind of value"), false},
+		{"a user without the right", reply("NOPERM this user has no permissions to run the 'evalsha' command"), false},
+		{"an argument error", reply("ERR wrong number of arguments"), false},
+		{"WAIT unblocked by a failover", reply("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"), true},
+		{"a server loading, after a try that may have run", reply("LOADING Redis is loading the dataset in memory"), true},
+		{"a redirect, after a try that may have run", reply("MOVED 3999 127.0.0.1:6381"), true},
+		{"too many clients", reply("ERR max number of clients reached"), true},
+		{"a context that ended, no try sent", callerr.Sent(context.Canceled, false), false},
+		{"a refusal after a try that may have written", callerr.Sent(redis.ErrNoScript, true), true},
 		{"a wrapped error reply", fmt.Errorf("op: %w", redis.ErrNoScript), false},
 		{"no connection from the pool", redis.ErrPoolTimeout, false},
 		{"a closed client", redis.ErrClosed, false},
@@ -95,3 +105,9 @@ func TestCallMatchesOutcomeUnknown(t *testing.T) {
 	assert.NotErrorIs(t, callerr.Call(ctx, "lock", "unlock", "k", &net.OpError{Op: "dial", Err: errors.New("refused")}), target, "never sent")
 	assert.NotErrorIs(t, callerr.Op("lock", "unlock", "k", errors.New("lock: not held")), target)
 }
+
+// A reply is an error reply as Redis sends it.
+type reply string
+
+func (r reply) Error() string { return string(r) }
+func (reply) RedisError()     {}

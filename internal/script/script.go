@@ -5,6 +5,7 @@
 package script
 
 import (
+	"context"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -17,6 +18,7 @@ import (
 // or in a pipeline.
 type Script struct {
 	*redis.Script
+	src string
 }
 
 // A Lib is Lua source that scripts share. A script includes it by holding
@@ -39,5 +41,25 @@ func New(src string, libs ...Lib) *Script {
 		}
 		src = strings.Replace(src, lib.Include, lib.Source, 1)
 	}
-	return &Script{redis.NewScript(src)}
+	return &Script{Script: redis.NewScript(src), src: src}
+}
+
+// cmd returns the command that runs s with keys and args: EVALSHA, or
+// with eval EVAL, which carries the source.
+func (s *Script) cmd(ctx context.Context, eval bool, keys []string, args []any) *redis.Cmd {
+	name, payload := "evalsha", s.Hash()
+	if eval {
+		name, payload = "eval", s.src
+	}
+	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
+	cmdArgs = append(cmdArgs, name, payload, len(keys))
+	for _, key := range keys {
+		cmdArgs = append(cmdArgs, key)
+	}
+	cmdArgs = append(cmdArgs, args...)
+	cmd := redis.NewCmd(ctx, cmdArgs...)
+	if len(keys) > 0 {
+		cmd.SetFirstKeyPos(3)
+	}
+	return cmd
 }

@@ -1,0 +1,165 @@
+package script
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
+)
+
+// A Runner sends every command once (see once) and makes its tries
+// itself, so that it knows what each try did: go-redis's own retries
+// would hide a try whose reply was lost behind the error of a later one.
+//
+// A try is made again when its error is mendable:
+//   - a Cluster's redirect (MOVED, ASK) that go-redis did not follow, or
+//     a slot in the middle of a move (TRYAGAIN), or a Cluster that is
+//     down for now (CLUSTERDOWN): again and again until ctx ends, with a
+//     short pause, the slots reloaded;
+//   - a server loading its data, a replica it was sent to, a master that
+//     lost its own (LOADING, READONLY, MASTERDOWN), or a connection that
+//     failed: as often as the client's MaxRetries (a Cluster client's
+//     MaxRedirects) allows, as go-redis does, with go-redis's pause
+//     between tries.
+//
+// A try whose error is not mendable, and the last try, end the call.
+type tries struct {
+	n int // the tries made again so far
+}
+
+// How a try that failed may be made again.
+type mend int
+
+const (
+	never     mend = iota // not at all
+	untilDone             // until the call's context ends
+	asRetries             // as often as the client's MaxRetries allows
+)
+
+// mendable says how a try that failed with err may be made again.
+func mendable(err error) mend {
+	var reply redis.Error
+	if errors.As(err, &reply) {
+		msg := reply.Error()
+		for _, prefix := range []string{"MOVED ", "ASK ", "TRYAGAIN ", "CLUSTERDOWN "} {
+			if strings.HasPrefix(msg, prefix) {
+				return untilDone
+			}
+		}
+		for _, prefix := range []string{"LOADING ", "READONLY ", "MASTERDOWN "} {
+			if strings.HasPrefix(msg, prefix) {
+				return asRetries
+			}
+		}
+		return never
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redis.ErrClosed) {
+		return never
+	}
+	return asRetries
+}
+
+// again reports whether a try that failed with err is made again, and
+// waits before it (see tries). On a Cluster, it has the slots reloaded
+// first, so that the try goes to the node that serves them now.
+func (t *tries) again(ctx context.Context, client redis.UniversalClient, err error) bool {
+	how := mendable(err)
+	if how == never || callerr.ContextDone(ctx) != nil {
+		return false
+	}
+	if how == asRetries && t.n >= maxRetries(client) {
+		return false
+	}
+	t.n++
+	if cluster, ok := client.(*redis.ClusterClient); ok {
+		cluster.ReloadState(ctx)
+	}
+	pause := min(minPause<<min(t.n-1, 16), maxPause)
+	if how == untilDone {
+		pause = min(pause, maxClusterPause)
+	}
+	timer := time.NewTimer(pause/2 + rand.N(pause/2+1))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+// The pauses between tries: go-redis's defaults, doubling from minPause
+// to maxPause; a Cluster's moves and failovers pass in a moment, so
+// tries that wait for them pause at most maxClusterPause.
+const (
+	minPause        = 8 * time.Millisecond
+	maxPause        = 512 * time.Millisecond
+	maxClusterPause = 50 * time.Millisecond
+)
+
+// maxRetries is how often go-redis would send a command again after a
+// failed try: a client's MaxRetries, a Cluster client's MaxRedirects.
+func maxRetries(client redis.UniversalClient) int {
+	n := 3
+	switch c := client.(type) {
+	case *redis.Client:
+		n = c.Options().MaxRetries
+	case *redis.ClusterClient:
+		n = c.Options().MaxRedirects
+	case *redis.Ring:
+		n = c.Options().MaxRetries
+	}
+	return max(n, 0)
+}
+
+// mayHaveWritten reports whether one try that failed with err may have
+// written. A reply, even an error, comes from a run or a refusal it
+// reports; a try that got no connection, or whose context ended before
+// it had one (go-redis reports a context that ends during a read or a
+// write as an i/o timeout), was not sent.
+func mayHaveWritten(err error) bool {
+	if err == nil || errors.As(err, new(redis.Error)) ||
+		errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed) {
+		return false
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return opErr.Op != "dial"
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) {
+		return true
+	}
+	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// redirect reads a MOVED or ASK reply: which it is, and the address it
+// names.
+func redirect(err error) (moved, ask bool, addr string) {
+	var reply redis.Error
+	if !errors.As(err, &reply) {
+		return false, false, ""
+	}
+	kind, rest, _ := strings.Cut(reply.Error(), " ")
+	if kind != "MOVED" && kind != "ASK" {
+		return false, false, ""
+	}
+	_, addr, _ = strings.Cut(rest, " ")
+	return kind == "MOVED", kind == "ASK", addr
+}
+
+// once is a command that go-redis sends once, making no retry of its own
+// (see tries).
+type once struct{ redis.Cmder }
+
+func (once) NoRetry() bool { return true }
+
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
