@@ -3,6 +3,7 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -49,12 +50,12 @@ func TestLockLapsesAndFenceGrowsAcrossLapse(t *testing.T) {
 		m, key := newMutex(t, b, 50*time.Millisecond)
 		var last int64
 		for i := range 5 {
+			before := b.Now()
 			l, err := m.TryLock(ctx)
 			require.NoError(t, err, "step %d", i)
 			assert.Greater(t, l.Fence(), last, "step %d", i)
 			last = l.Fence()
-			pttl := b.Client.PTTL(ctx, key).Val()
-			assert.True(t, pttl > 0 && pttl <= 50*time.Millisecond, "step %d: PTTL %v", i, pttl)
+			assertLeaseAtMost(t, b, key, 50*time.Millisecond, before, fmt.Sprintf("step %d", i))
 			b.Advance(120 * time.Millisecond) // past the lease, and the fence's
 			assert.ErrorIs(t, l.Refresh(ctx), lock.ErrNotHeld, "step %d: a lapsed lock is not refreshed", i)
 			assert.ErrorIs(t, l.Unlock(ctx), lock.ErrNotHeld, "step %d", i)
@@ -62,15 +63,30 @@ func TestLockLapsesAndFenceGrowsAcrossLapse(t *testing.T) {
 	})
 }
 
+// A refresh moves the lease's deadline on the server's clock to TTL after
+// the refresh, so the lock outlives its first deadline. The TTL is long,
+// so that no load can make the lease lapse before the refresh; the check
+// is of the deadlines the server keeps, and, where the clock can be
+// moved at once, of the key past the first of them.
 func TestRefreshExtendsLease(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
-		m, key := newMutex(t, b, 300*time.Millisecond)
+		const ttl = 10 * time.Second
+		m, key := newMutex(t, b, ttl)
 		l, err := m.TryLock(ctx)
 		require.NoError(t, err)
+		first := expireTime(t, b, key)
 		b.Advance(200 * time.Millisecond)
+		before := b.Now()
 		require.NoError(t, l.Refresh(ctx))
-		b.Advance(200 * time.Millisecond) // past the first deadline
+		after := b.Now()
+		second := expireTime(t, b, key)
+		assert.False(t, second.Before(first.Add(200*time.Millisecond)), "refreshed at least 200ms after the lock: deadlines %v, then %v", first, second)
+		assert.False(t, second.Before(before.Add(ttl).Truncate(time.Millisecond)), "TTL after the refresh: %v, refreshed at %v", second, before)
+		assert.False(t, second.After(after.Add(ttl)), "TTL after the refresh: %v, refreshed by %v", second, after)
+		if !b.Real { // past the first deadline at once
+			waitServerPast(t, b, first, 0)
+		}
 		assert.Equal(t, l.Token(), b.Client.Get(ctx, key).Val(), "still held")
 		require.NoError(t, l.Unlock(ctx))
 	})
@@ -129,21 +145,32 @@ func TestWrongTypeLeavesKeyUntouched(t *testing.T) {
 	})
 }
 
+// KeepAlive keeps the lock past its deadlines, each renewal's as well as
+// the first one's, by the server's clock, and reports the loss when the
+// key is gone. The TTL leaves a renewal a second of lateness, which a busy
+// machine's scheduler does not reach.
 func TestKeepAliveOutlivesTTLAndSignalsLoss(t *testing.T) {
 	b := redistest.Redis(t)
 	ctx := context.Background()
-	m, key := newMutex(t, b, 150*time.Millisecond)
+	const ttl = 1500 * time.Millisecond
+	m, key := newMutex(t, b, ttl)
 	l, err := m.TryLock(ctx)
 	require.NoError(t, err)
 	work := l.KeepAlive(ctx)
-	time.Sleep(500 * time.Millisecond) // three TTLs
-	assert.NoError(t, work.Err(), "kept alive")
-	assert.Equal(t, l.Token(), b.Client.Get(ctx, key).Val())
+	deadline := expireTime(t, b, key)
+	for i := range 2 {
+		waitServerPast(t, b, deadline, 10*time.Second)
+		assert.NoError(t, work.Err(), "kept alive past deadline %d", i)
+		assert.Equal(t, l.Token(), b.Client.Get(ctx, key).Val(), "held past deadline %d", i)
+		next := expireTime(t, b, key)
+		assert.True(t, next.After(deadline), "renewed: deadline %d was %v, now %v", i, deadline, next)
+		deadline = next
+	}
 
 	require.NoError(t, b.Client.Del(ctx, key).Err()) // broken by an operator
 	select {
 	case <-l.Lost():
-	case <-time.After(2 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal("the loss was not signalled")
 	}
 	<-work.Done()
