@@ -66,10 +66,16 @@ func mendable(err error) mend {
 }
 
 // again reports whether a try that failed with err is made again, and
-// waits before it (see tries). On a Cluster, it has the slots reloaded
-// first, so that the try goes to the node that serves them now.
+// waits before it (see tries). On a Cluster, after a redirect or a
+// failed connection, it has the slots reloaded first, so that the try,
+// or the next call, goes to the node that serves them now.
 func (t *tries) again(ctx context.Context, client redis.UniversalClient, err error) bool {
 	how := mendable(err)
+	if cluster, ok := client.(*redis.ClusterClient); ok && (how != never || mayHaveWritten(err)) {
+		// Even when this call ends here, the next one goes where the
+		// Cluster serves the key now.
+		cluster.ReloadState(ctx)
+	}
 	if how == never || callerr.ContextDone(ctx) != nil {
 		return false
 	}
@@ -77,9 +83,6 @@ func (t *tries) again(ctx context.Context, client redis.UniversalClient, err err
 		return false
 	}
 	t.n++
-	if cluster, ok := client.(*redis.ClusterClient); ok {
-		cluster.ReloadState(ctx)
-	}
 	pause := min(minPause<<min(t.n-1, 16), maxPause)
 	if how == untilDone {
 		pause = min(pause, maxClusterPause)
