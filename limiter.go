@@ -222,7 +222,12 @@ func (l *Limiter) Acquire(ctx context.Context, holder string) (Result, error) {
 // holder took. In the one case where the claim behind the return cannot
 // reach Redis in time, the lease lapses then, before ExpiresAt;
 // AcquireLease marks such a lease lost, so that KeepAlive's context ends.
-// With Config.Replicas set, the claim is made, and acknowledged, first.
+// With Config.Replicas set, the claim is made, and acknowledged, first;
+// if that took so long that the units may have lapsed meanwhile (the
+// process was stopped, or the replicas were slow), AcquireN tries again
+// instead, as it does after a try whose reply came a lease time or more
+// after it was sent. No claim is sent for a hand-off that AcquireN does
+// not return with.
 func (l *Limiter) AcquireN(ctx context.Context, holder string, n int64) (Result, error) {
 	return l.acquireN(ctx, holder, n, nil)
 }

@@ -24,9 +24,12 @@ import (
 // be held for it with time for the claim to arrive, and sends the claim
 // behind it (see claimHanded). x, the Lease being acquired if any, learns
 // the deadline the server gave it: its grant's, or its hand-off's until
-// the claim lands and then the claim's; a failed claim marks it lost. A waiter that reads the notice later (its process was stopped or
-// starved) tries again instead. With Config.Replicas set, it claims first,
-// so that the replicas acknowledge the lease before it is returned.
+// the claim lands and then the claim's; a failed claim marks it lost. A
+// waiter that reads the notice later (its process was stopped or starved)
+// tries again instead. With Config.Replicas set, it claims first, so that
+// the replicas acknowledge the lease before it is returned; then, and
+// whenever a try's reply came late, it returns only if the units must
+// still be held for it (see waitqueue.Run).
 //
 // c, the observed call, learns whether it waited and was handed units.
 func (l *Limiter) wait(ctx context.Context, holder string, n int64, x *Lease, c *observe.Call) (Result, error) {
@@ -37,8 +40,11 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64, x *Lease, c 
 			var try waitqueue.Try
 			var err error
 			res, try, err = l.try(ctx, holder, n, true)
-			if err == nil && res.Acquired && x != nil {
-				x.heldUntil(res.ExpiresAt)
+			if err == nil && res.Acquired {
+				try.Lease = l.cfg.TTL
+				if x != nil {
+					x.heldUntil(res.ExpiresAt)
+				}
 			}
 			if c.On() && err == nil && !res.Acquired && refused.IsZero() {
 				refused = time.Now()
@@ -46,20 +52,23 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64, x *Lease, c 
 			return try, err
 		},
 		Take: func(h waitqueue.Handed) (bool, error) {
-			handed := Result{Acquired: true, Count: h.Value, Limit: l.cfg.Limit, ExpiresAt: h.Deadline, Weight: n}
+			if l.cfg.Replicas == 0 {
+				return true, nil // held for the waiter until h.HeldUntil; Accept claims it
+			}
+			return l.claim(ctx, holder, h.Deadline)
+		},
+		Accept: func(h waitqueue.Handed) {
 			if l.cfg.Replicas == 0 {
 				if x != nil {
 					// Live while the server's clock is before HeldUntil + 1 ms.
 					x.heldUntil(h.HeldUntil.Add(time.Millisecond))
 				}
 				go l.claimHanded(ctx, holder, h.Deadline, x)
-			} else if live, err := l.claim(ctx, holder, h.Deadline); err != nil || !live {
-				return false, err
 			} else if x != nil {
-				x.heldUntil(h.Deadline)
+				x.heldUntil(h.Deadline) // Take claimed it
 			}
-			res, released = handed, h.HandedAt
-			return true, nil
+			res = Result{Acquired: true, Count: h.Value, Limit: l.cfg.Limit, ExpiresAt: h.Deadline, Weight: n}
+			released = h.HandedAt
 		},
 		Leave: func(ctx context.Context) { l.leave(ctx, holder) },
 	})

@@ -42,7 +42,11 @@ import (
 // In the one case where the claim behind the return cannot reach Redis
 // in time, the lock lapses then; the Lock is then marked lost, so that
 // KeepAlive's context ends. With Config.Replicas set, the claim is made,
-// and acknowledged, before Lock returns.
+// and acknowledged, before Lock returns; if that took so long that the
+// lock may have lapsed meanwhile (its process was stopped, or the
+// replicas were slow), Lock tries again instead, as it does after a try
+// whose reply came a TTL or more after it was sent. No claim is sent for
+// a hand-off that Lock does not return with.
 func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
 	if err := m.usable(ctx); err != nil {
 		return nil, err
@@ -63,6 +67,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
 			}
 			if try.Done {
 				fence, deadline = f, leaseFrom(now, m.cfg.TTL)
+				try.Lease = m.cfg.TTL
 			} else if c.On() && refused.IsZero() {
 				refused = time.Now()
 			}
@@ -70,16 +75,16 @@ func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
 		},
 		Take: func(h waitqueue.Handed) (bool, error) {
 			if m.cfg.Replicas == 0 {
+				return true, nil // held for the waiter until h.HeldUntil; Accept claims it
+			}
+			return m.claimRun(ctx, l.token, h.Deadline)
+		},
+		Accept: func(h waitqueue.Handed) {
+			if m.cfg.Replicas == 0 {
 				go l.claimHanded(ctx, h.Deadline)
-			} else {
-				held, err := m.claimRun(ctx, l.token, h.Deadline)
-				if err != nil || !held {
-					return false, err
-				}
 			}
 			fence, deadline = h.Value, h.HeldUntil.UnixMilli()
 			released = h.HandedAt
-			return true, nil
 		},
 		Leave: l.leave,
 	})

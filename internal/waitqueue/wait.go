@@ -12,6 +12,12 @@ import (
 // LeaveTimeout bounds the Leave of a waiter that failed (see Run).
 const LeaveTimeout = time.Second
 
+// Taking, if not nil, is called by a waiter's goroutine when a notice it
+// trusts wakes it, just before it takes what the notice hands it
+// (Steps.Take). Tests set it, before any wait starts, to stop their
+// process there, across the claim; it is nil otherwise.
+var Taking func()
+
 const (
 	// MaxPoll caps the sleep between tries when no notice can arrive: for
 	// a waiter whose subscription is not confirmed, and for callers that
@@ -31,9 +37,17 @@ type Steps struct {
 	// Take is given what a release handed the waiter, from a notice that
 	// can be trusted: what it hands over is still held for the waiter,
 	// with time left for a claim sent now to reach the server first. It
-	// claims it, or returns it at once and claims it behind, and reports
-	// whether the waiter holds it; false makes the waiter try again.
+	// claims it now if the waiter must hold the claim before it returns
+	// (with replicas to acknowledge it), and reports whether the waiter
+	// holds it; false makes the waiter try again. It sends nothing it does
+	// not wait for: the hand-off may yet be refused (see loop), and a
+	// claim sent behind the return is Accept's.
 	Take func(h Handed) (bool, error)
+
+	// Accept, if not nil, is told of the hand-off the waiter returns with,
+	// once Take holds it and it is still held for the waiter: it records
+	// it, and sends behind the return the claim that Take left, if any.
+	Accept func(h Handed)
 
 	// Leave takes the waiter out of the queue, and frees what it holds or
 	// was handed meanwhile, handing it on to the next waiter. Run calls it,
@@ -43,16 +57,16 @@ type Steps struct {
 }
 
 // Run is the whole life of one waiter, the same for every primitive that
-// waits: it joins the notice channel under name, runs loop with steps.Try
-// and steps.Take until the waiter holds what it waits for, and leaves the
-// channel. When the wait fails (ctx ended, or a call failed), Run calls
+// waits: it joins the notice channel under name, runs loop with steps
+// until the waiter holds what it waits for, and still holds it by the
+// server's clock as Run returns, and leaves the channel. When the wait fails (ctx ended, or a call failed), Run calls
 // steps.Leave before it returns, if the waiter may be queued or hold
 // something, so that a waiter that gave up is never handed anything
 // later. It returns loop's error.
 func Run(ctx context.Context, site *notice.Site, channel, name string, steps Steps) error {
 	w := Join(site, channel, name)
 	defer w.Leave()
-	mayHold, err := w.loop(ctx, steps.Try, steps.Take)
+	mayHold, err := w.loop(ctx, steps)
 	if err != nil && (mayHold || callerr.OutcomeUnknown(err)) && steps.Leave != nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), LeaveTimeout)
 		defer cancel()
@@ -95,17 +109,7 @@ func (w *Wait) queued(t Try, sent, answered time.Time) {
 }
 
 // Handed returns what a release handed the waiter's queue entry, if one
-// did and the notice can still be trusted.
-//
-// A notice can be trusted while what it hands over is still held for the
-// waiter, with time to spare for a claim to reach the server. The server
-// ran the waiter's last try after the try was sent, and the hand-off after
-// that try (an earlier hand-off would have made the try take what it
-// handed), so the server's clock now is at most the try's clock (or, if
-// the try did not read it, the hand-off's) plus the time since the try was
-// sent. Handed trusts the notice only while that bound, plus the try's
-// round trip for the claim to come, is before HeldUntil. A waiter that was
-// stopped, or slow to read the notice, thus checks with a try instead.
+// did and the notice can still be trusted (see holds).
 func (w *Wait) Handed() (Handed, bool) {
 	payload, ok := w.Last()
 	if !ok || w.arrival == 0 {
@@ -115,53 +119,87 @@ func (w *Wait) Handed() (Handed, bool) {
 	if !ok || h.arrival != w.arrival {
 		return Handed{}, false
 	}
+	return h, w.holds(h)
+}
+
+// holds reports whether what h hands over must still be held for the
+// waiter, with time to spare for a claim to reach the server.
+//
+// The server ran the waiter's last try after the try was sent, and the
+// hand-off after that try (an earlier hand-off would have made the try
+// take what it handed), so the server's clock now is at most the try's
+// clock (or, if the try did not read it, the hand-off's) plus the time
+// since the try was sent. holds is true only while that bound, plus the
+// try's round trip for the claim to come, is before HeldUntil. A waiter
+// that was stopped, or slow to read the notice or to take it, thus checks
+// with a try instead.
+func (w *Wait) holds(h Handed) bool {
 	ref := h.HandedAt
 	if !w.clock.IsZero() {
 		ref = w.clock
 	}
 	latest := ref.Add(time.Since(w.sent) + w.trip)
-	return h, latest.Before(h.HeldUntil)
+	return latest.Before(h.HeldUntil)
 }
 
 // A Try is the outcome of one try of a waiter: Done when it got what it
-// waits for; otherwise Arrival names its queue entry (0: not queued),
-// Lapse is when what holds it up lapses by itself (0: unknown), and Clock
-// is the server's clock as the try ran (zero: the try did not read it).
+// waits for, and then Lease, if above 0, the least time it holds it for
+// from the try's run on the server (its lease time); otherwise Arrival
+// names its queue entry (0: not queued), Lapse is when what holds it up
+// lapses by itself (0: unknown), and Clock is the server's clock as the
+// try ran (zero: the try did not read it).
 type Try struct {
 	Done    bool
+	Lease   time.Duration
 	Arrival int64
 	Lapse   time.Duration
 	Clock   time.Time
 }
 
-// loop runs a wait: it calls try until try is done, and between tries
-// sleeps until a release hands the waiter what it waits for, until Lapse,
-// or until the waiter's place in the queue needs refreshing (a third of
-// EntryTTL). A handed notice that can be trusted (see Handed) goes to
-// take, which claims what was handed and reports whether the waiter holds
-// it; if it does not (its claim time ran out), or the notice can no
-// longer be trusted, loop tries again.
+// loop runs a wait: it calls steps.Try until the try is done, and
+// between tries sleeps until a release hands the waiter what it waits
+// for, until Lapse, or until the waiter's place in the queue needs
+// refreshing (a third of EntryTTL). A handed notice that can be trusted
+// (see Handed) goes to steps.Take, which claims what was handed if it
+// must before the return, and reports whether the waiter holds it.
 //
-// loop returns nil once try is done or take holds. Otherwise it returns
-// try's or take's error, or ctx's when ctx ends, and reports whether the
-// waiter may hold something or be queued, so that the caller releases it:
-// always after take's error or ctx's end, and after try's error once a
-// try has queued it. A try whose error leaves its outcome unknown may have
-// queued it too; the caller judges that. Run does all of this.
-func (w *Wait) loop(ctx context.Context, try func(context.Context) (Try, error), take func(Handed) (bool, error)) (mayHold bool, err error) {
+// What loop returns, the waiter holds on every path: it returns only
+// while what it got must still be held for it, by the server's clock.
+// Take may take a round trip, with WAIT, and a waiter may be stopped at
+// any point, so after Take holds what a notice handed, loop checks again,
+// as Handed did, that it is still held for the waiter; a done try whose
+// reply came Lease or more after it was sent counts as not done. In both
+// cases, as when Take does not hold it or the notice can no longer be
+// trusted, loop tries again at once: a try finds what the waiter still
+// holds, and takes it for a new lease, or queues it again when another
+// took it meanwhile. steps.Accept is told of the hand-off loop returns
+// with, and of no other.
+//
+// loop returns nil once a try is done or a hand-off is accepted.
+// Otherwise it returns Try's or Take's error, or ctx's when ctx ends, and
+// reports whether the waiter may hold something or be queued, so that
+// the caller releases it: always after Take's error or ctx's end, and
+// after Try's error once a try has queued it or held something. A try
+// whose error leaves its outcome unknown may have queued it too; the
+// caller judges that. Run does all of this.
+func (w *Wait) loop(ctx context.Context, steps Steps) (mayHold bool, err error) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	queued := false
 	for {
 		sent := time.Now()
-		t, err := try(ctx)
+		t, err := steps.Try(ctx)
 		if err != nil {
-			return queued, err
+			return mayHold, err
 		}
 		if t.Done {
-			return false, nil
+			if t.Lease <= 0 || time.Since(sent) < t.Lease {
+				return false, nil
+			}
+			// The reply came so late that the lease may have lapsed.
+			mayHold = true
+			continue
 		}
-		queued = queued || t.Arrival != 0
+		mayHold = mayHold || t.Arrival != 0
 		w.queued(t, sent, time.Now())
 		timer.Reset(w.sleep(t.Lapse))
 		select {
@@ -172,13 +210,20 @@ func (w *Wait) loop(ctx context.Context, try func(context.Context) (Try, error),
 			if !ok {
 				break
 			}
-			held, err := take(h)
+			if Taking != nil {
+				Taking()
+			}
+			held, err := steps.Take(h)
 			if err != nil {
 				return true, err
 			}
-			if held {
-				return false, nil
+			if !held || !w.holds(h) {
+				break
 			}
+			if steps.Accept != nil {
+				steps.Accept(h)
+			}
+			return false, nil
 		case <-timer.C:
 		}
 	}

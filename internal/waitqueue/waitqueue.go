@@ -7,9 +7,10 @@
 // It also holds the life of a waiter in a process, once for every
 // primitive (Run): join the notice channel, try, sleep until a notice
 // hands the waiter what it waits for (trusted only until the deadline the
-// hand-off gave it, by the server's clock), and, when the wait fails or
-// its context ends, leave the queue and pass on whatever was handed to it
-// meanwhile.
+// hand-off gave it, by the server's clock, checked again once it is
+// taken), return only what the waiter still holds, and, when the wait
+// fails or its context ends, leave the queue and pass on whatever was
+// handed to it meanwhile.
 package waitqueue
 
 import (

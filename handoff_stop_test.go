@@ -1,0 +1,222 @@
+//go:build linux
+
+package slotlimit_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/internal/redistest"
+	"github.com/slotlimit/slotlimit/internal/waitqueue"
+)
+
+// handOffStops are the points where a waiter is stopped across the
+// hand-off that serves it: as it takes a notice it trusts, before its
+// claim (the claim then finds another holder, or with no Replicas there is
+// no claim before the return), or, with Replicas, while its claim, which
+// ran in time, waits for a paused replica's WAIT.
+var handOffStops = []struct {
+	name     string
+	replicas int
+	inWait   bool // stopped while its claim's WAIT waits; else as it takes the notice
+}{
+	{"replicas=0/taking", 0, false},
+	{"replicas=1/taking", 1, false},
+	{"replicas=1/claim-waiting", 1, true},
+}
+
+// A waiter stopped (SIGSTOP) across the release that hands it the one
+// unit under a 300 ms lease, after it read the notice and judged it in
+// time, is continued once the handed lease has lapsed and another holder
+// took the unit. With or without Replicas, it must not return as a holder
+// beside the other, which would put two holders in a limit of one: it
+// keeps waiting, and returns once the other releases, holding the unit
+// alone, its Lease not lost (no claim was sent behind a hand-off it did
+// not return with).
+func TestStoppedAcrossHandOffNeverReturnsALapsedLease(t *testing.T) {
+	if redistest.ChildRole() == "hand-off-stopped" {
+		handOffStoppedChild(t)
+		return
+	}
+	for _, stop := range handOffStops {
+		t.Run(stop.name, func(t *testing.T) {
+			r := redistest.StartReplicated(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			key := "slotlimit-test:stopped-across-hand-off"
+			// A claim that met NOSCRIPT would run again after the WAIT.
+			require.NoError(t, slotlimit.LoadClaimScript(ctx, r.Client))
+			// The parent's holders send no WAIT, which the paused replica
+			// would hold up.
+			long := newLimiterOn(t, r.Client, slotlimit.Config{Key: key, Limit: 1, TTL: 10 * time.Second})
+			res, err := long.TryAcquire(ctx, "owner")
+			require.NoError(t, err)
+			require.True(t, res.Acquired)
+
+			mode := "taking"
+			if stop.inWait {
+				mode = "mark"
+			}
+			child := startProcChild(t, "TestStoppedAcrossHandOffNeverReturnsALapsedLease", "hand-off-stopped", stop.replicas,
+				procTarget{Addrs: []string{r.Master.Addr}}, key, 1, mode)
+			pid := child.Cmd.Process.Pid
+			defer syscall.Kill(pid, syscall.SIGCONT) //nolint:errcheck // it may run, or have exited
+			child.Await(t, "waiting", 10*time.Second)
+			queue, channel := "{"+key+"}/q", "{"+key+"}/free"
+			require.Eventually(t, func() bool {
+				return r.Client.ZCard(ctx, queue).Val() == 1 && r.Client.PubSubNumSub(ctx, channel).Val()[channel] == 1
+			}, 10*time.Second, time.Millisecond, "the waiter queues and subscribes")
+			// Its next try, which would wait on the paused replica, comes a
+			// second after the last.
+			awaitTry(t, ctx, r.Client, "{"+key+"}/qd")
+
+			replica := 0
+			if stop.inWait {
+				replica = serverPid(t, ctx, r.ReplicaClient)
+				stopProcess(t, replica)
+				defer syscall.Kill(replica, syscall.SIGCONT) //nolint:errcheck // it may run already
+			}
+			require.NoError(t, long.Release(ctx, "owner")) // handed to the waiter, for its 300 ms lease
+			child.Await(t, "taking", 10*time.Second)
+			if stop.inWait {
+				require.Eventually(t, func() bool { return blockedClients(t, ctx, r.Client) == 1 }, 10*time.Second, time.Millisecond,
+					"the waiter's claim waits for the replica")
+				stopProcess(t, pid)
+				require.NoError(t, syscall.Kill(replica, syscall.SIGCONT))
+				require.Eventually(t, func() bool { return blockedClients(t, ctx, r.Client) == 0 }, 10*time.Second, time.Millisecond,
+					"the claim's WAIT is answered, to the stopped waiter")
+			} else {
+				require.Eventually(t, func() bool { return processStopped(pid) }, 10*time.Second, time.Millisecond, "the waiter stops")
+			}
+			require.Eventually(t, func() bool {
+				res, err := long.TryAcquire(ctx, "other")
+				return err == nil && res.Acquired
+			}, 10*time.Second, 5*time.Millisecond, "the handed lease lapses, and another holder takes the unit")
+			require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
+			// The waiter, continued, tries again and queues behind the
+			// other holder. (Were it to return instead, its line below
+			// shows the other holder beside it.)
+			for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && r.Client.ZCard(ctx, queue).Val() == 0; {
+				time.Sleep(time.Millisecond)
+			}
+			require.NoError(t, long.Release(ctx, "other"))
+
+			fields := strings.Fields(child.Await(t, "acquired: ", 10*time.Second))
+			require.Len(t, fields, 3, child.Transcript())
+			assert.Equal(t, fields[0], fields[1], "the leases held as the waiter's Acquire returned: its own alone\n%s", child.Transcript())
+			assert.Equal(t, "false", fields[2], "the waiter's Lease is not lost\n%s", child.Transcript())
+		})
+	}
+}
+
+func handOffStoppedChild(t *testing.T) {
+	ctx, client, key, limit, mode, replicas := procChildSetup(t)
+	l := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: limit, TTL: 300 * time.Millisecond,
+		Replicas: replicas, ReplicaTimeout: 10 * time.Second})
+	var once sync.Once
+	waitqueue.Taking = func() {
+		once.Do(func() {
+			fmt.Println("taking")
+			if mode == "taking" {
+				stopSelf()
+			}
+		})
+	}
+	fmt.Println("waiting")
+	x, err := l.AcquireLease(ctx, 1)
+	require.NoError(t, err)
+	holders, err := l.Holders(ctx)
+	require.NoError(t, err)
+	ids := make([]string, len(holders))
+	for i, h := range holders {
+		ids[i] = h.ID
+	}
+	lost := false
+	select {
+	case <-x.Lost():
+		lost = true
+	default:
+	}
+	fmt.Printf("acquired: %s %s %t\n", x.Holder(), strings.Join(ids, ","), lost)
+	x.Release(ctx) //nolint:errcheck // the lease lapses by itself
+}
+
+// stopSelf stops the process (SIGSTOP) and returns once it is continued.
+// The stop takes hold of every thread a moment after the signal is sent,
+// so it waits for it, as a gap in time of more than 200 ms (the parent
+// keeps it stopped past a 300 ms lease), for 10 s at most.
+func stopSelf() {
+	syscall.Kill(os.Getpid(), syscall.SIGSTOP) //nolint:errcheck // the parent continues it
+	last := time.Now()
+	for end := last.Add(10 * time.Second); last.Before(end); {
+		time.Sleep(time.Millisecond)
+		now := time.Now()
+		if now.Sub(last) > 200*time.Millisecond {
+			return
+		}
+		last = now
+	}
+}
+
+// awaitTry waits until a waiter's try refreshes its entry in the queue
+// deadlines at qdeadlines, so that its next try comes a second later.
+func awaitTry(t *testing.T, ctx context.Context, client *redis.Client, qdeadlines string) {
+	t.Helper()
+	entry := func() float64 {
+		z := client.ZRangeWithScores(ctx, qdeadlines, 0, 0).Val()
+		if len(z) == 0 {
+			return 0
+		}
+		return z[0].Score
+	}
+	last := entry()
+	require.Eventually(t, func() bool { return entry() != last }, 5*time.Second, time.Millisecond, "the waiter tries again")
+}
+
+// serverPid returns the process ID of the server client talks to.
+func serverPid(t *testing.T, ctx context.Context, client *redis.Client) int {
+	t.Helper()
+	return infoInt(t, ctx, client, "server", "process_id")
+}
+
+// blockedClients returns the clients of the server that wait in a
+// blocking command, such as WAIT.
+func blockedClients(t *testing.T, ctx context.Context, client *redis.Client) int {
+	t.Helper()
+	return infoInt(t, ctx, client, "clients", "blocked_clients")
+}
+
+// infoInt returns the integer field of INFO section.
+func infoInt(t *testing.T, ctx context.Context, client *redis.Client, section, field string) int {
+	t.Helper()
+	info, err := client.Info(ctx, section).Result()
+	require.NoError(t, err)
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			n, err := strconv.Atoi(v)
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatalf("no %s in INFO %s:\n%s", field, section, info)
+	return 0
+}
+
+// stopProcess stops process pid (SIGSTOP) and waits until it is stopped.
+func stopProcess(t *testing.T, pid int) {
+	t.Helper()
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	require.Eventually(t, func() bool { return processStopped(pid) }, 10*time.Second, time.Millisecond, "process %d stops", pid)
+}

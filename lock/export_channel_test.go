@@ -1,0 +1,7 @@
+package lock
+
+// Channel returns the notice channel of the lock at key.
+func Channel(key string) string {
+	_, channel, _ := keyNames(key)
+	return channel
+}

@@ -1,0 +1,237 @@
+//go:build linux
+
+package lock_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit/internal/redistest"
+	"github.com/slotlimit/slotlimit/internal/waitqueue"
+	"github.com/slotlimit/slotlimit/lock"
+)
+
+// The environment of a waiter stopped across its hand-off, beside
+// childKeyEnv and childTTLEnv.
+const (
+	childReplicasEnv = "SLOTLIMIT_LOCK_REPLICAS" // the waiter's Config.Replicas
+	childStopEnv     = "SLOTLIMIT_LOCK_STOP"     // "taking": it stops itself as it takes the hand-off
+)
+
+// handOffStops are the points where a waiter is stopped across the
+// hand-off that serves it: as it takes a notice it trusts, before its
+// claim (the claim then finds another owner, or with no Replicas there is
+// no claim before the return), or, with Replicas, while its claim, which
+// ran in time, waits for a paused replica's WAIT.
+var handOffStops = []struct {
+	name     string
+	replicas int
+	inWait   bool // stopped while its claim's WAIT waits; else as it takes the notice
+}{
+	{"replicas=0/taking", 0, false},
+	{"replicas=1/taking", 1, false},
+	{"replicas=1/claim-waiting", 1, true},
+}
+
+// A waiter stopped (SIGSTOP) across the hand-off of a 300 ms lock, after
+// it read the notice and judged it in time, is continued once the handed
+// lock has lapsed and another owner holds it. With or without Replicas,
+// it must not return as the owner: it keeps waiting, and returns once the
+// other unlocks, with a higher fence, the key holding its own token, and
+// its Lock not lost (no claim was sent behind a hand-off it did not
+// return with).
+func TestStoppedAcrossHandOffNeverReturnsALapsedLock(t *testing.T) {
+	if redistest.ChildRole() == "hand-off-stopped" {
+		handOffStoppedChild(t)
+		return
+	}
+	for _, stop := range handOffStops {
+		t.Run(stop.name, func(t *testing.T) {
+			r := redistest.StartReplicated(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			key := "lock-test:stopped-across-hand-off"
+			// A claim that met NOSCRIPT would run again after the WAIT.
+			require.NoError(t, lock.LoadScripts(ctx, r.Client))
+			// The parent's owners send no WAIT, which the paused replica
+			// would hold up.
+			m := newMutexOn(t, r.Client, lock.Config{Key: key, TTL: 10 * time.Second})
+			owner, err := m.TryLock(ctx)
+			require.NoError(t, err)
+
+			mode := "taking"
+			if stop.inWait {
+				mode = "mark"
+			}
+			child := redistest.StartChild(t, redistest.Target{Addrs: []string{r.Master.Addr}},
+				"TestStoppedAcrossHandOffNeverReturnsALapsedLock", "hand-off-stopped",
+				childKeyEnv+"="+key, childTTLEnv+"=300ms",
+				childReplicasEnv+"="+strconv.Itoa(stop.replicas), childStopEnv+"="+mode)
+			pid := child.Cmd.Process.Pid
+			defer syscall.Kill(pid, syscall.SIGCONT) //nolint:errcheck // it may run, or have exited
+			child.Await(t, "waiting", 10*time.Second)
+			queue, channel := lock.SideKey(key, "q"), lock.Channel(key)
+			require.Eventually(t, func() bool {
+				return r.Client.ZCard(ctx, queue).Val() == 1 && r.Client.PubSubNumSub(ctx, channel).Val()[channel] == 1
+			}, 10*time.Second, time.Millisecond, "the waiter queues and subscribes")
+			// Its next try, which would wait on the paused replica, comes a
+			// second after the last.
+			awaitTry(t, ctx, r.Client, lock.SideKey(key, "qd"))
+
+			replica := 0
+			if stop.inWait {
+				replica = serverPid(t, ctx, r.ReplicaClient)
+				stopProcess(t, replica)
+				defer syscall.Kill(replica, syscall.SIGCONT) //nolint:errcheck // it may run already
+			}
+			require.NoError(t, owner.Unlock(ctx)) // handed to the waiter, for its 300 ms lease
+			child.Await(t, "taking", 10*time.Second)
+			if stop.inWait {
+				require.Eventually(t, func() bool { return blockedClients(t, ctx, r.Client) == 1 }, 10*time.Second, time.Millisecond,
+					"the waiter's claim waits for the replica")
+				stopProcess(t, pid)
+				require.NoError(t, syscall.Kill(replica, syscall.SIGCONT))
+				require.Eventually(t, func() bool { return blockedClients(t, ctx, r.Client) == 0 }, 10*time.Second, time.Millisecond,
+					"the claim's WAIT is answered, to the stopped waiter")
+			} else {
+				require.Eventually(t, func() bool { return stopped(pid) }, 10*time.Second, time.Millisecond, "the waiter stops")
+			}
+			var other *lock.Lock
+			require.Eventually(t, func() bool {
+				other, err = m.TryLock(ctx)
+				return err == nil
+			}, 10*time.Second, 5*time.Millisecond, "the handed lock lapses, and another owner takes it")
+			require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
+			// The waiter, continued, tries again and queues behind the
+			// other owner. (Were it to return instead, its line below shows
+			// the other's token.)
+			for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && r.Client.ZCard(ctx, queue).Val() == 0; {
+				time.Sleep(time.Millisecond)
+			}
+			require.NoError(t, other.Unlock(ctx))
+
+			fields := strings.Fields(child.Await(t, "locked: ", 10*time.Second))
+			require.Len(t, fields, 4, child.Transcript())
+			fence, err := strconv.ParseInt(fields[0], 10, 64)
+			require.NoError(t, err)
+			assert.Equal(t, fields[1], fields[2], "the key held the waiter's token as its Lock returned\n%s", child.Transcript())
+			assert.Greater(t, fence, other.Fence(), "the waiter's fence is above the owner's that came between\n%s", child.Transcript())
+			assert.Equal(t, "false", fields[3], "the waiter's Lock is not lost\n%s", child.Transcript())
+		})
+	}
+}
+
+func handOffStoppedChild(t *testing.T) {
+	ctx, client := redistest.ChildSetup(t, 4)
+	ttl, err := time.ParseDuration(os.Getenv(childTTLEnv))
+	require.NoError(t, err)
+	replicas, err := strconv.Atoi(os.Getenv(childReplicasEnv))
+	require.NoError(t, err)
+	key := os.Getenv(childKeyEnv)
+	m := newMutexOn(t, client, lock.Config{Key: key, TTL: ttl, Replicas: replicas, ReplicaTimeout: 10 * time.Second})
+	stop := os.Getenv(childStopEnv) == "taking"
+	var once sync.Once
+	waitqueue.Taking = func() {
+		once.Do(func() {
+			fmt.Println("taking")
+			if stop {
+				stopSelf()
+			}
+		})
+	}
+	fmt.Println("waiting")
+	l, err := m.Lock(ctx)
+	require.NoError(t, err)
+	holder := client.Get(ctx, key).Val()
+	lost := false
+	select {
+	case <-l.Lost():
+		lost = true
+	default:
+	}
+	fmt.Printf("locked: %d %s %s %t\n", l.Fence(), l.Token(), strings.TrimSuffix(holder, "+"), lost)
+	l.Unlock(ctx) //nolint:errcheck // the lease lapses by itself
+}
+
+// stopSelf stops the process (SIGSTOP) and returns once it is continued.
+// The stop takes hold of every thread a moment after the signal is sent,
+// so it waits for it, as a gap in time of more than 200 ms (the parent
+// keeps it stopped past a 300 ms lease), for 10 s at most.
+func stopSelf() {
+	syscall.Kill(os.Getpid(), syscall.SIGSTOP) //nolint:errcheck // the parent continues it
+	last := time.Now()
+	for end := last.Add(10 * time.Second); last.Before(end); {
+		time.Sleep(time.Millisecond)
+		now := time.Now()
+		if now.Sub(last) > 200*time.Millisecond {
+			return
+		}
+		last = now
+	}
+}
+
+// awaitTry waits until a waiter's try refreshes its entry in the queue
+// deadlines at qdeadlines, so that its next try comes a second later.
+func awaitTry(t *testing.T, ctx context.Context, client *redis.Client, qdeadlines string) {
+	t.Helper()
+	entry := func() float64 {
+		z := client.ZRangeWithScores(ctx, qdeadlines, 0, 0).Val()
+		if len(z) == 0 {
+			return 0
+		}
+		return z[0].Score
+	}
+	last := entry()
+	require.Eventually(t, func() bool { return entry() != last }, 5*time.Second, time.Millisecond, "the waiter tries again")
+}
+
+// serverPid returns the process ID of the server client talks to.
+func serverPid(t *testing.T, ctx context.Context, client *redis.Client) int {
+	t.Helper()
+	info, err := client.Info(ctx, "server").Result()
+	require.NoError(t, err)
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			pid, err := strconv.Atoi(v)
+			require.NoError(t, err)
+			return pid
+		}
+	}
+	t.Fatalf("no process_id in INFO server:\n%s", info)
+	return 0
+}
+
+// stopProcess stops process pid (SIGSTOP) and waits until it is stopped.
+func stopProcess(t *testing.T, pid int) {
+	t.Helper()
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	require.Eventually(t, func() bool { return stopped(pid) }, 10*time.Second, time.Millisecond, "process %d stops", pid)
+}
+
+// blockedClients returns the clients of the server that wait in a
+// blocking command, such as WAIT.
+func blockedClients(t *testing.T, ctx context.Context, client *redis.Client) int {
+	t.Helper()
+	info, err := client.Info(ctx, "clients").Result()
+	require.NoError(t, err)
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "blocked_clients:"); ok {
+			n, err := strconv.Atoi(v)
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatalf("no blocked_clients in INFO clients:\n%s", info)
+	return 0
+}
