@@ -219,7 +219,16 @@ func (r *eventRun) load(s eventSubject, callers int, stop <-chan struct{}) *sync
 					}
 					time.Sleep(time.Millisecond)
 					r.inUse.Add(-1)
-					if err := give(ctx); err != nil {
+					err := give(ctx)
+					// A caller told ErrOutcomeUnknown calls again, as the
+					// docs say, until it knows.
+					for try := 0; errors.Is(err, slotlimit.ErrOutcomeUnknown) && try < 3; try++ {
+						r.failed(start, err)
+						again, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+						err = give(again)
+						cancel()
+					}
+					if err != nil {
 						r.failed(start, err)
 					} else {
 						r.succeeded()

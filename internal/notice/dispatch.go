@@ -1,8 +1,13 @@
 package notice
 
-import "github.com/redis/go-redis/v9"
+import (
+	"context"
 
-// dispatch reads one subscription until it is closed.
+	"github.com/redis/go-redis/v9"
+)
+
+// dispatch reads one subscription until it is closed, or until the
+// server ends it (see ended).
 //
 // It reads go-redis's ChannelWithSubscriptions, whose goroutine receives
 // from the connection, connects again when it breaks, subscribes again to
@@ -16,8 +21,13 @@ func (h *hub) dispatch(s *subscription, ps *redis.PubSub) {
 	for msg := range ps.ChannelWithSubscriptions() {
 		switch m := msg.(type) {
 		case *redis.Subscription:
-			if m.Kind == "subscribe" || m.Kind == "ssubscribe" {
+			switch m.Kind {
+			case "subscribe", "ssubscribe":
 				h.subscribed(s, m.Channel)
+			case "sunsubscribe":
+				if h.ended(s, ps, m.Channel) {
+					return
+				}
 			}
 		case *redis.Message:
 			h.deliver(m.Channel, m.Payload)
@@ -63,4 +73,38 @@ func (h *hub) subscribed(s *subscription, channelName string) {
 			w.signal()
 		}
 	}
+}
+
+// ended handles an SUNSUBSCRIBE that the hub did not send: on a Cluster,
+// a node ends the sharded subscriptions of a slot it no longer serves (a
+// failover made it a replica, or the slot moved), and its notices go to
+// the slot's new master. ended marks the channel not ready, so that its
+// waiters look for themselves until a new subscription, opened on the new
+// master, is confirmed; and reports whether it replaced ps.
+func (h *hub) ended(s *subscription, ps *redis.PubSub, channelName string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.closed || s.ps != ps || !h.perChannel {
+		return false
+	}
+	s.subscribed[channelName] = false
+	if c := h.channels[channelName]; c != nil && c.sub == s {
+		c.ready = false
+		for _, ws := range c.waiters {
+			for _, w := range ws {
+				w.signal()
+			}
+		}
+	}
+	s.ps = nil
+	go func() {
+		ps.Close()
+		if cluster, ok := h.client.(*redis.ClusterClient); ok {
+			// ForEachShard reloads the slots first, so that the new
+			// subscription goes to the slot's master now.
+			_ = cluster.ForEachShard(context.Background(), func(context.Context, *redis.Client) error { return nil })
+		}
+		h.open(s, channelName)
+	}()
+	return true
 }

@@ -13,7 +13,8 @@
 //
 // The hub of a client holds a single subscription on a standalone server;
 // on Redis Cluster, one sharded subscription (SSUBSCRIBE) per channel, on
-// the node of the channel's hash slot; on a Ring, one subscription per
+// the node of the channel's hash slot, opened again on the slot's new
+// node when a failover or a move ends it; on a Ring, one subscription per
 // channel, on the shard of the channel's name. A channel stays subscribed
 // for a while after its last waiter leaves (see Registry.SetLinger), so
 // that bursts of waiting do not subscribe and unsubscribe each time; a hub
