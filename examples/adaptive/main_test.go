@@ -60,9 +60,11 @@ func TestRun(t *testing.T) {
 				if n, c := atoi(t, m[1]), atoi(t, m[2]); n != int64(p+1) || c != phases[p].capacity {
 					t.Fatalf("summary %d is of phase %d, capacity %d, want phase %d, capacity %d", p, n, c, p+1, phases[p].capacity)
 				}
-				if means[p], err = strconv.ParseFloat(m[3], 64); err != nil {
-					t.Fatal(err)
+				mean, perr := strconv.ParseFloat(m[3], 64)
+				if perr != nil {
+					t.Fatal(perr)
 				}
+				means[p] = mean
 			}
 			for p := 1; p < len(phases); p++ {
 				if fell := phases[p].capacity < phases[p-1].capacity; fell != (means[p] < means[p-1]) {
