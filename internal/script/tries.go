@@ -135,10 +135,7 @@ func mayHaveWritten(err error) bool {
 	if errors.As(err, &opErr) {
 		return opErr.Op != "dial"
 	}
-	var netErr net.Error
-	if errors.As(err, &netErr) {
-		return true
-	}
+	// context.DeadlineExceeded is a net.Error too: look for it first.
 	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
