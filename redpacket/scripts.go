@@ -161,7 +161,8 @@ func (p *Persister) runAck(ctx context.Context, sh shard, ids []string) error {
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	return status(ackScript.Run(ctx, p.store.client, keys, args...).Int64())
+	noWait := script.Runner{Client: p.store.client}
+	return status(noWait.Run(ctx, ackScript, keys, args...).Int64())
 }
 
 // The keys of sync.lua, in its order.
