@@ -89,6 +89,18 @@ type Config struct {
 	// (0, 1); 0 means DefaultFactor.
 	Factor float64
 
+	// Replicas, when above 0, makes every write wait until that many
+	// replicas have it (Redis WAIT), so that a slot's lease survives a
+	// failover to one of them. A write they do not acknowledge within
+	// ReplicaTimeout fails with ErrNotReplicated. Each write then costs a
+	// round trip to the replicas. 0, the default, leaves replication
+	// asynchronous: a failover can lose the last writes.
+	Replicas int
+
+	// ReplicaTimeout bounds the wait for Replicas, to the millisecond; 0
+	// means one second.
+	ReplicaTimeout time.Duration
+
 	// Observer, if set, is told of each call's outcome as one final
 	// event of package "adaptive": Acquired or Refused for TryAcquire and
 	// Acquire (Units 1, Limit the shared limit, InUse the slots in use),
@@ -131,6 +143,13 @@ func (c Config) check() (Config, error) {
 		return c, invalidConfig("Step is %d, must not be negative", c.Step)
 	case math.IsNaN(c.Factor) || c.Factor < 0 || c.Factor >= 1:
 		return c, invalidConfig("Factor is %v, must be in (0, 1)", c.Factor)
+	case c.Replicas < 0:
+		return c, invalidConfig("Replicas is %d, must not be negative", c.Replicas)
+	case c.ReplicaTimeout < 0:
+		return c, invalidConfig("ReplicaTimeout is %v, must not be negative", c.ReplicaTimeout)
+	case c.ReplicaTimeout > 0 && c.ReplicaTimeout < time.Millisecond:
+		// WAIT counts in ms, and takes 0 as "for ever".
+		return c, invalidConfig("ReplicaTimeout is %v, must be at least 1ms", c.ReplicaTimeout)
 	}
 	if c.Min == 0 {
 		c.Min = 1
@@ -161,6 +180,9 @@ func (c Config) check() (Config, error) {
 	}
 	if c.Factor == 0 {
 		c.Factor = DefaultFactor
+	}
+	if c.Replicas > 0 && c.ReplicaTimeout == 0 {
+		c.ReplicaTimeout = time.Second
 	}
 	return c, nil
 }

@@ -39,9 +39,20 @@
 //   - A slot that is never freed (its caller crashed) comes back TTL after
 //     it was granted, by the Redis server's clock.
 //   - Acquire waits without polling: the call that frees a slot hands it
-//     to the first waiter and wakes that waiter alone.
+//     to the first waiter and wakes that waiter alone. A waiter returns a
+//     handed slot only while the slot must still be held for it, by the
+//     server's clock: one that was stopped or starved across the hand-off
+//     (or whose claim waited long for the replicas) tries again, and
+//     never returns a slot that lapsed and went to another caller.
 //   - It works on Redis Cluster: every key of one limit shares one hash
 //     slot.
+//   - With Config.Replicas, every write waits until that many replicas
+//     have it (Redis WAIT), so a failover to one of them loses no slot a
+//     caller was told it holds: a slot the replicas do not acknowledge
+//     within Config.ReplicaTimeout is not taken (TryAcquire and Acquire
+//     free it, and return ErrNotReplicated). Without it, replication is
+//     asynchronous, as Redis's is: a failover can lose the slots taken
+//     last, and until their callers free them, as many more calls get in.
 //   - Every write takes effect once, however often it is sent: go-redis
 //     sends a command again when its reply was lost, and a caller may call
 //     again after an error matching ErrOutcomeUnknown. A slot is freed

@@ -27,6 +27,14 @@ var (
 	// call could work with: a nil context. Nothing was sent.
 	ErrInvalidArgument = errors.New("adaptive: invalid argument")
 
+	// ErrNotReplicated is returned when Config.Replicas is set and fewer
+	// replicas than that acknowledged a write within
+	// Config.ReplicaTimeout. The write was made on the master, and may be
+	// lost if it fails over now: a slot taken that way counts as not taken
+	// (TryAcquire and Acquire free it before they return), and a Success,
+	// Dropped or Ignore may have to be repeated.
+	ErrNotReplicated = errors.New("adaptive: write not acknowledged by enough replicas")
+
 	// ErrOutcomeUnknown is matched by every error of a call that was sent
 	// to Redis and got no answer: the connection broke or timed out, or
 	// the context ended mid-call, so the call may or may not have taken

@@ -2,6 +2,7 @@ package adaptive
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -28,6 +29,7 @@ import (
 // one key.
 type Limiter struct {
 	client  redis.UniversalClient
+	runner  script.Runner // runs the scripts that write, with WAIT for Config.Replicas
 	cfg     Config
 	keys    []string // see keyNames
 	channel string   // the notice channel
@@ -53,7 +55,9 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 		return nil, invalidConfig("Key %q has a '}' but no hash tag", cfg.Key)
 	}
 	return &Limiter{
-		client:  client,
+		client: client,
+		runner: script.Runner{Client: client, Replicas: cfg.Replicas, ReplicaTimeout: cfg.ReplicaTimeout,
+			NotReplicated: ErrNotReplicated},
 		cfg:     cfg,
 		keys:    keys,
 		channel: channel,
@@ -94,9 +98,12 @@ func (l *Limiter) usable(ctx context.Context) error {
 // The Slot's holder ID is made before the call is sent, so a call that
 // go-redis sends again after its reply was lost finds the slot its first
 // run took and returns it, holding one slot. An error that leaves the
-// outcome unknown matches ErrOutcomeUnknown; TryAcquire then frees what
-// it may have taken before it returns (as Ignore, which counts nothing),
-// so a failed TryAcquire holds nothing: call it again.
+// outcome unknown matches ErrOutcomeUnknown, and one that the replicas
+// did not acknowledge (Config.Replicas) matches ErrNotReplicated;
+// TryAcquire then frees what it may have taken before it returns (as
+// Ignore, which counts nothing), so a failed TryAcquire holds nothing:
+// call it again. That release, detached from ctx, may take TryAcquire up
+// to a second past ctx's end.
 func (l *Limiter) TryAcquire(ctx context.Context) (*Slot, error) {
 	if err := l.usable(ctx); err != nil {
 		return nil, err
@@ -105,7 +112,7 @@ func (l *Limiter) TryAcquire(ctx context.Context) (*Slot, error) {
 	c := l.begin("TryAcquire", s.id)
 	g, err := l.acquire(ctx, s.id, false)
 	if err != nil {
-		if callerr.OutcomeUnknown(err) {
+		if callerr.OutcomeUnknown(err) || errors.Is(err, ErrNotReplicated) {
 			s.leave(ctx)
 		}
 		err = callerr.Call(ctx, "adaptive", "try acquire", l.cfg.Key, err)

@@ -16,7 +16,10 @@ import (
 // script's contract, one section per script: the keys it takes (in the
 // order of the key constants in keys.go), its arguments and the one
 // decoder of its reply; the Lua side is the header of each file in
-// scripts/. Every reply begins with a status.
+// scripts/. Every reply begins with a status. Scripts that write run
+// through a script.Runner: Limiter.runner, which waits for
+// Config.Replicas, or one without WAIT for the cleanup of a failed call;
+// inspect.lua, which writes nothing, runs on the client.
 
 // lib.lua: the helpers every script but claim.lua includes.
 var (
@@ -85,7 +88,7 @@ func (l *Limiter) acquire(ctx context.Context, holder string, join bool) (grant,
 	if join {
 		joinArg = "1"
 	}
-	r, err := acquireScript.Run(ctx, l.client, l.queueKeys(), holder, l.bounds, l.ttl, joinArg, waitqueue.EntryTTLArg).Int64Slice()
+	r, err := l.runner.Run(ctx, acquireScript, l.queueKeys(), holder, l.bounds, l.ttl, joinArg, waitqueue.EntryTTLArg).Int64Slice()
 	if err != nil {
 		return grant{}, err
 	}
@@ -119,7 +122,12 @@ type freed struct {
 // release runs release.lua for holder with outcome; granted and known
 // are the slot's grant and lease deadline, in ms (0: unknown).
 func (l *Limiter) release(ctx context.Context, holder, outcome string, granted, known int64) (freed, error) {
-	r, err := releaseScript.Run(ctx, l.client, l.queueKeys(), holder, outcome, l.bounds, l.tuning,
+	return l.releaseOn(ctx, &l.runner, holder, outcome, granted, known)
+}
+
+// releaseOn is release, run through run.
+func (l *Limiter) releaseOn(ctx context.Context, run *script.Runner, holder, outcome string, granted, known int64) (freed, error) {
+	r, err := run.Run(ctx, releaseScript, l.queueKeys(), holder, outcome, l.bounds, l.tuning,
 		granted, known, l.handOff).Int64Slice()
 	if err != nil {
 		return freed{}, err
@@ -140,7 +148,7 @@ var (
 // claim runs claim.lua: holder takes the slot handed to it until
 // deadline, and reports whether it holds it.
 func (l *Limiter) claim(ctx context.Context, holder string, deadline time.Time) (bool, error) {
-	status, err := claimScript.Run(ctx, l.client, l.leaseKeys(), holder, deadline.UnixMilli()).Int64()
+	status, err := l.runner.Run(ctx, claimScript, l.leaseKeys(), holder, deadline.UnixMilli()).Int64()
 	switch {
 	case err != nil:
 		return false, err

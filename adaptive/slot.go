@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/script"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
@@ -164,11 +165,14 @@ func (s *Slot) free(ctx context.Context, op, name, outcome string) error {
 
 // leave frees, detached from ctx and bounded by cleanupTimeout, what the
 // slot may hold after a failed TryAcquire or Acquire, takes it out of the
-// queue, and hands what it held on, counting nothing.
+// queue, and hands what it held on, counting nothing. It sends no WAIT,
+// even with Config.Replicas set: waiting for replicas could only delay
+// it, past cleanupTimeout when they are down.
 func (s *Slot) leave(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	s.l.release(ctx, s.id, outcomeIgnore, 0, 0) //nolint:errcheck // best effort; the lease and the entry lapse by themselves
+	noWait := script.Runner{Client: s.l.client}
+	s.l.releaseOn(ctx, &noWait, s.id, outcomeIgnore, 0, 0) //nolint:errcheck // best effort; the lease and the entry lapse by themselves
 }
 
 // claimDelay is how long after a hand-off a slot still held is claimed

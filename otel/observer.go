@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/adaptive"
 	"github.com/slotlimit/slotlimit/lock"
 
 	"github.com/slotlimit/slotlimit/observe"
@@ -297,7 +298,8 @@ func errorType(err error) string {
 		return "canceled"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "deadline_exceeded"
-	case errors.Is(err, slotlimit.ErrNotReplicated), errors.Is(err, lock.ErrNotReplicated):
+	case errors.Is(err, slotlimit.ErrNotReplicated), errors.Is(err, lock.ErrNotReplicated),
+		errors.Is(err, adaptive.ErrNotReplicated):
 		return "not_replicated"
 	case errors.As(err, &redisErr):
 		return "redis"

@@ -1,0 +1,226 @@
+//go:build linux
+
+package adaptive_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit/adaptive"
+	"github.com/slotlimit/slotlimit/internal/redistest"
+	"github.com/slotlimit/slotlimit/internal/waitqueue"
+)
+
+// The environment of a waiter stopped across its hand-off, beside
+// stopKeyEnv.
+const (
+	stopReplicasEnv = "SLOTLIMIT_ADAPTIVE_REPLICAS" // the waiter's Config.Replicas
+	stopModeEnv     = "SLOTLIMIT_ADAPTIVE_STOP"     // "taking": it stops itself as it takes the hand-off
+)
+
+// handOffStops are the points where a waiter is stopped across the
+// hand-off that serves it: as it takes a notice it trusts, before its
+// claim (the claim then finds the slot gone, or with no Replicas there is
+// no claim before the return), or, with Replicas, while its claim, which
+// ran in time, waits for a paused replica's WAIT.
+var handOffStops = []struct {
+	name     string
+	replicas int
+	inWait   bool // stopped while its claim's WAIT waits; else as it takes the notice
+}{
+	{"replicas=0/taking", 0, false},
+	{"replicas=1/taking", 1, false},
+	{"replicas=1/claim-waiting", 1, true},
+}
+
+// A waiter stopped (SIGSTOP) across the release that hands it the one
+// slot under a 300 ms lease, after it read the notice and judged it in
+// time, is continued once the handed slot has lapsed and another caller
+// took it. With or without Replicas, it must not return as a holder
+// beside the other, which would put two slots in a limit of one: it keeps
+// waiting, and returns once the other frees the slot, holding it alone.
+func TestStoppedAcrossHandOffNeverReturnsALapsedSlot(t *testing.T) {
+	if redistest.ChildRole() == "hand-off-stopped" {
+		handOffStoppedChild(t)
+		return
+	}
+	for _, stop := range handOffStops {
+		t.Run(stop.name, func(t *testing.T) {
+			r := redistest.StartReplicated(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			key := "adaptive-test:stopped-across-hand-off"
+			// A claim that met NOSCRIPT would run again after the WAIT.
+			require.NoError(t, adaptive.LoadScripts(ctx, r.Client))
+			// The parent's callers send no WAIT, which the paused replica
+			// would hold up. Their leases are long; the waiter's, which its
+			// queue entry records, is 300 ms.
+			owner := newLimiterOn(t, r.Client, adaptive.Config{Key: key, Min: 1, Max: 5, Initial: 1, TTL: 10 * time.Second, Window: time.Minute})
+			held, err := owner.TryAcquire(ctx)
+			require.NoError(t, err)
+
+			mode := "taking"
+			if stop.inWait {
+				mode = "mark"
+			}
+			child := redistest.StartChild(t, redistest.Target{Addrs: []string{r.Master.Addr}},
+				"TestStoppedAcrossHandOffNeverReturnsALapsedSlot", "hand-off-stopped",
+				stopKeyEnv+"="+key, stopReplicasEnv+"="+strconv.Itoa(stop.replicas), stopModeEnv+"="+mode)
+			pid := child.Cmd.Process.Pid
+			defer syscall.Kill(pid, syscall.SIGCONT) //nolint:errcheck // it may run, or have exited
+			child.Await(t, "waiting", 10*time.Second)
+			keys, channel := adaptive.Keys(key)
+			queue := keys[2]
+			eventually(t, 10*time.Second, func() bool {
+				return r.Client.ZCard(ctx, queue).Val() == 1 && r.Client.PubSubNumSub(ctx, channel).Val()[channel] == 1
+			}, "the waiter never queued and subscribed")
+			// Its next try, which would wait on the paused replica, comes a
+			// second after the last.
+			awaitTry(t, ctx, r.Client, keys[3])
+
+			replica := 0
+			if stop.inWait {
+				replica = serverPid(t, ctx, r.ReplicaClient)
+				stopProcess(t, replica)
+				defer syscall.Kill(replica, syscall.SIGCONT) //nolint:errcheck // it may run already
+			}
+			require.NoError(t, held.Ignore(ctx)) // handed to the waiter, for its 300 ms lease
+			child.Await(t, "taking", 10*time.Second)
+			if stop.inWait {
+				eventually(t, 10*time.Second, func() bool { return blockedClients(t, ctx, r.Client) == 1 },
+					"the waiter's claim never waited for the replica")
+				stopProcess(t, pid)
+				require.NoError(t, syscall.Kill(replica, syscall.SIGCONT))
+				eventually(t, 10*time.Second, func() bool { return blockedClients(t, ctx, r.Client) == 0 },
+					"the claim's WAIT was never answered")
+			} else {
+				eventually(t, 10*time.Second, func() bool { return processStopped(pid) }, "the waiter never stopped")
+			}
+			var other *adaptive.Slot
+			eventually(t, 10*time.Second, func() bool {
+				other, err = owner.TryAcquire(ctx)
+				return err == nil
+			}, "the handed slot never lapsed for another caller to take")
+			require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
+			// The waiter, continued, tries again and queues behind the
+			// other caller. (Were it to return instead, its line below
+			// shows the other's slot beside its own.)
+			for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && r.Client.ZCard(ctx, queue).Val() == 0; {
+				time.Sleep(time.Millisecond)
+			}
+			require.NoError(t, other.Ignore(ctx))
+
+			fields := strings.Fields(child.Await(t, "acquired: ", 10*time.Second))
+			require.Len(t, fields, 2, child.Transcript())
+			assert.Equal(t, fields[0], fields[1], "the slots held as the waiter's Acquire returned: its own alone\n%s", child.Transcript())
+		})
+	}
+}
+
+func handOffStoppedChild(t *testing.T) {
+	ctx, client := redistest.ChildSetup(t, 4)
+	replicas, err := strconv.Atoi(os.Getenv(stopReplicasEnv))
+	require.NoError(t, err)
+	l := newLimiterOn(t, client, adaptive.Config{Key: os.Getenv(stopKeyEnv), Min: 1, Max: 5, Initial: 1,
+		TTL: 300 * time.Millisecond, Window: time.Minute, Replicas: replicas, ReplicaTimeout: 10 * time.Second})
+	stop := os.Getenv(stopModeEnv) == "taking"
+	var once sync.Once
+	waitqueue.Taking = func() {
+		once.Do(func() {
+			fmt.Println("taking")
+			if stop {
+				stopSelf()
+			}
+		})
+	}
+	fmt.Println("waiting")
+	s, err := l.Acquire(ctx)
+	require.NoError(t, err)
+	info, err := l.Inspect(ctx)
+	require.NoError(t, err)
+	ids := make([]string, len(info.Holders))
+	for i, h := range info.Holders {
+		ids[i] = h.ID
+	}
+	fmt.Printf("acquired: %s %s\n", s.ID(), strings.Join(ids, ","))
+	s.Ignore(ctx) //nolint:errcheck // the lease lapses by itself
+}
+
+// stopSelf stops the process (SIGSTOP) and returns once it is continued.
+// The stop takes hold of every thread a moment after the signal is sent,
+// so it waits for it, as a gap in time of more than 200 ms (the parent
+// keeps it stopped past a 300 ms lease), for 10 s at most.
+func stopSelf() {
+	syscall.Kill(os.Getpid(), syscall.SIGSTOP) //nolint:errcheck // the parent continues it
+	last := time.Now()
+	for end := last.Add(10 * time.Second); last.Before(end); {
+		time.Sleep(time.Millisecond)
+		now := time.Now()
+		if now.Sub(last) > 200*time.Millisecond {
+			return
+		}
+		last = now
+	}
+}
+
+// awaitTry waits until a waiter's try refreshes its entry in the queue
+// deadlines at qdeadlines, so that its next try comes a second later.
+func awaitTry(t *testing.T, ctx context.Context, client *redis.Client, qdeadlines string) {
+	t.Helper()
+	entry := func() float64 {
+		z := client.ZRangeWithScores(ctx, qdeadlines, 0, 0).Val()
+		if len(z) == 0 {
+			return 0
+		}
+		return z[0].Score
+	}
+	last := entry()
+	eventually(t, 5*time.Second, func() bool { return entry() != last }, "the waiter never tried again")
+}
+
+// serverPid returns the process ID of the server client talks to.
+func serverPid(t *testing.T, ctx context.Context, client *redis.Client) int {
+	t.Helper()
+	return infoInt(t, ctx, client, "server", "process_id")
+}
+
+// blockedClients returns the clients of the server that wait in a
+// blocking command, such as WAIT.
+func blockedClients(t *testing.T, ctx context.Context, client *redis.Client) int {
+	t.Helper()
+	return infoInt(t, ctx, client, "clients", "blocked_clients")
+}
+
+// infoInt returns the integer field of INFO section.
+func infoInt(t *testing.T, ctx context.Context, client *redis.Client, section, field string) int {
+	t.Helper()
+	info, err := client.Info(ctx, section).Result()
+	require.NoError(t, err)
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			n, err := strconv.Atoi(v)
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatalf("no %s in INFO %s:\n%s", field, section, info)
+	return 0
+}
+
+// stopProcess stops process pid (SIGSTOP) and waits until it is stopped.
+func stopProcess(t *testing.T, pid int) {
+	t.Helper()
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	eventually(t, 10*time.Second, func() bool { return processStopped(pid) }, fmt.Sprintf("process %d never stopped", pid))
+}
