@@ -3,6 +3,7 @@ package slotlimit_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/internal/observe/observetest"
+	"github.com/slotlimit/slotlimit/observe"
 )
 
 func newLimiterOn(t *testing.T, client redis.UniversalClient, cfg slotlimit.Config) *slotlimit.Limiter {
@@ -229,49 +232,87 @@ func TestLimitChangeTakesEffectAtNextCall(t *testing.T) {
 // the waiter's Acquire returns on the notice, with no call on its path,
 // stating its full TTL from the release; the claim that follows moves the
 // lease in Redis to exactly that deadline.
+//
+// A try of the waiter's own that is on the wire while the release runs,
+// or sent before the notice is read (the waiter tries every second, and
+// more often until it reads its subscription's confirmation, which a busy
+// machine can make it do late), rightly takes the units itself. Such a
+// run shows nothing of the notice, so the scenario runs until no try of
+// the waiter's overlaps the hand-off, at most a few times.
 func TestHandedLeaseReturnsOnTheNotice(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		key := testKey(t, b)
-		holder := newLimiter(t, b, key, 1, time.Minute)
-		client, tries := countedClient(t, b)
-		waiter := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Hour})
-
-		_, err := holder.TryAcquire(ctx, "holder")
-		require.NoError(t, err)
-		got := make(chan slotlimit.Result, 1)
-		go func() {
-			res, err := waiter.Acquire(ctx, "waiter")
-			assert.NoError(t, err)
-			got <- res
-		}()
-		awaitQueued(t, b, key, 1)
-		awaitSubscribed(t, b, key)
-		// The waiter tries once more when its process reads the subscription's
-		// confirmation; wait for that before counting.
-		acquires := tries.get("acquire")
-		for settled := false; !settled; {
-			time.Sleep(100 * time.Millisecond)
-			now := tries.get("acquire")
-			settled, acquires = now == acquires, now
+		for attempt := 1; attempt <= 5; attempt++ {
+			if handedLeaseReturnsOnTheNotice(t, b) {
+				return
+			}
+			t.Logf("attempt %d: a try of the waiter's own overlapped the hand-off", attempt)
 		}
-		err = holder.Release(ctx, "holder")
-		require.NoError(t, err)
-		res := <-got
-		require.True(t, res.Acquired)
-		now := b.Now()
-		assert.WithinDuration(t, now.Add(time.Hour), res.ExpiresAt, 5*time.Second, "the full TTL")
-		assert.Equal(t, acquires, tries.get("acquire"), "handed over, not taken by a try")
-		// The claim follows the return, off the waiter's path, and moves
-		// the lease to the deadline the waiter was told.
-		assert.Eventually(t, func() bool {
-			hs, err := holder.Holders(ctx)
-			return err == nil && len(hs) == 1 && hs[0].ExpiresAt.Equal(res.ExpiresAt) && tries.get("claim") == 1
-		}, 5*time.Second, 5*time.Millisecond, "one call claims it, as Redis then holds it")
-		assert.Equal(t, int64(1), tries.get("claim"), "one call claims it")
-		assert.Zero(t, tries.get("renew"))
+		t.Fatal("a try of the waiter's own overlapped the hand-off in 5 attempts")
 	})
+}
+
+// handedLeaseReturnsOnTheNotice runs the scenario once, and reports
+// whether no try of the waiter's was sent or answered from the release on
+// until its Acquire returned: the case it checks.
+func handedLeaseReturnsOnTheNotice(t *testing.T, b *backend) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	key := testKey(t, b)
+	holder := newLimiter(t, b, key, 1, time.Minute)
+	client, tries := countedClient(t, b)
+	var releasing atomic.Bool
+	var overlapping atomic.Int64 // the waiter's tries sent or answered since the release began
+	client.AddHook(hook(func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+		if scriptOp(cmd) != "acquire" {
+			return next(ctx, cmd)
+		}
+		late := releasing.Load()
+		err := next(ctx, cmd)
+		if late || releasing.Load() {
+			overlapping.Add(1)
+		}
+		return err
+	}))
+	rec := &observetest.Recorder{}
+	waiter := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Hour, Observer: rec})
+
+	_, err := holder.TryAcquire(ctx, "holder")
+	require.NoError(t, err)
+	got := make(chan slotlimit.Result, 1)
+	go func() {
+		res, err := waiter.Acquire(ctx, "waiter")
+		assert.NoError(t, err)
+		got <- res
+	}()
+	awaitQueued(t, b, key, 1)
+	awaitSubscribed(t, b, key)
+	// The waiter tries once more when its process reads the subscription's
+	// confirmation; wait for that, most times, before releasing.
+	for acquires, settled := tries.get("acquire"), false; !settled; {
+		time.Sleep(100 * time.Millisecond)
+		now := tries.get("acquire")
+		settled, acquires = now == acquires, now
+	}
+	releasing.Store(true)
+	err = holder.Release(ctx, "holder")
+	require.NoError(t, err)
+	res := <-got
+	require.True(t, res.Acquired)
+	if overlapping.Load() > 0 {
+		return false
+	}
+	assert.Contains(t, observetest.Kinds(rec.Take()), observe.HandedOver, "handed over, not taken by a try")
+	now := b.Now()
+	assert.WithinDuration(t, now.Add(time.Hour), res.ExpiresAt, 5*time.Second, "the full TTL")
+	// The claim follows the return, off the waiter's path, and moves
+	// the lease to the deadline the waiter was told.
+	assert.Eventually(t, func() bool {
+		hs, err := holder.Holders(ctx)
+		return err == nil && len(hs) == 1 && hs[0].ExpiresAt.Equal(res.ExpiresAt) && tries.get("claim") == 1
+	}, 5*time.Second, 5*time.Millisecond, "one call claims it, as Redis then holds it")
+	assert.Equal(t, int64(1), tries.get("claim"), "one call claims it")
+	assert.Zero(t, tries.get("renew"))
+	return true
 }
 
 // A waiter whose lease time is shorter than the time since its last try
