@@ -101,6 +101,12 @@ func countedClient(t *testing.T, b *backend) (redis.UniversalClient, *scriptCoun
 // failAfterSend lets the next script call that runs, once armed, do so on
 // the server and then reports fault() instead of its reply, as a
 // connection that breaks after the call was sent would.
+// noRetries leaves a client no try to send a call again after a lost
+// reply, so that a fault failAfterSend injects is the call's last word.
+func noRetries(o *redis.UniversalOptions) {
+	o.MaxRetries, o.MaxRedirects = -1, -1
+}
+
 func failAfterSend(armed *atomic.Bool, fault func() error) hook {
 	return func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
 		err := next(ctx, cmd)

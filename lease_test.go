@@ -163,12 +163,12 @@ func TestLeaseAccessor(t *testing.T) {
 	assert.Empty(t, holderIDs(t, l))
 }
 
-// A TryAcquireLease whose reply is lost releases its generated holder,
-// which nobody else could release.
+// A TryAcquireLease whose reply is lost, with no try left to send it
+// again, releases its generated holder, which nobody else could release.
 func TestTryAcquireLeaseUnknownOutcomeReleases(t *testing.T) {
 	b := newMiniredis(t)
 	l := newLimiter(t, b, testKey(t, b), 1, time.Minute)
-	client := newClient(t, b)
+	client := newClient(t, b, noRetries)
 	var armed atomic.Bool
 	armed.Store(true)
 	client.AddHook(failAfterSend(&armed, func() error { return os.ErrDeadlineExceeded }))
