@@ -14,7 +14,7 @@
 //
 // Two algorithms share one API (see Algorithm). GCRA, the default, spaces
 // events evenly at Rate per Period and lets up to Burst through at once;
-// it keeps one integer, the theoretical arrival time, under a name of its
+// it keeps one string, the theoretical arrival time, under a name of its
 // own beside the key ("{k}/ratelimit" for a key "k", "{t}:k:ratelimit" for
 // a key "{t}:k" with a hash tag), in the key's hash slot, and lets it
 // lapse when the key is back to its full allowance. FixedWindow is the classic
@@ -76,9 +76,18 @@
 // refused with ErrInvalidKey, and so, for GCRA, is a key with a '}' but no
 // hash tag.
 //
-// Time in the scripts is in microseconds for GCRA, since one event's share
-// of a period (Period/Rate) is often not a whole millisecond (10,000 per
-// second is 100µs); a share that is not a whole microsecond is rounded up,
-// so a limit is never exceeded, and is kept at most 1µs per event
-// stricter. FixedWindow keeps its window as a key expiry in milliseconds.
+// Precision: GCRA keeps its rate exactly. Time in its scripts is in
+// microseconds, the server's clock, and one event's share of a period
+// (Period/Rate) is kept as a fraction in lowest terms, so a share that is
+// not a whole µs (3 per second is 333,333⅓µs, 999,999 per second is
+// 1 1/999,999µs) keeps its remainder: n events move the theoretical
+// arrival time by exactly n×Period/Rate, and a caller who takes every
+// event as soon as it may gets Burst + t×Rate/Period of them in any time
+// t, rounded down, at any Rate up to one event per µs. The waits reported
+// (RetryAfter, ResetAfter) are rounded up to the µs. A Burst of 1 spaces
+// events a share apart on a clock of whole µs, so a share that is not a
+// whole µs is in effect rounded up; a Limit for which that is more than
+// 1% slow is refused with an InexactLimitError that names the nearest
+// Limit kept exactly (the same with a Burst of 2). FixedWindow keeps its
+// window as a key expiry in milliseconds, and counts exactly.
 package ratelimit

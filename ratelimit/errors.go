@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/slotlimit/slotlimit"
 )
@@ -24,8 +25,10 @@ var (
 	// unknown Algorithm, a FixedWindow limit whose Burst is neither 0 nor
 	// Rate or whose Period is longer than MaxBurstTime, or a GCRA limit
 	// whose share of a period per event (Period/Rate) is under a
-	// microsecond or whose full burst (Burst×Period/Rate) is longer than
-	// MaxBurstTime. It is also returned for an AllowAll with no rules. It
+	// microsecond, whose full burst (Burst×Period/Rate) is longer than
+	// MaxBurstTime, or whose rate the server's clock cannot keep within
+	// 1% (an *InexactLimitError, which names the nearest Limit it keeps
+	// exactly). It is also returned for an AllowAll with no rules. It
 	// matches ErrInvalidArgument. Nothing is sent to Redis.
 	ErrInvalidLimit error = &argError{"ratelimit: invalid limit"}
 
@@ -62,6 +65,29 @@ var (
 	// and a Redis error reply such as WRONGTYPE, never match it.
 	ErrOutcomeUnknown = slotlimit.ErrOutcomeUnknown
 )
+
+// An InexactLimitError is the error, matching ErrInvalidLimit and so
+// ErrInvalidArgument, of a GCRA Limit with a Burst of 1 whose share of a
+// period per event (Period/Rate) is not a whole number of µs and would
+// run more than 1% below its Rate. With a Burst of 1 no two events may be
+// less than a share apart, and the server's clock counts whole µs, so
+// events are in effect the share rounded up to the µs apart: 300,000 per
+// second (3⅓µs an event) would admit one event per 4µs, 250,000 per
+// second. A Burst of 2 or more keeps any Rate exactly, and so does a
+// share of whole µs. Nothing is sent to Redis.
+type InexactLimitError struct {
+	Limit   Limit         // the Limit given, its Burst filled in
+	Spacing time.Duration // the least time between events: Period/Rate, rounded up to the µs
+	Nearest Limit         // the nearest Limit kept exactly: Limit with a Burst of 2
+}
+
+func (e *InexactLimitError) Error() string {
+	return fmt.Sprintf("%v: %v: a Burst of 1 keeps events %v apart on the server's clock of whole µs, at most %d per %v; %v keeps the rate exactly",
+		ErrInvalidLimit, e.Limit, e.Spacing, e.Limit.Period/e.Spacing, e.Limit.Period, e.Nearest)
+}
+
+// Unwrap returns ErrInvalidLimit.
+func (e *InexactLimitError) Unwrap() error { return ErrInvalidLimit }
 
 // An argError is a specific error for bad input, which also matches
 // ErrInvalidArgument.

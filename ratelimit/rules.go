@@ -56,7 +56,7 @@ func (l *Limiter) AllowAll(ctx context.Context, rules []Rule) (Results, error) {
 	c := observe.Begin(l.cfg.Observer, "ratelimit", "AllowAll", call.name, "", call.units, capacity(call.results[0].Limit))
 	if !together(l.client, call.keys) {
 		err = callerr.Op("ratelimit", "allow all", call.name, ErrCrossSlot)
-	} else if err = allowAll(ctx, l.client, call.data, call.args, call.results); err != nil {
+	} else if err = allowAll(ctx, l.client, call.data, call.args, call.params, call.ns, call.results); err != nil {
 		err = callerr.Call(ctx, "ratelimit", "allow all", call.name, err)
 	}
 	if err != nil {
@@ -76,6 +76,8 @@ func (l *Limiter) AllowAll(ctx context.Context, rules []Rule) (Results, error) {
 type allCall struct {
 	keys, data []string // the rules' keys, and their data keys
 	args       []any    // allow_all.lua's ARGV
+	params     []params // each rule's limit in the scripts' units
+	ns         []int64  // each rule's events
 	results    Results  // each rule's Limit
 	name       string   // the keys, joined by spaces, as errors name them
 	units      int64    // the events of every rule
@@ -93,7 +95,9 @@ func prepareAll(ctx context.Context, rules []Rule) (allCall, error) {
 	call := allCall{
 		keys:    make([]string, len(rules)),
 		data:    make([]string, len(rules)),
-		args:    make([]any, 0, ruleLen*len(rules)),
+		args:    make([]any, 0, 7*len(rules)),
+		params:  make([]params, len(rules)),
+		ns:      make([]int64, len(rules)),
 		results: make(Results, len(rules)),
 	}
 	seen := make(map[string]bool, len(rules))
@@ -112,6 +116,7 @@ func prepareAll(ctx context.Context, rules []Rule) (allCall, error) {
 		seen[rule.Key] = true
 		call.keys[i], call.data[i] = rule.Key, data
 		call.args = allowAllArgs(call.args, p, n)
+		call.params[i], call.ns[i] = p, n
 		call.results[i].Limit = p.limit
 		call.units += n
 	}

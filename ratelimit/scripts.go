@@ -44,54 +44,76 @@ var (
 )
 
 // ruleLen is the number of integers the scripts reply per rule: allowed,
-// remaining, retry after µs, reset after µs.
+// then for GCRA the TAT's lead over now (whole µs, its remainder in 1/den
+// µs, den), for FixedWindow remaining, retry after µs and reset after µs.
 const ruleLen = 4
 
 // allow runs allow_gcra.lua or allow_window.lua, by p's algorithm.
-// KEYS: the limit's data key (see dataKey). ARGV: p.cost, p.tau, n.
-// Reply: {allowed, remaining, retry after µs, reset after µs}, allowed
-// being the status.
+// KEYS: the limit's data key (see dataKey). ARGV: for GCRA, gcraArgs;
+// for FixedWindow, p.window, p.rate, n. Reply: ruleLen integers, allowed
+// being the status, decoded by decodeRule.
 func allow(ctx context.Context, client redis.UniversalClient, key string, p params, n int64) (Result, error) {
-	s := allowGCRAScript
+	var reply any
+	var err error
 	if p.limit.Algorithm == FixedWindow {
-		s = allowWindowScript
+		reply, err = runner(client).Run(ctx, allowWindowScript, []string{key}, p.window, p.rate, n).Result()
+	} else if share, tau := gcraArgs(p, n); p.den == 1 {
+		reply, err = runner(client).Run(ctx, allowGCRAScript, []string{key}, share.us, tau.us, n).Result()
+	} else {
+		reply, err = runner(client).Run(ctx, allowGCRAScript, []string{key}, share.us, tau.us, n, p.den, share.rem, tau.rem).Result()
 	}
-	reply, err := s.Run(ctx, client, []string{key}, p.cost, p.tau, n).Result()
 	if err != nil {
 		return Result{}, err
 	}
-	res := []Result{{Limit: p.limit}}
+	res := Result{Limit: p.limit}
 	values, ok := reply.([]any)
-	if !ok || len(values) != ruleLen || decodeRules(res, values) != nil {
+	if !ok || len(values) != ruleLen || decodeRule(&res, p, n, values) != nil {
 		return Result{}, callerr.UnexpectedReply(reply)
 	}
-	return res[0], nil
+	return res, nil
+}
+
+// gcraArgs returns what allow_gcra.lua and allow_all.lua take of a GCRA
+// limit and n: the n events' share of a period, and tau. For an n above
+// Burst, which never fits, the share is tau's whole µs and 1µs more,
+// which is more than tau.
+func gcraArgs(p params, n int64) (share, tau span) {
+	if n > p.limit.Burst {
+		return span{us: p.tau.us + 1}, p.tau
+	}
+	return p.share(n), p.tau
 }
 
 // allowAllArgs appends to args the ARGV of one rule of allow_all.lua:
-// its algorithm ('g' or 'w'), then its p.cost, p.tau and n, as allow
-// takes them.
+// its algorithm ('g' or 'w'), then for GCRA the share, tau and n of
+// gcraArgs, p.den and the remainders of the share and tau, and for
+// FixedWindow p.window, p.rate and n.
 func allowAllArgs(args []any, p params, n int64) []any {
-	kind := "g"
 	if p.limit.Algorithm == FixedWindow {
-		kind = "w"
+		return append(args, "w", p.window, p.rate, n)
 	}
-	return append(args, kind, p.cost, p.tau, n)
+	share, tau := gcraArgs(p, n)
+	return append(args, "g", share.us, tau.us, n, p.den, share.rem, tau.rem)
 }
 
 // allowAll runs allow_all.lua. KEYS: each rule's data key, in order.
 // ARGV: built by allowAllArgs, rule by rule. Reply: {status (1 when every
 // rule's events were counted, 0 when none were), then ruleLen integers
 // per rule, as allow's}. results holds each rule's Limit, and gets the
-// rest.
-func allowAll(ctx context.Context, client redis.UniversalClient, keys []string, args []any, results Results) error {
-	reply, err := allowAllScript.Run(ctx, client, keys, args...).Result()
+// rest; ps and ns are the rules' params and n.
+func allowAll(ctx context.Context, client redis.UniversalClient, keys []string, args []any, ps []params, ns []int64, results Results) error {
+	reply, err := runner(client).Run(ctx, allowAllScript, keys, args...).Result()
 	if err != nil {
 		return err
 	}
 	values, ok := reply.([]any)
-	if !ok || len(values) != 1+ruleLen*len(results) || decodeRules(results, values[1:]) != nil {
+	if !ok || len(values) != 1+ruleLen*len(results) {
 		return callerr.UnexpectedReply(reply)
+	}
+	for i := range results {
+		if decodeRule(&results[i], ps[i], ns[i], values[1+ruleLen*i:]) != nil {
+			return callerr.UnexpectedReply(reply)
+		}
 	}
 	if status, ok := values[0].(int64); !ok || (status == 1) != results.Allowed() {
 		return callerr.UnexpectedReply(reply)
@@ -102,7 +124,7 @@ func allowAll(ctx context.Context, client redis.UniversalClient, keys []string, 
 // resetWindow runs reset_window.lua. KEYS: the window's key. ARGV: none.
 // Reply: {status: 1 when it deleted a count, 0 when there was none}.
 func resetWindow(ctx context.Context, client redis.UniversalClient, key string) error {
-	reply, err := resetWindowScript.Run(ctx, client, []string{key}).Result()
+	reply, err := runner(client).Run(ctx, resetWindowScript, []string{key}).Result()
 	if err != nil {
 		return err
 	}
@@ -112,24 +134,53 @@ func resetWindow(ctx context.Context, client redis.UniversalClient, key string) 
 	return nil
 }
 
-// errBadRule is decodeRules's error; its caller names the reply.
+// errBadRule is decodeRule's error; its caller names the reply.
 var errBadRule = callerr.UnexpectedReply(nil)
 
-// decodeRules fills results from values, ruleLen integers per rule.
-func decodeRules(results []Result, values []any) error {
-	for i := range results {
-		var v [ruleLen]int64
-		for j := range v {
-			var ok bool
-			if v[j], ok = values[ruleLen*i+j].(int64); !ok {
-				return errBadRule
-			}
+// decodeRule fills res from the first ruleLen integers of values, the
+// reply to n events on a limit of params p. A FixedWindow's reply is the
+// Result's figures. A GCRA reply is the TAT's lead over now after the
+// call, which this divides exactly: what remains is how many events'
+// shares fit between the lead and tau; a refused n waits until the lead
+// plus its share is down to tau, or for ever when n is above Burst; the
+// key is back to full when the lead has passed. Waits are rounded up to
+// the µs.
+func decodeRule(res *Result, p params, n int64, values []any) error {
+	var v [ruleLen]int64
+	for j := range v {
+		var ok bool
+		if v[j], ok = values[j].(int64); !ok {
+			return errBadRule
 		}
-		results[i].Allowed = v[0] == 1
-		results[i].Remaining = v[1]
-		results[i].RetryAfter = micros(v[2])
-		results[i].ResetAfter = micros(v[3])
 	}
+	res.Allowed = v[0] == 1
+	if p.limit.Algorithm == FixedWindow {
+		res.Remaining = v[1]
+		res.RetryAfter = micros(v[2])
+		res.ResetAfter = micros(v[3])
+		return nil
+	}
+	if v[1] < 0 || v[2] < 0 || uint64(v[2]) >= p.den || uint64(v[3]) != p.den {
+		return errBadRule
+	}
+	lead := span{uint64(v[1]), uint64(v[2])}
+	res.Remaining = 0
+	if !p.tau.less(lead) {
+		res.Remaining = p.events(p.sub(p.tau, lead))
+	}
+	switch {
+	case res.Allowed:
+		res.RetryAfter = 0
+	case n > p.limit.Burst:
+		res.RetryAfter = Never
+	default:
+		after := p.add(lead, p.share(n))
+		if !p.tau.less(after) {
+			return errBadRule // refused, yet n fits
+		}
+		res.RetryAfter = micros(p.sub(after, p.tau).ceil())
+	}
+	res.ResetAfter = micros(lead.ceil())
 	return nil
 }
 
@@ -139,4 +190,11 @@ func micros(us int64) time.Duration {
 		return -1
 	}
 	return time.Duration(us) * time.Microsecond
+}
+
+// runner runs the scripts on client, which go through a script.Runner
+// so that a call follows a Cluster's moves and failovers, and tells
+// whether a call that failed may have written (see ErrOutcomeUnknown).
+func runner(client redis.UniversalClient) *script.Runner {
+	return &script.Runner{Client: client}
 }

@@ -1,10 +1,12 @@
 -- allow_all: count each rule's events against its limit if every rule's
 -- events fit now; otherwise count none. The keys share one hash slot.
 --
--- KEYS[i]        rule i's data key, as in allow_gcra.lua or allow_window.lua
--- ARGV[4i-3]     rule i's algorithm: 'g' GCRA, 'w' fixed window
--- ARGV[4i-2..4i] its arguments as in allow_gcra.lua (cost, tau, n) or
---                allow_window.lua (window, rate, n)
+-- KEYS[i]  rule i's data key, as in allow_gcra.lua or allow_window.lua
+-- ARGV     each rule's arguments in turn, in the order of KEYS: 'g' and
+--          the six of allow_gcra.lua (share, tau, n, den, share's
+--          remainder, tau's remainder; den is 1 and the remainders 0 when
+--          an event's share is a whole µs), or 'w' and the three of
+--          allow_window.lua (window, rate, n)
 --
 -- Returns {status, then 4 numbers per rule, in order, as those scripts
 -- reply}: status is 1 when every rule's events fit and all were counted,
@@ -22,16 +24,21 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 -- #include gcra.lua
 -- #include window.lua
 
-local rules, all = {}, true
+local rules, all, a = {}, true, 1
 for i, key in ipairs(KEYS) do
-	local r = {kind = ARGV[4 * i - 3], cost = tonumber(ARGV[4 * i - 2]), tau = tonumber(ARGV[4 * i - 1]), n = tonumber(ARGV[4 * i])}
+	local r = {kind = ARGV[a]}
 	if r.kind == 'g' then
-		r.tat = gcra_tat(key, now)
+		r.share, r.tau, r.n = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+		r.den, r.share_rem, r.tau_rem = tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]), tonumber(ARGV[a + 6])
+		a = a + 7
+		r.tat, r.rem = gcra_tat(key, now, r.den)
 		if not r.tat then
 			return redis.error_reply('ERR the key of rule ' .. i .. ' holds a string that is not a GCRA time')
 		end
-		r.ok = gcra_fits(r.tat, now, r.cost, r.tau, r.n)
+		r.ok = gcra_fits(r, now)
 	else
+		r.cost, r.tau, r.n = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+		a = a + 4
 		r.count, r.ttl = window_read(key)
 		if not r.count then
 			return redis.error_reply('ERR the key of rule ' .. i .. ' holds a string that is not a count')
@@ -47,9 +54,9 @@ for i, key in ipairs(KEYS) do
 	local r, out = rules[i], nil
 	if r.kind == 'g' then
 		if all and r.n > 0 then
-			r.tat = gcra_count(key, r.tat, now, r.cost, r.n)
+			gcra_count(key, r, now)
 		end
-		out = gcra_reply(r.tat, now, r.cost, r.tau, r.n, r.ok)
+		out = gcra_reply(r, now)
 	else
 		local ttl = window_repair(key, r.cost, r.ttl)
 		if all and r.n > 0 then

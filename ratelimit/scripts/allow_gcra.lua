@@ -1,64 +1,101 @@
 -- allow_gcra: count n events against a GCRA limit if all of them fit now.
 --
 -- KEYS[1]  the limit's data key, this package's name beside the user's
---          key ("{k}/ratelimit", "{t}:k:ratelimit"): its TAT, µs on the
---          server's clock, as an integer string that lapses when it has
---          passed (see gcra.lua)
--- ARGV[1]  cost: one event's share of the period, µs
--- ARGV[2]  tau: a full burst's share, µs
+--          key ("{k}/ratelimit", "{t}:k:ratelimit"): its TAT on the
+--          server's clock, kept until it has passed (see gcra.lua)
+-- ARGV[1]  share: the n events' share of the period (n×Period/Rate), whole
+--          µs; above tau when n is above Burst, so that it never fits
+-- ARGV[2]  tau: a full burst's share (Burst×Period/Rate), whole µs
 -- ARGV[3]  n, the events asked for, 0 to 2^53; 0 asks without counting
+-- ARGV[4]  den, only when an event's share (Period/Rate, in lowest terms)
+--          is not a whole number of µs: its denominator, at most 2^53
+-- ARGV[5]  with ARGV[4]: the share's remainder past ARGV[1], in 1/den µs
+-- ARGV[6]  with ARGV[4]: tau's remainder past ARGV[2], in 1/den µs
 --
--- Returns {allowed (0|1), the status; remaining; retry after µs (0 when
--- allowed, -1 when n never fits); reset after µs}. A refusal writes nothing, and the
--- key is read before any write, so a key of another kind fails with an
--- error and is left as it was.
+-- Returns {allowed (0|1), the status; lead, the TAT's lead over now after
+-- the call (0 when it has passed), whole µs; lead's remainder, in 1/den
+-- µs; den (1 without ARGV[4])}: the caller, who knows the limit, divides
+-- them into what remains and how long to wait. A refusal writes nothing,
+-- and the key is read before any write, so a key of another kind fails
+-- with an error and is left as it was.
 --
 -- The steps are gcra.lua's, which allow_all.lua runs rule by rule, written
 -- out here for the one key: TIME, GET, and SET when the events are
--- counted, with no helper defined per call. left is the room before the
--- TAT runs a full burst ahead of now, tau - (tat - now); n fits when n×cost
--- is at most left (gcra_fits), and counting moves the TAT and left by
--- n×cost (gcra_count). Every figure is an integer below 2^53, so exact.
+-- counted, with no helper defined per call. Every time is a whole number
+-- of µs and a remainder in 1/den µs below den: the n events fit when lead
+-- + share is at most tau (gcra_fits), and counting them moves the TAT, and
+-- lead, by share (gcra_count). Each figure is an integer below 2^53, so
+-- exact, and a remainder is carried without passing den; so n events at
+-- Rate per Period move the TAT by exactly n×Period/Rate, and the limit
+-- keeps its rate exactly, whether or not a share is a whole µs.
 --
 -- A call carries no identity, so a re-sent call (its reply lost) runs
 -- again as a new one: it counts only if the TAT its first run left, plus
--- n×cost, is still within tau of now, so no run takes the key past its
+-- share, is still within tau of now, so no run takes the key past its
 -- burst.
 
 local key = KEYS[1]
-local cost, tau, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local share, tau, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local den, share_rem, tau_rem = 1, 0, 0
+if ARGV[4] then
+	den, share_rem, tau_rem = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+end
 local t = redis.call('TIME')
 local now = t[1] * 1000000 + t[2]
 
-local tat = redis.call('GET', key)
-if not tat then
-	tat = now
-elseif string.find(tat, '^%d+$') then
-	tat = tonumber(tat)
-	if tat < now then
-		tat = now
+-- The TAT is tat + rem/den µs, at least now: the key's integer, or its
+-- integer and a remainder in 1/d µs, below d. A remainder kept in another
+-- den (a limit of another rate on the key) is rounded up to the next µs.
+-- The layout this den writes most is tried first.
+local tat, rem = now, 0
+local value = redis.call('GET', key)
+if value then
+	local whole, r, d
+	if den == 1 and string.find(value, '^%d+$') then
+		whole = value
+	else
+		whole, r, d = string.match(value, '^(%d+)%+(%d+)/(%d+)$')
+		if whole then
+			r, d = tonumber(r), d == ARGV[4] and den or tonumber(d)
+		elseif string.find(value, '^%d+$') then
+			whole = value
+		end
+		if not whole or r and r >= d then
+			return redis.error_reply('ERR the key holds a string that is not a GCRA time')
+		end
 	end
-else
-	return redis.error_reply('ERR the key holds a string that is not a GCRA time')
+	whole = tonumber(whole)
+	if whole >= now then
+		tat = whole
+		if r and d == den then
+			rem = r
+		elseif r and r > 0 then
+			tat = whole + 1
+		end
+	end
 end
 
-local left = tau - (tat - now)
-if n * cost <= left then
-	if n > 0 then
-		-- Kept until it has passed: PX rounded up to the ms.
-		tat = tat + n * cost
-		left = left - n * cost
-		redis.call('SET', key, string.format('%d', tat), 'PX', math.ceil((tat - now) / 1000))
+-- lead + share, the remainder carried without passing den.
+local lead, lead_rem = tat - now, rem
+local after, after_rem = lead + share, 0
+if share_rem >= den - lead_rem then
+	after, after_rem = after + 1, share_rem - (den - lead_rem)
+else
+	after_rem = lead_rem + share_rem
+end
+if after > tau or after == tau and after_rem > tau_rem then
+	return {0, lead, lead_rem, den}
+end
+if n > 0 then
+	lead, lead_rem = after, after_rem
+	local v
+	if lead_rem > 0 then
+		v = string.format('%d+%d/%d', now + lead, lead_rem, den)
+		after = after + 1
+	else
+		v = string.format('%d', now + lead)
 	end
-	return {1, math.floor(left / cost), 0, tat - now}
+	-- Kept until it has passed: PX is the lead rounded up to the ms.
+	redis.call('SET', key, v, 'PX', math.ceil(after / 1000))
 end
--- Refused: n waits until its new TAT is a full burst ahead, or never (-1)
--- when n×cost is more than a full burst.
-local remaining = 0
-if left > 0 then
-	remaining = math.floor(left / cost)
-end
-if n * cost > tau then
-	return {0, remaining, -1, tat - now}
-end
-return {0, remaining, n * cost - left, tat - now}
+return {1, lead, lead_rem, den}

@@ -1,50 +1,84 @@
 -- gcra.lua: GCRA on one key, for allow_all.lua, whose rules each run it;
 -- allow_gcra.lua runs the same steps written out for its one key. Times
--- are µs on the server's clock. cost is one event's share of the period
--- (Period/Rate, rounded up); tau is a full burst's (Burst×cost).
+-- are on the server's clock, each a whole number of µs and a remainder in
+-- 1/den µs, 0 <= remainder < den: den is the denominator of an event's
+-- share of the period (Period/Rate, in lowest terms), 1 when the share is
+-- a whole µs. share is the n events' share (n×Period/Rate); tau is a full
+-- burst's (Burst×Period/Rate). Every figure is an integer below 2^53, so
+-- exact, and a sum carries its remainder without passing den.
 --
--- The key holds the theoretical arrival time (TAT) as an integer string:
--- the moment by which every event counted so far has been paid for. The
--- key is back to its full allowance once the TAT has passed, and lapses
--- then.
+-- The key holds the theoretical arrival time (TAT): the moment by which
+-- every event counted so far has been paid for, as an integer string of
+-- µs, followed, when it has a remainder, by '+', the remainder, '/' and
+-- den ("1700000000333333+1/3"). The key is back to its full allowance
+-- once the TAT has passed, and lapses then.
 
--- gcra_tat returns the key's TAT, at least now, or nil when the key holds
--- a string that is not a TAT. GET fails with WRONGTYPE on another type.
-local function gcra_tat(key, now)
+-- gcra_tat returns the key's TAT, at least now, as whole µs and a
+-- remainder in 1/den µs, or nil when the key holds a string that is not a
+-- TAT: an integer, or an integer and a remainder in 1/d µs, below d. A
+-- remainder kept in another den (a limit of another rate on the key) is
+-- rounded up to the next µs. GET fails with WRONGTYPE on another type.
+local function gcra_tat(key, now, den)
 	local value = redis.call('GET', key)
 	if not value then
-		return now
+		return now, 0
 	end
-	if not string.match(value, '^%d+$') then
+	local whole, r, d = string.match(value, '^(%d+)%+(%d+)/(%d+)$')
+	if whole then
+		r, d = tonumber(r), tonumber(d)
+		if r >= d then
+			return nil
+		end
+	elseif string.find(value, '^%d+$') then
+		whole = value
+	else
 		return nil
 	end
-	return math.max(tonumber(value), now)
-end
-
--- gcra_fits reports whether n more events fit now: the new TAT is at most
--- a full burst ahead of now.
-local function gcra_fits(tat, now, cost, tau, n)
-	return tat + n * cost - now <= tau
-end
-
--- gcra_count counts n events and returns the new TAT, kept until it has
--- passed (PX rounded up to the ms, so the key never lapses early).
-local function gcra_count(key, tat, now, cost, n)
-	tat = tat + n * cost
-	redis.call('SET', key, string.format('%d', tat), 'PX', string.format('%d', math.ceil((tat - now) / 1000)))
-	return tat
-end
-
--- gcra_reply returns {allowed, remaining, retry after, reset after} for
--- the key at TAT tat. A refused n waits until its new TAT is a full burst
--- ahead, or never (-1) when n×cost is more than a full burst.
-local function gcra_reply(tat, now, cost, tau, n, ok)
-	local remaining = math.max(math.floor((tau - (tat - now)) / cost), 0)
-	if ok then
-		return {1, remaining, 0, tat - now}
+	whole = tonumber(whole)
+	if whole < now then
+		return now, 0
 	end
-	if n * cost > tau then
-		return {0, remaining, -1, tat - now}
+	if r and d == den then
+		return whole, r
+	elseif r and r > 0 then
+		return whole + 1, 0
 	end
-	return {0, remaining, tat + n * cost - tau - now, tat - now}
+	return whole, 0
+end
+
+-- gcra_add returns a + b, for times whole µs and remainders in 1/den µs.
+local function gcra_add(a, a_rem, b, b_rem, den)
+	if b_rem >= den - a_rem then
+		return a + b + 1, b_rem - (den - a_rem)
+	end
+	return a + b, a_rem + b_rem
+end
+
+-- gcra_fits reports whether the events fit now: the TAT moved by their
+-- share is at most a full burst ahead of now.
+local function gcra_fits(r, now)
+	local after, after_rem = gcra_add(r.tat - now, r.rem, r.share, r.share_rem, r.den)
+	return after < r.tau or after == r.tau and after_rem <= r.tau_rem
+end
+
+-- gcra_count moves the TAT by the events' share, kept until it has
+-- passed (PX, the lead rounded up to the ms, so the key never lapses
+-- early).
+local function gcra_count(key, r, now)
+	r.tat, r.rem = gcra_add(r.tat, r.rem, r.share, r.share_rem, r.den)
+	local value, lead = nil, r.tat - now
+	if r.rem > 0 then
+		value = string.format('%d+%d/%d', r.tat, r.rem, r.den)
+		lead = lead + 1
+	else
+		value = string.format('%d', r.tat)
+	end
+	redis.call('SET', key, value, 'PX', string.format('%d', math.ceil(lead / 1000)))
+end
+
+-- gcra_reply returns {allowed, lead, lead's remainder, den}: the TAT's
+-- lead over now, which the caller divides into what remains and how long
+-- to wait.
+local function gcra_reply(r, now)
+	return {r.ok and 1 or 0, r.tat - now, r.rem, r.den}
 end
