@@ -416,3 +416,46 @@ func awaitReplica(t *testing.T, master *redistest.Server) {
 		return err == nil && strings.Contains(info, "state=online")
 	}, 30*time.Second, 10*time.Millisecond, "a replica of %s comes online", master.Addr)
 }
+
+// A release that meets its slot in the middle of a move, its keys split
+// between two masters (TRYAGAIN) or moved already (ASK), is not dropped:
+// it is tried again until the move ends, or followed to the new master,
+// and frees what it held.
+func TestReleaseDuringSlotMove(t *testing.T) {
+	c := redistest.OwnCluster(t)
+	for _, replicas := range []int{0, 1} {
+		for _, name := range []string{"limiter", "lock", "adaptive"} {
+			t.Run(fmt.Sprintf("replicas=%d/%s", replicas, name), func(t *testing.T) {
+				tag := strings.NewReplacer("/", "-", "=", "").Replace(t.Name())
+				s := eventSubjects(t, c.Client(t), replicas, tag)[name]
+				key := "event:" + tag + ":" + name
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				var gives []func(context.Context) error
+				for range s.limit {
+					give, ok, err := s.take(ctx, false)
+					require.NoError(t, err)
+					require.True(t, ok)
+					gives = append(gives, give)
+				}
+
+				move := c.BeginMove(t, key)
+				move.MoveKeys(t, 1)
+				errs := make(chan error, len(gives))
+				for _, give := range gives {
+					go func() { errs <- give(ctx) }()
+				}
+				time.Sleep(200 * time.Millisecond) // the releases meet the move
+				early := len(errs)
+				move.Finish(t)
+				for range gives {
+					require.NoError(t, <-errs)
+				}
+				held, err := s.held(ctx)
+				require.NoError(t, err)
+				assert.Zero(t, held, "every release freed its unit")
+				t.Logf("%d of %d releases returned before the move ended", early, len(gives))
+			})
+		}
+	}
+}

@@ -257,69 +257,103 @@ func (c *Cluster) Failover(tb testing.TB, key string, takeover bool) (resume fun
 // new master, once every node names it.
 func (c *Cluster) MoveSlot(tb testing.TB, key string, pause time.Duration) *Server {
 	tb.Helper()
+	m := c.BeginMove(tb, key)
+	for m.MoveKeys(tb, 1) > 0 {
+		time.Sleep(pause)
+	}
+	return m.Finish(tb)
+}
+
+// A Move is a slot in the middle of a move from one master to another
+// (see BeginMove).
+type Move struct {
+	c        *Cluster
+	slot     int
+	src, dst clusterNode
+	masters  []clusterNode
+}
+
+// BeginMove marks key's slot as moving from its master to another master
+// (CLUSTER SETSLOT ... IMPORTING and MIGRATING), and moves no key yet.
+func (c *Cluster) BeginMove(tb testing.TB, key string) *Move {
+	tb.Helper()
 	c.settle(tb)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	slot := c.Slot(tb, key)
+	m := &Move{c: c, slot: c.Slot(tb, key)}
 	nodes, err := c.nodes(ctx)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var src, dst clusterNode
-	var masters []clusterNode
 	for _, n := range nodes {
 		if n.master != "" || len(n.slots) == 0 {
 			continue
 		}
-		masters = append(masters, n)
-		if n.serves(slot) {
-			src = n
-		} else if dst.id == "" {
-			dst = n
+		m.masters = append(m.masters, n)
+		if n.serves(m.slot) {
+			m.src = n
+		} else if m.dst.id == "" {
+			m.dst = n
 		}
 	}
-	if src.id == "" || dst.id == "" {
-		tb.Fatalf("redistest: no two masters for slot %d: %+v", slot, nodes)
+	if m.src.id == "" || m.dst.id == "" {
+		tb.Fatalf("redistest: no two masters for slot %d: %+v", m.slot, nodes)
 	}
-	srcClient := redis.NewClient(&redis.Options{Addr: src.addr, MaxRetries: -1})
-	defer srcClient.Close()
-	dstClient := redis.NewClient(&redis.Options{Addr: dst.addr, MaxRetries: -1})
-	defer dstClient.Close()
-	must := func(err error) {
-		tb.Helper()
-		if err != nil {
-			tb.Fatalf("redistest: moving slot %d from %s to %s: %v", slot, src.addr, dst.addr, err)
-		}
+	m.do(tb, ctx, m.dst, "cluster", "setslot", m.slot, "importing", m.src.id)
+	m.do(tb, ctx, m.src, "cluster", "setslot", m.slot, "migrating", m.dst.id)
+	return m
+}
+
+// do sends a command to node n, failing tb if it fails.
+func (m *Move) do(tb testing.TB, ctx context.Context, n clusterNode, args ...any) any {
+	tb.Helper()
+	client := redis.NewClient(&redis.Options{Addr: n.addr, MaxRetries: -1})
+	defer client.Close()
+	v, err := client.Do(ctx, args...).Result()
+	// A key can lapse between listing it and moving it: MIGRATE then
+	// answers NOKEY.
+	if err != nil && !strings.Contains(err.Error(), "NOKEY") {
+		tb.Fatalf("redistest: moving slot %d from %s to %s: %v: %v", m.slot, m.src.addr, m.dst.addr, args, err)
 	}
-	must(dstClient.Do(ctx, "cluster", "setslot", slot, "importing", src.id).Err())
-	must(srcClient.Do(ctx, "cluster", "setslot", slot, "migrating", dst.id).Err())
-	host, port, _ := net.SplitHostPort(dst.addr)
-	for {
-		keys, err := srcClient.ClusterGetKeysInSlot(ctx, slot, 1).Result()
-		must(err)
-		if len(keys) == 0 {
+	return v
+}
+
+// MoveKeys moves up to n of the slot's keys still on the old master to
+// the new one, one at a time, and returns how many it moved.
+func (m *Move) MoveKeys(tb testing.TB, n int) int {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	host, port, _ := net.SplitHostPort(m.dst.addr)
+	moved := 0
+	for ; moved < n; moved++ {
+		keys, ok := m.do(tb, ctx, m.src, "cluster", "getkeysinslot", m.slot, 1).([]any)
+		if !ok || len(keys) == 0 {
 			break
 		}
-		// A key can lapse between the two calls: MIGRATE then answers NOKEY.
-		if err := srcClient.Migrate(ctx, host, port, keys[0], 0, 5*time.Second).Err(); err != nil && !strings.Contains(err.Error(), "NOKEY") {
-			must(err)
-		}
-		time.Sleep(pause)
+		m.do(tb, ctx, m.src, "migrate", host, port, keys[0], 0, 5000)
 	}
-	// The new master first, then the old, then the others, as redis-cli's
-	// resharding does.
-	must(dstClient.Do(ctx, "cluster", "setslot", slot, "node", dst.id).Err())
-	must(srcClient.Do(ctx, "cluster", "setslot", slot, "node", dst.id).Err())
-	for _, m := range masters {
-		if m.id == src.id || m.id == dst.id {
-			continue
-		}
-		client := redis.NewClient(&redis.Options{Addr: m.addr, MaxRetries: -1})
-		must(client.Do(ctx, "cluster", "setslot", slot, "node", dst.id).Err())
-		client.Close()
+	return moved
+}
+
+// Finish moves the keys left, gives the slot to the new master on every
+// master (the new one first, then the old, as redis-cli's resharding
+// does), and returns the new master once every node names it.
+func (m *Move) Finish(tb testing.TB) *Server {
+	tb.Helper()
+	for m.MoveKeys(tb, 100) > 0 {
 	}
-	c.await(tb, ctx, slot, dst.addr)
-	return c.server(dst.addr)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	m.do(tb, ctx, m.dst, "cluster", "setslot", m.slot, "node", m.dst.id)
+	m.do(tb, ctx, m.src, "cluster", "setslot", m.slot, "node", m.dst.id)
+	for _, n := range m.masters {
+		if n.id != m.src.id && n.id != m.dst.id {
+			m.do(tb, ctx, n, "cluster", "setslot", m.slot, "node", m.dst.id)
+		}
+	}
+	m.c.await(tb, ctx, m.slot, m.dst.addr)
+	return m.c.server(m.dst.addr)
 }
 
 // Slot returns key's hash slot, as CLUSTER KEYSLOT on a node of c gives
