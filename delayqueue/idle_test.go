@@ -2,6 +2,7 @@ package delayqueue_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -55,8 +56,10 @@ func TestIdleConsumerCommandRate(t *testing.T) {
 }
 
 // A push wakes one waiting consumer, not all: each push of a due message
-// publishes one notice, naming one waiter, and that consumer takes it at
-// once.
+// publishes one notice, naming one waiter, and a consumer takes it. The
+// notices of a push are those the test's subscription reads before a
+// marker the test publishes on the channel once the message was taken:
+// messages on one channel arrive in the order they were published.
 func TestPushWakesOneConsumer(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -64,8 +67,10 @@ func TestPushWakesOneConsumer(t *testing.T) {
 		q := newQueue(t, b, time.Minute, 0)
 		channel := sideKey(q.Config().Key, "wake")
 		var notices *redis.PubSub
+		publish := b.Client.Publish
 		if cluster, ok := b.Client.(*redis.ClusterClient); ok {
 			notices = cluster.SSubscribe(ctx, channel)
+			publish = cluster.SPublish
 		} else {
 			notices = b.Client.Subscribe(ctx, channel)
 		}
@@ -91,7 +96,10 @@ func TestPushWakesOneConsumer(t *testing.T) {
 		}
 		defer wg.Wait()
 		defer cancel()
-		time.Sleep(300 * time.Millisecond) // every consumer waits
+		require.Eventually(t, func() bool { // every consumer waits
+			n, err := b.Client.ZCard(ctx, sideKey(q.Config().Key, "waiters")).Result()
+			return err == nil && n == consumers
+		}, 10*time.Second, 5*time.Millisecond, "the consumers register as waiters")
 		for i := range 5 {
 			pushed := time.Now()
 			id, err := q.Push(ctx, []byte("now"), 0)
@@ -101,18 +109,22 @@ func TestPushWakesOneConsumer(t *testing.T) {
 				assert.Equal(t, id, m.ID, "push %d", i)
 				t.Logf("push %d delivered %v after it was sent", i, time.Since(pushed).Round(10*time.Microsecond))
 				require.NoError(t, q.Ack(ctx, m))
-			case <-time.After(time.Second):
-				t.Fatalf("push %d was not delivered within a second", i)
+			case <-time.After(10 * time.Second):
+				t.Fatalf("push %d was not delivered within 10s", i)
 			}
+			marker := fmt.Sprintf("marker %d", i)
+			require.NoError(t, publish(ctx, channel, marker).Err())
 			woken := 0
-			timeout := time.After(50 * time.Millisecond)
 		count:
 			for {
 				select {
-				case <-notices.Channel():
+				case msg := <-notices.Channel():
+					if msg.Payload == marker {
+						break count
+					}
 					woken++
-				case <-timeout:
-					break count
+				case <-time.After(10 * time.Second):
+					t.Fatalf("push %d: the marker did not arrive within 10s", i)
 				}
 			}
 			assert.Equal(t, 1, woken, "push %d: notices", i)

@@ -51,7 +51,7 @@ func TestLimiterOnTheSameKey(t *testing.T) {
 			ids[i], err = q.Push(ctx, []byte{byte(i)}, delay)
 			require.NoError(t, err)
 		}
-		m, err := pollWithin(t, q, 2*time.Second)
+		m, err := pollWithin(t, q, deliveredWithin)
 		require.NoError(t, err)
 		require.Equal(t, ids[0], m.ID)
 
@@ -68,7 +68,7 @@ func TestLimiterOnTheSameKey(t *testing.T) {
 
 		require.NoError(t, q.Extend(ctx, m))
 		require.NoError(t, q.Ack(ctx, m))
-		m, err = pollWithin(t, q, 2*time.Second)
+		m, err = pollWithin(t, q, deliveredWithin)
 		require.NoError(t, err)
 		assert.Equal(t, ids[1], m.ID, "a holder is not a message")
 		assert.Equal(t, []byte{1}, m.Payload)

@@ -29,7 +29,7 @@ func TestLeaseLapsesExtendsAndNacks(t *testing.T) {
 		require.ErrorIs(t, err, context.DeadlineExceeded, "in flight: no other Poll gets it while its lease lives")
 
 		b.Advance(vis + 10*time.Millisecond)
-		second, err := pollWithin(t, q, 2*time.Second)
+		second, err := pollWithin(t, q, deliveredWithin)
 		require.NoError(t, err)
 		assert.Equal(t, first.ID, second.ID)
 		assert.Equal(t, 2, second.Attempt)
@@ -55,7 +55,7 @@ func TestLeaseLapsesExtendsAndNacks(t *testing.T) {
 		_, err = pollWithin(t, q, 50*time.Millisecond)
 		require.ErrorIs(t, err, context.DeadlineExceeded, "given back, not due yet")
 		b.Advance(100 * time.Millisecond)
-		third, err := pollWithin(t, q, 2*time.Second)
+		third, err := pollWithin(t, q, deliveredWithin)
 		require.NoError(t, err)
 		assert.Equal(t, 3, third.Attempt)
 		require.NoError(t, q.Ack(ctx, third))
@@ -77,7 +77,7 @@ func TestPoisonGoesToDeadLetters(t *testing.T) {
 		require.NoError(t, err)
 		for attempt := 1; attempt <= maxAttempts; attempt++ {
 			for range 2 {
-				m, err := pollWithin(t, q, 2*time.Second)
+				m, err := pollWithin(t, q, deliveredWithin)
 				require.NoError(t, err)
 				require.Equal(t, attempt, m.Attempt)
 				if m.ID == failing {
@@ -107,7 +107,7 @@ func TestPoisonGoesToDeadLetters(t *testing.T) {
 		n, err := q.Requeue(ctx, failing, "no-such-id")
 		require.NoError(t, err)
 		assert.Equal(t, 1, n)
-		m, err := pollWithin(t, q, 2*time.Second)
+		m, err := pollWithin(t, q, deliveredWithin)
 		require.NoError(t, err)
 		assert.Equal(t, failing, m.ID)
 		assert.Equal(t, 1, m.Attempt, "requeued with its attempts counted anew")
@@ -187,7 +187,7 @@ func TestShortLeaseAfterLongOneLapses(t *testing.T) {
 		require.NoError(t, err)
 
 		b.Advance(short + 50*time.Millisecond)
-		again, err := pollWithin(t, long, 2*time.Second)
+		again, err := pollWithin(t, long, deliveredWithin)
 		require.NoError(t, err, "the short lease, taken after the long one, lapsed")
 		assert.Equal(t, taken.ID, again.ID)
 		assert.Equal(t, 2, again.Attempt)
@@ -195,7 +195,7 @@ func TestShortLeaseAfterLongOneLapses(t *testing.T) {
 
 		require.NoError(t, quick.Extend(ctx, held), "renewed to the short Visibility")
 		b.Advance(short + 50*time.Millisecond)
-		again, err = pollWithin(t, long, 2*time.Second)
+		again, err = pollWithin(t, long, deliveredWithin)
 		require.NoError(t, err, "the long lease, renewed short, lapsed")
 		assert.Equal(t, held.ID, again.ID)
 		assert.Equal(t, 2, again.Attempt)

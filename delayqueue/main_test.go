@@ -63,6 +63,10 @@ func existing(t *testing.T, b *redistest.Backend, key string) []string {
 	return found
 }
 
+// deliveredWithin bounds the wait for a message that is due, or comes due
+// at once: a bound for gross failures, which a busy machine does not reach.
+const deliveredWithin = 10 * time.Second
+
 // pollWithin polls with a timeout.
 func pollWithin(t *testing.T, q *delayqueue.Queue, within time.Duration) (delayqueue.Message, error) {
 	t.Helper()

@@ -20,7 +20,7 @@ func TestNilContextIsRefused(t *testing.T) {
 	q := newQueue(t, b, time.Minute, 0)
 	_, err := q.Push(ctx, []byte("job"), 0)
 	require.NoError(t, err)
-	m, err := pollWithin(t, q, 2*time.Second)
+	m, err := pollWithin(t, q, deliveredWithin)
 	require.NoError(t, err)
 
 	client, count := countedClient(t, b)

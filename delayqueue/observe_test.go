@@ -51,7 +51,7 @@ func TestObserverReportsEachCallOnce(t *testing.T) {
 		require.Error(t, err)
 		assert.Empty(t, rec.Take(), "a call refused before it was sent reports nothing")
 
-		m, err := pollWithin(t, q, 2*time.Second)
+		m, err := pollWithin(t, q, deliveredWithin)
 		require.NoError(t, err)
 		one("Poll", observe.Acquired, m.Token, 1)
 		require.NoError(t, q.Extend(ctx, m))
@@ -64,7 +64,7 @@ func TestObserverReportsEachCallOnce(t *testing.T) {
 		require.ErrorIs(t, q.Extend(ctx, stale), delayqueue.ErrNotHeld)
 		assert.False(t, one("Extend", observe.Renewed, "stale", 1).Held)
 
-		m, err = pollWithin(t, q, 2*time.Second)
+		m, err = pollWithin(t, q, deliveredWithin)
 		require.NoError(t, err)
 		one("Poll", observe.Acquired, m.Token, 1)
 		require.NoError(t, q.Nack(ctx, m, 0))
@@ -74,7 +74,7 @@ func TestObserverReportsEachCallOnce(t *testing.T) {
 		require.Equal(t, 1, n)
 		one("Requeue", observe.Done, "", 2)
 		for lens(t, q)[0] > 0 {
-			m, err = pollWithin(t, q, 2*time.Second)
+			m, err = pollWithin(t, q, deliveredWithin)
 			require.NoError(t, err)
 			require.NoError(t, q.Nack(ctx, m, 0))
 		}
