@@ -57,8 +57,13 @@ type Config struct {
 	// replicas have it (Redis WAIT), so that a lease survives a failover
 	// to one of them. A write they do not acknowledge within
 	// ReplicaTimeout fails with ErrNotReplicated. Each write then costs a
-	// round trip to the replicas. 0, the default, leaves replication
-	// asynchronous: a failover can lose the last writes.
+	// round trip to the replicas.
+	// A call whose WAIT a failover cut short returns an error matching
+	// ErrOutcomeUnknown. 0, the default, leaves replication asynchronous:
+	// an operator's CLUSTER FAILOVER loses nothing, since the replica
+	// catches up first, but a forced takeover can lose the last writes
+	// the old master acknowledged: a lease taken there is not counted, and a release
+	// made there is undone, its lease held until it lapses.
 	Replicas int
 
 	// ReplicaTimeout bounds the wait for Replicas; 0 means one second.
@@ -107,6 +112,9 @@ func (c Config) check(defaultTTL time.Duration) (Config, error) {
 		return c, invalidConfig("Replicas is %d, must not be negative", c.Replicas)
 	case c.ReplicaTimeout < 0:
 		return c, invalidConfig("ReplicaTimeout is %v, must not be negative", c.ReplicaTimeout)
+	case c.ReplicaTimeout > 0 && c.ReplicaTimeout < time.Millisecond:
+		// WAIT counts in ms, and takes 0 as "for ever".
+		return c, invalidConfig("ReplicaTimeout is %v, must be at least 1ms", c.ReplicaTimeout)
 	}
 	if c.Replicas > 0 && c.ReplicaTimeout == 0 {
 		c.ReplicaTimeout = time.Second

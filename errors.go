@@ -18,7 +18,8 @@ var (
 	//   - a Limit below 1 or above MaxLimit;
 	//   - a negative TTL, one above 0 but under a millisecond, or one
 	//     above MaxTTL;
-	//   - a negative Replicas or ReplicaTimeout.
+	//   - a negative Replicas or ReplicaTimeout, or a ReplicaTimeout
+	//     above 0 but under a millisecond.
 	// Both refuse a Key that has a '}' but no hash tag, since no tag can
 	// keep the keys beside it in its cluster slot, and a Key that a
 	// package of this module keeps beside another key: one with a hash

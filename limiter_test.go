@@ -401,6 +401,9 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		{Key: "k", Limit: -5},
 		{Key: "k", Limit: 1, TTL: -time.Second},
 		{Key: "k", Limit: 1, TTL: time.Microsecond},
+		{Key: "k", Limit: 1, Replicas: -1},
+		{Key: "k", Limit: 1, Replicas: 1, ReplicaTimeout: -time.Second},
+		{Key: "k", Limit: 1, Replicas: 1, ReplicaTimeout: time.Microsecond}, // WAIT would wait for ever
 		// Keys other packages keep beside a key: a recent list's, a delay
 		// queue's, a GCRA limit's, a lock's queue, a red packet's, an
 		// adaptive limit's.

@@ -93,8 +93,13 @@ type Config struct {
 	// replicas have it (Redis WAIT), so that a slot's lease survives a
 	// failover to one of them. A write they do not acknowledge within
 	// ReplicaTimeout fails with ErrNotReplicated. Each write then costs a
-	// round trip to the replicas. 0, the default, leaves replication
-	// asynchronous: a failover can lose the last writes.
+	// round trip to the replicas.
+	// A call whose WAIT a failover cut short returns an error matching
+	// ErrOutcomeUnknown. 0, the default, leaves replication asynchronous:
+	// an operator's CLUSTER FAILOVER loses nothing, since the replica
+	// catches up first, but a forced takeover can lose the last writes
+	// the old master acknowledged: a slot taken there is not counted, and a release
+	// made there is undone, its slot held until its lease lapses.
 	Replicas int
 
 	// ReplicaTimeout bounds the wait for Replicas, to the millisecond; 0

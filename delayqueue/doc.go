@@ -60,4 +60,13 @@
 // waiting consumers, which lapses 3 seconds after the last one stops
 // waiting. A key of another type fails the calls that use it with
 // WRONGTYPE, before they write anything, and is left as it was.
+//
+// # Failovers and moving slots
+//
+// On a Redis Cluster, every call follows the Cluster as it changes: a
+// redirect is followed, and a slot in the middle of a move is tried again
+// until the call's context ends. Replication is asynchronous: an
+// operator's CLUSTER FAILOVER loses nothing, since the replica catches up
+// first, but a forced takeover can lose the last writes the old master
+// acknowledged: a message pushed there is lost, and an ack or a delete made there is undone, so the message is delivered again.
 package delayqueue

@@ -90,4 +90,13 @@
 // 1% slow is refused with an InexactLimitError that names the nearest
 // Limit kept exactly (the same with a Burst of 2). FixedWindow keeps its
 // window as a key expiry in milliseconds, and counts exactly.
+//
+// # Failovers and moving slots
+//
+// On a Redis Cluster, every call follows the Cluster as it changes: a
+// redirect is followed, and a slot in the middle of a move is tried again
+// until the call's context ends. Replication is asynchronous: an
+// operator's CLUSTER FAILOVER loses nothing, since the replica catches up
+// first, but a forced takeover can lose the last writes the old master
+// acknowledged: a few events counted there are forgotten, so a little more than the limit may pass.
 package ratelimit

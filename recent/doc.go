@@ -79,4 +79,13 @@
 //
 // A list is one key, which an emptied list deletes. A key of another type
 // there fails every call with WRONGTYPE and is left as it was.
+//
+// # Failovers and moving slots
+//
+// On a Redis Cluster, every call follows the Cluster as it changes: a
+// redirect is followed, and a slot in the middle of a move is tried again
+// until the call's context ends. Replication is asynchronous: an
+// operator's CLUSTER FAILOVER loses nothing, since the replica catches up
+// first, but a forced takeover can lose the last writes the old master
+// acknowledged: items added there are lost, and items removed there come back.
 package recent

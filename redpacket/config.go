@@ -47,7 +47,12 @@ type Config struct {
 	// so that a claim once returned survives a failover to one of them;
 	// and a persister commits only log entries the replicas have.
 	// A write they do not acknowledge in time fails with an error that
-	// wraps ErrNotReplicated.
+	// wraps ErrNotReplicated, and one whose WAIT a failover cut short with
+	// an error matching ErrOutcomeUnknown. 0, the default, leaves
+	// replication asynchronous: an operator's CLUSTER FAILOVER loses
+	// nothing, since the replica catches up first, but a forced takeover
+	// can lose the last writes the old master acknowledged, a claim among
+	// them.
 	Replicas int
 
 	// ReplicaTimeout bounds the wait for Replicas, in whole milliseconds:
