@@ -33,6 +33,7 @@ func (r *Runner) send(ctx context.Context, key string, n int, queue func(do func
 	}
 	var t tries
 	var to target // where the Cluster sent the units, when it did
+	follows := 0  // redirects followed at once, without a pause
 	for {
 		conn, err := r.node(ctx, key, to)
 		if err != nil {
@@ -73,14 +74,20 @@ func (r *Runner) send(ctx context.Context, key string, n int, queue func(do func
 
 		var next []int
 		var mend error // the first error of a unit that a later try may mend
-		ran := false
+		ran, followed := false, false
 		to = target{}
 		for _, i := range pending {
 			if err := redirected(units[i]); err != nil {
 				next = append(next, i)
-				if moved := r.follow(ctx, err); moved.node != nil {
-					to = moved
-				} else if mend == nil {
+				if followed || mend != nil {
+					continue // the units share their keys: one redirect serves all
+				}
+				// Nodes whose views of the slots differ for a moment can
+				// send a unit back and forth: after a few redirects
+				// followed at once, the next waits its pause.
+				if moved := r.follow(ctx, err); moved.node != nil && follows < maxFollows {
+					to, followed = moved, true
+				} else {
 					mend = err
 				}
 				continue
@@ -101,8 +108,14 @@ func (r *Runner) send(ctx context.Context, key string, n int, queue func(do func
 			}
 		}
 		pending = next
-		if len(pending) > 0 && mend != nil && !t.again(ctx, r.Client, mend) {
-			break
+		if to.node != nil {
+			follows++
+		}
+		if len(pending) > 0 && mend != nil {
+			follows = 0
+			if !t.again(ctx, r.Client, mend) {
+				break
+			}
 		}
 		if len(pending) == 0 {
 			break
@@ -139,6 +152,10 @@ func redirected(unit []*redis.Cmd) error {
 	}
 	return nil
 }
+
+// maxFollows is how many redirects in a row a unit follows without a
+// pause.
+const maxFollows = 3
 
 // A target is the node a Cluster redirected a unit to, and whether the
 // redirect was an ASK, which the unit follows with ASKING.
