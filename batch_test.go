@@ -130,26 +130,39 @@ func TestReleaseBatchHandsOffToWaiters(t *testing.T) {
 
 // A refused holder of a batch is told when the earliest lease lapses, as
 // it stands at its turn: a holder renewed earlier in the same batch no
-// longer holds the earliest lease.
+// longer holds the earliest lease. The times are read on the server's
+// clock, in ms: the leases' deadlines before the batch, and the batch's
+// own clock from the renewal's deadline, a full TTL after it; the TTL is
+// long, so that no lease lapses before the batch on a busy machine.
 func TestBatchEarliestLapseFollowsRenewals(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		ctx := context.Background()
+		const ttl = 20 * time.Second
 		step := 400 * time.Millisecond
-		l := newLimiter(t, b, testKey(t, b), 2, 6*step)
+		l := newLimiter(t, b, testKey(t, b), 2, ttl)
 		for _, h := range []string{"a", "b"} {
 			res, err := l.TryAcquire(ctx, h)
 			require.NoError(t, err)
 			require.True(t, res.Acquired)
 			b.Advance(step)
 		}
-		// a's lease ends at 6 steps, b's at 7; now is 2.
+		hs, err := l.Holders(ctx)
+		require.NoError(t, err)
+		deadline := map[string]time.Time{}
+		for _, h := range hs {
+			deadline[h.ID] = h.ExpiresAt
+		}
+		require.True(t, deadline["a"].Before(deadline["b"]), "a's lease ends first: %v", hs)
+
 		got, err := l.TryAcquireBatch(ctx, []string{"c", "a", "d"})
 		require.NoError(t, err)
 		require.False(t, got[0].Acquired)
-		assert.InDelta(t, 4*step, got[0].EarliestLapse, float64(step/2), "a's lease is the earliest")
 		require.True(t, got[1].Acquired, "a renews")
 		require.False(t, got[2].Acquired)
-		assert.InDelta(t, 5*step, got[2].EarliestLapse, float64(step/2), "b's lease is now the earliest")
+		now := got[1].ExpiresAt.Add(-ttl) // the batch's clock
+		assert.False(t, now.Before(deadline["b"].Add(-ttl)), "the batch ran after b's grant")
+		assert.Equal(t, deadline["a"].Sub(now), got[0].EarliestLapse, "a's lease is the earliest")
+		assert.Equal(t, deadline["b"].Sub(now), got[2].EarliestLapse, "b's lease is now the earliest")
 	})
 }
 

@@ -31,6 +31,9 @@ func TestFullMarkEndsWithEveryChange(t *testing.T) {
 			require.False(t, try(l, "c", 1), "still full, from the mark")
 		}
 
+		// The deadlines are read on the server's clock: a lease's from
+		// Holders, the mark's by PEXPIRETIME, and a refusal's EarliestLapse
+		// is checked against the clock read before and after it.
 		t.Run("set by the grant that fills the key, until the earliest lapse", func(t *testing.T) {
 			key := testKey(t, b)
 			l := newLimiter(t, b, key, 2, time.Minute)
@@ -38,25 +41,35 @@ func TestFullMarkEndsWithEveryChange(t *testing.T) {
 			require.True(t, try(l, "a", 1))
 			b.Advance(time.Second)
 			require.True(t, try(l, "b", 1))
-			ttl, err := b.Client.PTTL(ctx, marker).Result()
+			a := leaseDeadline(t, l, "a")
+			require.True(t, a.Before(leaseDeadline(t, l, "b")), "a's lease ends first")
+			ms, err := b.Client.PExpireTime(ctx, marker).Result()
 			require.NoError(t, err)
-			assert.InDelta(t, time.Minute-time.Second, ttl, float64(time.Second/2), "until a's lease lapses")
+			assert.Equal(t, a.UnixMilli(), ms.Milliseconds(), "until a's lease lapses")
+			before := b.Now()
 			res, err := l.TryAcquire(ctx, "c")
 			require.NoError(t, err)
+			after := b.Now()
 			assert.False(t, res.Acquired)
 			assert.Equal(t, int64(2), res.Count)
-			assert.InDelta(t, time.Minute-time.Second, res.EarliestLapse, float64(time.Second/2))
+			assertLapseBetween(t, res.EarliestLapse, a, before, after, "a's lease")
 		})
 		t.Run("renewal moves the earliest lapse", func(t *testing.T) {
-			l := newLimiter(t, b, testKey(t, b), 1, time.Minute)
+			key := testKey(t, b)
+			l := newLimiter(t, b, key, 1, time.Minute)
 			require.True(t, try(l, "a", 1))
+			marked := leaseDeadline(t, l, "a")
 			b.Advance(time.Second)
 			err := l.Renew(ctx, "a")
 			require.NoError(t, err)
+			renewed := leaseDeadline(t, l, "a")
+			require.True(t, renewed.After(marked), "renewed")
+			before := b.Now()
 			res, err := l.TryAcquire(ctx, "b")
 			require.NoError(t, err)
+			after := b.Now()
 			assert.False(t, res.Acquired)
-			assert.InDelta(t, time.Minute, res.EarliestLapse, float64(time.Second/2), "a's renewed lease, not the one the mark was set for")
+			assertLapseBetween(t, res.EarliestLapse, renewed, before, after, "a's renewed lease, not the one the mark was set for")
 		})
 		t.Run("release", func(t *testing.T) {
 			l := newLimiter(t, b, testKey(t, b), 2, time.Minute)
@@ -105,4 +118,28 @@ func TestFullMarkEndsWithEveryChange(t *testing.T) {
 			assert.False(t, try(long, "c", 1), "a's lease did not lapse with the shorter TTL")
 		})
 	})
+}
+
+// leaseDeadline returns when holder's lease lapses, by the server's clock.
+func leaseDeadline(t *testing.T, l *slotlimit.Limiter, holder string) time.Time {
+	t.Helper()
+	hs, err := l.Holders(context.Background())
+	require.NoError(t, err)
+	for _, h := range hs {
+		if h.ID == holder {
+			return h.ExpiresAt
+		}
+	}
+	t.Fatalf("%s holds nothing: %v", holder, hs)
+	return time.Time{}
+}
+
+// assertLapseBetween checks that lapse, the time until deadline that a
+// call reported, was measured from the server's clock between before and
+// after, read around the call (the call's clock is in ms, hence the ms
+// below before).
+func assertLapseBetween(t *testing.T, lapse time.Duration, deadline, before, after time.Time, msg string) {
+	t.Helper()
+	assert.LessOrEqual(t, lapse, deadline.Sub(before)+time.Millisecond, "%s: %v until %v, from no earlier than %v", msg, lapse, deadline, before)
+	assert.GreaterOrEqual(t, lapse, deadline.Sub(after), "%s: %v until %v, from no later than %v", msg, lapse, deadline, after)
 }
