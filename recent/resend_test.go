@@ -2,7 +2,6 @@ package recent_test
 
 import (
 	"context"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -50,23 +49,18 @@ func TestResentAddIsASecondAdd(t *testing.T) {
 		key := b.Key(t, "recent-test:")
 		other := newListOn(t, b.Client, recent.Config{Key: key, Max: 3})
 
-		// Between the first run and the re-send, go-redis dials a new
-		// connection, the cut one being closed: another writer adds x then.
-		var cutter *redistest.ReplyCutter
+		// Between the first run and the re-send, before the client reads
+		// that the reply was lost, another writer adds x.
 		var between atomic.Bool
 		var betweenErr error
 		var secondRunAfter time.Time
-		l, cutter := cutList(t, b, recent.Config{Key: key, Max: 3}, func(o *redis.UniversalOptions) {
-			dial := o.Dialer
-			o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
-				if cutter != nil && cutter.Cuts() == 1 && between.CompareAndSwap(false, true) {
-					b.Advance(time.Millisecond)
-					betweenErr = other.Add(ctx, "x")
-					b.Advance(time.Millisecond)
-					secondRunAfter = b.Now()
-				}
-				return dial(ctx, network, addr)
-			}
+		l, cutter := cutList(t, b, recent.Config{Key: key, Max: 3})
+		cutter.Then(func() {
+			b.Advance(time.Millisecond)
+			betweenErr = other.Add(ctx, "x")
+			b.Advance(time.Millisecond)
+			secondRunAfter = b.Now()
+			between.Store(true)
 		})
 		require.NoError(t, l.Add(ctx, "a"))
 		cutter.Arm(1, "evalsha", key)

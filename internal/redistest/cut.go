@@ -22,6 +22,7 @@ type ReplyCutter struct {
 	words [][]byte // a command matches when its bytes hold every word
 	left  int      // replies still to cut
 	cuts  int      // replies cut so far
+	then  func()   // to call after the next cut (see Then)
 }
 
 // CutClient returns another client of b's server, its options changed by
@@ -48,6 +49,27 @@ func (c *ReplyCutter) Arm(n int, words ...string) {
 		c.words = append(c.words, []byte(w))
 	}
 	c.left = n
+}
+
+// Then makes c call f once, after the next reply it cuts has arrived
+// and before the client reads that it was lost: between the command's
+// first run and go-redis's sending it again, on whatever connection that
+// goes (a new connection's dial runs in a goroutine of the pool's, and
+// the re-send may take another connection freed meanwhile). f runs in the
+// goroutine of the call whose reply is cut.
+func (c *ReplyCutter) Then(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.then = f
+}
+
+// takeThen returns the function Then left for the cut just made, once.
+func (c *ReplyCutter) takeThen() func() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := c.then
+	c.then = nil
+	return f
 }
 
 // Cuts returns how many replies c has cut.
@@ -116,6 +138,9 @@ func (c *cutConn) Read(p []byte) (int, error) {
 	c.cut = false
 	_, err := c.Conn.Read(p)
 	c.Conn.Close()
+	if f := c.cutter.takeThen(); f != nil {
+		f()
+	}
 	if err == nil {
 		err = io.EOF
 	}
