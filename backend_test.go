@@ -5,10 +5,12 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotlimit/slotlimit"
 	"github.com/slotlimit/slotlimit/internal/redistest"
 )
 
@@ -67,4 +69,43 @@ func storedKeys(t *testing.T, b *backend, key string, limit int64) []string {
 // testKey returns a key no other test uses, deleted when t ends.
 func testKey(t *testing.T, b *backend) string {
 	return b.Key(t, "slotlimit-test:")
+}
+
+// waitServerPast returns once b's clock is past when: on miniredis it
+// moves the clock there, on a real server it waits, failing t if that
+// takes longer than within.
+func waitServerPast(t *testing.T, b *backend, when time.Time, within time.Duration) {
+	t.Helper()
+	if !b.Real {
+		if now := b.Now(); !now.After(when) {
+			b.Advance(when.Sub(now) + time.Millisecond)
+		}
+		return
+	}
+	give := time.Now().Add(within)
+	for {
+		now := b.Now()
+		if now.After(when) {
+			return
+		}
+		if time.Now().After(give) {
+			t.Fatalf("the server's clock is at %v, not past %v, after %v", now, when, within)
+		}
+		time.Sleep(min(when.Sub(now)+time.Millisecond, 50*time.Millisecond))
+	}
+}
+
+// holderDeadline returns when holder's lease under l lapses, by the
+// server's clock, failing t if holder holds nothing.
+func holderDeadline(t *testing.T, l *slotlimit.Limiter, holder string) time.Time {
+	t.Helper()
+	hs, err := l.Holders(context.Background())
+	require.NoError(t, err)
+	for _, h := range hs {
+		if h.ID == holder {
+			return h.ExpiresAt
+		}
+	}
+	t.Fatalf("%s holds nothing: %v", holder, hs)
+	return time.Time{}
 }

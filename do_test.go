@@ -16,23 +16,36 @@ import (
 )
 
 // Do holds its units while fn runs, keeps them alive past the TTL, and
-// frees them when fn returns, with fn's error.
+// frees them when fn returns, with fn's error. fn waits until the
+// server's clock is past the lease's first deadline, then past the
+// deadline a renewal gave it; the TTL leaves a renewal a second of
+// lateness, which a busy machine's scheduler does not reach.
 func TestDoHoldsWhileWorkRuns(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		if !b.Real {
 			t.Skip("renewals are timed on the local clock")
 		}
 		ctx := context.Background()
-		l := newLimiter(t, b, testKey(t, b), 2, leaseTTL)
+		const ttl = 1500 * time.Millisecond
+		l := newLimiter(t, b, testKey(t, b), 2, ttl)
 		errWork := errors.New("work failed")
 		err := l.Do(ctx, 2, func(ctx context.Context) error {
 			n, err := l.Count(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, int64(2), n, "the units are held while fn runs")
-			time.Sleep(3 * leaseTTL) // past the TTL: KeepAlive renews
-			n, err = l.Count(ctx)
+			hs, err := l.Holders(ctx)
 			require.NoError(t, err)
-			assert.Equal(t, int64(2), n, "still held after three TTLs")
+			require.Len(t, hs, 1)
+			holder, deadline := hs[0].ID, hs[0].ExpiresAt
+			for i := range 2 { // past the TTL: KeepAlive renews
+				waitServerPast(t, b, deadline, 10*time.Second)
+				n, err = l.Count(ctx)
+				require.NoError(t, err)
+				assert.Equal(t, int64(2), n, "still held past deadline %d", i)
+				next := holderDeadline(t, l, holder)
+				assert.True(t, next.After(deadline), "renewed: deadline %d was %v, now %v", i, deadline, next)
+				deadline = next
+			}
 			assert.NoError(t, ctx.Err())
 			return errWork
 		})

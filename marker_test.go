@@ -41,8 +41,8 @@ func TestFullMarkEndsWithEveryChange(t *testing.T) {
 			require.True(t, try(l, "a", 1))
 			b.Advance(time.Second)
 			require.True(t, try(l, "b", 1))
-			a := leaseDeadline(t, l, "a")
-			require.True(t, a.Before(leaseDeadline(t, l, "b")), "a's lease ends first")
+			a := holderDeadline(t, l, "a")
+			require.True(t, a.Before(holderDeadline(t, l, "b")), "a's lease ends first")
 			ms, err := b.Client.PExpireTime(ctx, marker).Result()
 			require.NoError(t, err)
 			assert.Equal(t, a.UnixMilli(), ms.Milliseconds(), "until a's lease lapses")
@@ -58,11 +58,11 @@ func TestFullMarkEndsWithEveryChange(t *testing.T) {
 			key := testKey(t, b)
 			l := newLimiter(t, b, key, 1, time.Minute)
 			require.True(t, try(l, "a", 1))
-			marked := leaseDeadline(t, l, "a")
+			marked := holderDeadline(t, l, "a")
 			b.Advance(time.Second)
 			err := l.Renew(ctx, "a")
 			require.NoError(t, err)
-			renewed := leaseDeadline(t, l, "a")
+			renewed := holderDeadline(t, l, "a")
 			require.True(t, renewed.After(marked), "renewed")
 			before := b.Now()
 			res, err := l.TryAcquire(ctx, "b")
@@ -118,20 +118,6 @@ func TestFullMarkEndsWithEveryChange(t *testing.T) {
 			assert.False(t, try(long, "c", 1), "a's lease did not lapse with the shorter TTL")
 		})
 	})
-}
-
-// leaseDeadline returns when holder's lease lapses, by the server's clock.
-func leaseDeadline(t *testing.T, l *slotlimit.Limiter, holder string) time.Time {
-	t.Helper()
-	hs, err := l.Holders(context.Background())
-	require.NoError(t, err)
-	for _, h := range hs {
-		if h.ID == holder {
-			return h.ExpiresAt
-		}
-	}
-	t.Fatalf("%s holds nothing: %v", holder, hs)
-	return time.Time{}
 }
 
 // assertLapseBetween checks that lapse, the time until deadline that a
