@@ -364,21 +364,27 @@ func TestResentLeaseCallsAnswerAsTheFirstRun(t *testing.T) {
 	})
 }
 
-// KeepAlive's renewals, re-sent, keep the lease: it is not lost.
+// KeepAlive's renewals, re-sent, keep the lease: it is not lost. The
+// test waits until the server's clock is past the deadline the lease had
+// once the three renewals were sent twice, which a renewal must then have
+// moved; the TTL leaves a renewal a second of lateness, which a busy
+// machine's scheduler does not reach.
 func TestResentKeepAliveKeepsTheLease(t *testing.T) {
 	eachRealBackend(t, func(t *testing.T, b *backend) {
 		ctx := context.Background()
 		key := testKey(t, b)
-		l, cutter, other := cutLimiter(t, b, slotlimit.Config{Key: key, Limit: 1, TTL: 300 * time.Millisecond})
+		l, cutter, other := cutLimiter(t, b, slotlimit.Config{Key: key, Limit: 1, TTL: 1500 * time.Millisecond})
 		lease, err := l.AcquireLease(ctx, 1)
 		require.NoError(t, err)
 		defer lease.Release(context.Background())
 		cutter.Arm(3, "evalsha", key) // three renewals, each sent twice
 		work := lease.KeepAlive(ctx)
-		require.Eventually(t, func() bool { return !cutter.Armed() }, 10*time.Second, 5*time.Millisecond)
-		time.Sleep(400 * time.Millisecond) // past the TTL: the renewals held it
+		require.Eventually(t, func() bool { return !cutter.Armed() }, 20*time.Second, 5*time.Millisecond)
+		deadline := holderDeadline(t, other, lease.Holder())
+		waitServerPast(t, b, deadline, 10*time.Second) // past it: the renewals held it
 		assert.NoError(t, work.Err())
 		assert.Equal(t, []string{lease.Holder()}, holderIDs(t, other))
+		assert.True(t, holderDeadline(t, other, lease.Holder()).After(deadline), "renewed")
 	})
 }
 
