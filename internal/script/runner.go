@@ -41,9 +41,10 @@ type Runner struct {
 
 // Run runs s once with keys and args: EVALSHA, then EVAL on NOSCRIPT, as
 // s.Run does, sent again (see tries) until it runs, it fails in a way no
-// new try can mend, or ctx ends. With Replicas, or on a Cluster where it
-// picks the node itself, it is a Pipeline of the one call. The Cmd it
-// returns carries the error, if any.
+// new try can mend, or ctx ends. With Replicas it is a Pipeline of the
+// one call; without, go-redis picks the node, and on a Cluster follows
+// MOVED and ASK itself before a try is counted. The Cmd it returns
+// carries the error, if any.
 func (r *Runner) Run(ctx context.Context, s *Script, keys []string, args ...any) *redis.Cmd {
 	if r.Replicas > 0 {
 		cmds, err := r.Pipeline(ctx, s, keys, [][]any{args})

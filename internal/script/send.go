@@ -46,7 +46,7 @@ func (r *Runner) send(ctx context.Context, key string, n int, queue func(do func
 		_, err = conn.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, i := range pending {
 				if to.asking {
-					_ = p.Process(ctx, once{redis.NewStatusCmd(ctx, "asking")})
+					_ = p.Process(ctx, once{redis.NewCmd(ctx, "asking")})
 				}
 				units[i] = units[i][:0]
 				queue(func(cmd *redis.Cmd) {
@@ -56,7 +56,7 @@ func (r *Runner) send(ctx context.Context, key string, n int, queue func(do func
 			}
 			if r.Replicas > 0 {
 				wait = redis.NewIntCmd(ctx, "wait", r.Replicas, r.ReplicaTimeout.Milliseconds())
-				_ = p.Process(ctx, once{wait})
+				_ = p.Process(ctx, onceInt{wait})
 			}
 			return nil
 		})
@@ -165,13 +165,18 @@ type target struct {
 }
 
 // node returns the connection for a try: the target a redirect named,
-// else the master of key's slot on a Cluster, else the client.
+// else the master of key's slot on a Cluster, or key's shard on a Ring,
+// so that commands without a key (MULTI, EXEC, WAIT) go with the unit;
+// else the client.
 func (r *Runner) node(ctx context.Context, key string, to target) (redis.Cmdable, error) {
 	if to.node != nil {
 		return to.node, nil
 	}
-	if cluster, ok := r.Client.(*redis.ClusterClient); ok {
-		return cluster.MasterForKey(ctx, key)
+	switch c := r.Client.(type) {
+	case *redis.ClusterClient:
+		return c.MasterForKey(ctx, key)
+	case *redis.Ring:
+		return c.GetShardClientForKey(key)
 	}
 	return r.Client, nil
 }

@@ -20,8 +20,9 @@ import (
 // A try is made again when its error is mendable:
 //   - a Cluster's redirect (MOVED, ASK) that go-redis did not follow, or
 //     a slot in the middle of a move (TRYAGAIN), or a Cluster that is
-//     down for now (CLUSTERDOWN): again and again until ctx ends, with a
-//     short pause, the slots reloaded;
+//     down for now (CLUSTERDOWN): again and again until ctx ends (for
+//     clusterPatience, if ctx has no deadline), with a short pause, the
+//     slots reloaded;
 //   - a server loading its data, a replica it was sent to, a master that
 //     lost its own (LOADING, READONLY, MASTERDOWN), or a connection that
 //     failed: as often as the client's MaxRetries (a Cluster client's
@@ -30,7 +31,9 @@ import (
 //
 // A try whose error is not mendable, and the last try, end the call.
 type tries struct {
-	n int // the tries made again so far
+	n       int       // the tries made again so far, which sets the pause
+	retries int       // those of them made again as retries (asRetries)
+	first   time.Time // when the first try that met a Cluster's state failed
 }
 
 // How a try that failed may be made again.
@@ -67,8 +70,9 @@ func mendable(err error) mend {
 
 // again reports whether a try that failed with err is made again, and
 // waits before it (see tries). On a Cluster, after a redirect or a
-// failed connection, it has the slots reloaded first, so that the try,
-// or the next call, goes to the node that serves them now.
+// failed connection, it asks for the slots to be reloaded (go-redis does
+// it in the background), so that a later try, or the next call, goes to
+// the node that serves them now.
 func (t *tries) again(ctx context.Context, client redis.UniversalClient, err error) bool {
 	how := mendable(err)
 	if cluster, ok := client.(*redis.ClusterClient); ok && (how != never || mayHaveWritten(err)) {
@@ -79,8 +83,19 @@ func (t *tries) again(ctx context.Context, client redis.UniversalClient, err err
 	if how == never || callerr.ContextDone(ctx) != nil {
 		return false
 	}
-	if how == asRetries && t.n >= maxRetries(client) {
-		return false
+	switch how {
+	case asRetries:
+		if t.retries >= maxRetries(client) {
+			return false
+		}
+		t.retries++
+	case untilDone:
+		if t.first.IsZero() {
+			t.first = time.Now()
+		}
+		if _, ok := ctx.Deadline(); !ok && time.Since(t.first) >= clusterPatience {
+			return false
+		}
 	}
 	t.n++
 	pause := min(minPause<<min(t.n-1, 16), maxPause)
@@ -96,6 +111,11 @@ func (t *tries) again(ctx context.Context, client redis.UniversalClient, err err
 		return true
 	}
 }
+
+// clusterPatience bounds the tries made again for a Cluster's state when
+// the call's context has no deadline: longer than a failover takes with
+// a node timeout of a few seconds, so that a release outlives one.
+var clusterPatience = 10 * time.Second
 
 // The pauses between tries: go-redis's defaults, doubling from minPause
 // to maxPause; a Cluster's moves and failovers pass in a moment, so
@@ -155,10 +175,17 @@ func redirect(err error) (moved, ask bool, addr string) {
 }
 
 // once is a command that go-redis sends once, making no retry of its own
-// (see tries).
-type once struct{ redis.Cmder }
+// (see tries). A go-redis hook sees it, not the *redis.Cmd it holds: its
+// name, arguments, reply and error are the Cmd's. Holding one pointer, it
+// is stored in a Cmder without an allocation.
+type once struct{ *redis.Cmd }
 
 func (once) NoRetry() bool { return true }
+
+// onceInt is once for WAIT's IntCmd.
+type onceInt struct{ *redis.IntCmd }
+
+func (onceInt) NoRetry() bool { return true }
 
 func isNoScript(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
