@@ -3,6 +3,8 @@ package slotlimit_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/slotlimit/slotlimit"
 	"github.com/slotlimit/slotlimit/internal/observe/observetest"
+	"github.com/slotlimit/slotlimit/internal/waitqueue"
 	"github.com/slotlimit/slotlimit/observe"
 )
 
@@ -93,34 +96,48 @@ func TestWaiterRecoversLostNoticeAtDeadline(t *testing.T) {
 	})
 }
 
-// A release of one unit wakes one of many waiters, not all of them.
+// A release of one unit wakes one of many waiters, not all of them. Each
+// waiter's tries are logged by the time they were sent. Once its
+// subscription is confirmed a waiter tries again only a third of
+// EntryTTL after its last try, to keep its place; before, it polls. So
+// the test releases once every waiter has shown such a gap, and a try
+// that comes sooner after the waiter's last one than that is a wake: at
+// most the woken waiter's may come.
 func TestNoticeWakesOnlyAsManyAsFreed(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		key := testKey(t, b)
 		holder := newLimiter(t, b, key, 1, time.Minute)
 		_, err := holder.TryAcquire(ctx, "d1")
 		require.NoError(t, err)
 
-		client, tries := countedClient(t, b)
-		waiter := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute})
 		const waiters = 8
-		done := make(chan error, waiters)
-		for i := 0; i < waiters; i++ {
-			go func(holder string) {
-				_, err := waiter.Acquire(ctx, holder)
-				done <- err
-			}(string(rune('a' + i)))
+		names := make([]string, waiters)
+		for i := range names {
+			names[i] = fmt.Sprintf("waiter-%d", i)
 		}
-		time.Sleep(500 * time.Millisecond) // all asleep
-		before := tries.get("acquire")
+		client := newClient(t, b)
+		tries := &tryLog{holders: names, sent: map[string][]time.Time{}}
+		client.AddHook(tries.hook())
+		waiter := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute})
+		done := make(chan error, waiters)
+		for _, name := range names {
+			go func() {
+				_, err := waiter.Acquire(ctx, name)
+				done <- err
+			}()
+		}
+		require.Eventually(t, func() bool { return tries.allSleeping(names) }, 20*time.Second, 10*time.Millisecond,
+			"every waiter sleeps between tries as a confirmed subscription lets it")
 
+		released := time.Now()
 		err = holder.Release(ctx, "d1")
 		require.NoError(t, err)
-		requireDone(t, done, 2*time.Second, "one waiter")
-		time.Sleep(200 * time.Millisecond)
-		assert.LessOrEqual(t, tries.get("acquire")-before, int64(2), "tries after one release")
+		requireDone(t, done, 10*time.Second, "one waiter")
+		time.Sleep(200 * time.Millisecond) // time for a herd to show
+		woken := tries.early(names, released)
+		assert.LessOrEqual(t, woken, 2, "tries after one release, sooner than a sleeping waiter's own")
 		n, err := holder.Count(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), n)
@@ -129,6 +146,71 @@ func TestNoticeWakesOnlyAsManyAsFreed(t *testing.T) {
 			<-done
 		}
 	})
+}
+
+// sleepGap is the least time between two tries of a waiter whose
+// subscription is confirmed, when no notice wakes it and no lease it
+// waits behind lapses sooner.
+const sleepGap = waitqueue.EntryTTL / 3
+
+// A tryLog logs when each acquire try of its holders was sent.
+type tryLog struct {
+	holders []string
+	mu      sync.Mutex
+	sent    map[string][]time.Time
+}
+
+func (l *tryLog) hook() hook {
+	return func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+		at := time.Now()
+		err := next(ctx, cmd)
+		if scriptOp(cmd) != "acquire" || !ran(err) {
+			return err
+		}
+		for _, arg := range cmd.Args() {
+			if s, ok := arg.(string); ok && slices.Contains(l.holders, s) {
+				l.mu.Lock()
+				l.sent[s] = append(l.sent[s], at)
+				l.mu.Unlock()
+				break
+			}
+		}
+		return err
+	}
+}
+
+// allSleeping reports whether each of holders has had two tries in a row
+// at least sleepGap apart.
+func (l *tryLog) allSleeping(holders []string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, h := range holders {
+		sent, slept := l.sent[h], false
+		for i := 1; i < len(sent) && !slept; i++ {
+			slept = sent[i].Sub(sent[i-1]) >= sleepGap
+		}
+		if !slept {
+			return false
+		}
+	}
+	return true
+}
+
+// early counts the tries of holders sent from since on that came sooner
+// than sleepGap after the holder's try before.
+func (l *tryLog) early(holders []string, since time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, h := range holders {
+		sent := l.sent[h]
+		for i := 1; i < len(sent); i++ {
+			if !sent[i].Before(since) && sent[i].Sub(sent[i-1]) < sleepGap {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Releases and waiters racing: each waiter gets the slot released just as
