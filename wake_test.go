@@ -46,27 +46,33 @@ func requireDone(t *testing.T, done <-chan error, within time.Duration, msg stri
 }
 
 // A waiter sleeps until a release, not polling: with a lease a minute long
-// it tries only on entry, once its subscription is confirmed, and after the
-// release.
+// it tries on entry, until its subscription is confirmed, and then only a
+// third of EntryTTL after its last try, to keep its place; a release
+// wakes it at once. Its tries are logged by the time they were sent, so
+// that a busy machine's slow confirmation does not count as polling.
 func TestAcquireWakesOnReleaseWithoutPolling(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		key := testKey(t, b)
 		holder := newLimiter(t, b, key, 1, time.Minute)
 		_, err := holder.TryAcquire(ctx, "d1")
 		require.NoError(t, err)
 
-		client, tries := countedClient(t, b)
+		client := newClient(t, b)
+		tries := &tryLog{holders: []string{"d2"}, sent: map[string][]time.Time{}}
+		client.AddHook(tries.hook())
 		waiter := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: 1, TTL: time.Minute})
 		done := acquireAsync(ctx, waiter, "d2", 1)
-		time.Sleep(500 * time.Millisecond) // a poller would have tried 5 times or more
-		assert.LessOrEqual(t, tries.get("acquire"), int64(2), "tries while the slot stayed taken")
+		// A poller would have tried ten times or more in that time.
+		require.Eventually(t, func() bool { return tries.allSleeping([]string{"d2"}) }, 20*time.Second, 10*time.Millisecond,
+			"the waiter sleeps between tries while the slot stays taken")
 
+		released := time.Now()
 		err = holder.Release(ctx, "d1")
 		require.NoError(t, err)
-		requireDone(t, done, 2*time.Second, "waiter after the release")
-		assert.LessOrEqual(t, tries.get("acquire"), int64(3))
+		requireDone(t, done, 10*time.Second, "waiter after the release")
+		assert.LessOrEqual(t, tries.early([]string{"d2"}, released), 1, "tries woken by the release")
 		assert.Equal(t, []string{"d2"}, holderIDs(t, holder))
 	})
 }
