@@ -27,6 +27,11 @@ import (
 // claim (the claim then finds another holder, or with no Replicas there is
 // no claim before the return), or, with Replicas, while its claim, which
 // ran in time, waits for a paused replica's WAIT.
+// handOffTTL is the waiter's lease: long enough that a loaded machine
+// reads the hand-off's notice while it is still held, which the tests
+// need to stop the waiter across it.
+const handOffTTL = 2 * time.Second
+
 var handOffStops = []struct {
 	name     string
 	replicas int
@@ -38,7 +43,7 @@ var handOffStops = []struct {
 }
 
 // A waiter stopped (SIGSTOP) across the release that hands it the one
-// unit under a 300 ms lease, after it read the notice and judged it in
+// unit under a lease of handOffTTL, after it read the notice and judged it in
 // time, is continued once the handed lease has lapsed and another holder
 // took the unit. With or without Replicas, it must not return as a holder
 // beside the other, which would put two holders in a limit of one: it
@@ -65,12 +70,8 @@ func TestStoppedAcrossHandOffNeverReturnsALapsedLease(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, res.Acquired)
 
-			mode := "taking"
-			if stop.inWait {
-				mode = "mark"
-			}
 			child := startProcChild(t, "TestStoppedAcrossHandOffNeverReturnsALapsedLease", "hand-off-stopped", stop.replicas,
-				procTarget{Addrs: []string{r.Master.Addr}}, key, 1, mode)
+				procTarget{Addrs: []string{r.Master.Addr}}, key, 1, "")
 			pid := child.Cmd.Process.Pid
 			defer syscall.Kill(pid, syscall.SIGCONT) //nolint:errcheck // it may run, or have exited
 			child.Await(t, "waiting", 10*time.Second)
@@ -78,27 +79,25 @@ func TestStoppedAcrossHandOffNeverReturnsALapsedLease(t *testing.T) {
 			require.Eventually(t, func() bool {
 				return r.Client.ZCard(ctx, queue).Val() == 1 && r.Client.PubSubNumSub(ctx, channel).Val()[channel] == 1
 			}, 10*time.Second, time.Millisecond, "the waiter queues and subscribes")
-			// Its next try, which would wait on the paused replica, comes a
-			// second after the last.
-			awaitTry(t, ctx, r.Client, "{"+key+"}/qd")
 
-			replica := 0
+			require.NoError(t, long.Release(ctx, "owner")) // handed to the waiter, for its lease, handOffTTL
+			child.Await(t, "taking", 10*time.Second)
+			// The waiter stops itself as it takes the notice, before its
+			// claim; with inWait, its claim is sent once the replica is
+			// paused, so that the claim's WAIT waits.
+			require.Eventually(t, func() bool { return processStopped(pid) }, 10*time.Second, time.Millisecond, "the waiter stops")
 			if stop.inWait {
-				replica = serverPid(t, ctx, r.ReplicaClient)
+				replica := serverPid(t, ctx, r.ReplicaClient)
 				stopProcess(t, replica)
 				defer syscall.Kill(replica, syscall.SIGCONT) //nolint:errcheck // it may run already
-			}
-			require.NoError(t, long.Release(ctx, "owner")) // handed to the waiter, for its 300 ms lease
-			child.Await(t, "taking", 10*time.Second)
-			if stop.inWait {
+				time.Sleep(300 * time.Millisecond)           // a stop stopSelf sees as one
+				require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
 				require.Eventually(t, func() bool { return blockedClients(t, ctx, r.Client) == 1 }, 10*time.Second, time.Millisecond,
 					"the waiter's claim waits for the replica")
 				stopProcess(t, pid)
 				require.NoError(t, syscall.Kill(replica, syscall.SIGCONT))
 				require.Eventually(t, func() bool { return blockedClients(t, ctx, r.Client) == 0 }, 10*time.Second, time.Millisecond,
 					"the claim's WAIT is answered, to the stopped waiter")
-			} else {
-				require.Eventually(t, func() bool { return processStopped(pid) }, 10*time.Second, time.Millisecond, "the waiter stops")
 			}
 			require.Eventually(t, func() bool {
 				res, err := long.TryAcquire(ctx, "other")
@@ -122,16 +121,14 @@ func TestStoppedAcrossHandOffNeverReturnsALapsedLease(t *testing.T) {
 }
 
 func handOffStoppedChild(t *testing.T) {
-	ctx, client, key, limit, mode, replicas := procChildSetup(t)
-	l := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: limit, TTL: 300 * time.Millisecond,
+	ctx, client, key, limit, _, replicas := procChildSetup(t)
+	l := newLimiterOn(t, client, slotlimit.Config{Key: key, Limit: limit, TTL: handOffTTL,
 		Replicas: replicas, ReplicaTimeout: 10 * time.Second})
 	var once sync.Once
 	waitqueue.Taking = func() {
 		once.Do(func() {
 			fmt.Println("taking")
-			if mode == "taking" {
-				stopSelf()
-			}
+			stopSelf()
 		})
 	}
 	fmt.Println("waiting")
@@ -156,7 +153,7 @@ func handOffStoppedChild(t *testing.T) {
 // stopSelf stops the process (SIGSTOP) and returns once it is continued.
 // The stop takes hold of every thread a moment after the signal is sent,
 // so it waits for it, as a gap in time of more than 200 ms (the parent
-// keeps it stopped past a 300 ms lease), for 10 s at most.
+// keeps it stopped for 300 ms at least), for 10 s at most.
 func stopSelf() {
 	syscall.Kill(os.Getpid(), syscall.SIGSTOP) //nolint:errcheck // the parent continues it
 	last := time.Now()
@@ -168,21 +165,6 @@ func stopSelf() {
 		}
 		last = now
 	}
-}
-
-// awaitTry waits until a waiter's try refreshes its entry in the queue
-// deadlines at qdeadlines, so that its next try comes a second later.
-func awaitTry(t *testing.T, ctx context.Context, client *redis.Client, qdeadlines string) {
-	t.Helper()
-	entry := func() float64 {
-		z := client.ZRangeWithScores(ctx, qdeadlines, 0, 0).Val()
-		if len(z) == 0 {
-			return 0
-		}
-		return z[0].Score
-	}
-	last := entry()
-	require.Eventually(t, func() bool { return entry() != last }, 5*time.Second, time.Millisecond, "the waiter tries again")
 }
 
 // serverPid returns the process ID of the server client talks to.

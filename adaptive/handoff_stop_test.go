@@ -26,7 +26,6 @@ import (
 // stopKeyEnv.
 const (
 	stopReplicasEnv = "SLOTLIMIT_ADAPTIVE_REPLICAS" // the waiter's Config.Replicas
-	stopModeEnv     = "SLOTLIMIT_ADAPTIVE_STOP"     // "taking": it stops itself as it takes the hand-off
 )
 
 // handOffStops are the points where a waiter is stopped across the
@@ -34,6 +33,11 @@ const (
 // claim (the claim then finds the slot gone, or with no Replicas there is
 // no claim before the return), or, with Replicas, while its claim, which
 // ran in time, waits for a paused replica's WAIT.
+// handOffTTL is the waiter's lease: long enough that a loaded machine
+// reads the hand-off's notice while it is still held, which the tests
+// need to stop the waiter across it.
+const handOffTTL = 2 * time.Second
+
 var handOffStops = []struct {
 	name     string
 	replicas int
@@ -45,7 +49,7 @@ var handOffStops = []struct {
 }
 
 // A waiter stopped (SIGSTOP) across the release that hands it the one
-// slot under a 300 ms lease, after it read the notice and judged it in
+// slot under a lease of handOffTTL, after it read the notice and judged it in
 // time, is continued once the handed slot has lapsed and another caller
 // took it. With or without Replicas, it must not return as a holder
 // beside the other, which would put two slots in a limit of one: it keeps
@@ -65,18 +69,14 @@ func TestStoppedAcrossHandOffNeverReturnsALapsedSlot(t *testing.T) {
 			require.NoError(t, adaptive.LoadScripts(ctx, r.Client))
 			// The parent's callers send no WAIT, which the paused replica
 			// would hold up. Their leases are long; the waiter's, which its
-			// queue entry records, is 300 ms.
+			// queue entry records, is handOffTTL.
 			owner := newLimiterOn(t, r.Client, adaptive.Config{Key: key, Min: 1, Max: 5, Initial: 1, TTL: 10 * time.Second, Window: time.Minute})
 			held, err := owner.TryAcquire(ctx)
 			require.NoError(t, err)
 
-			mode := "taking"
-			if stop.inWait {
-				mode = "mark"
-			}
 			child := redistest.StartChild(t, redistest.Target{Addrs: []string{r.Master.Addr}},
 				"TestStoppedAcrossHandOffNeverReturnsALapsedSlot", "hand-off-stopped",
-				stopKeyEnv+"="+key, stopReplicasEnv+"="+strconv.Itoa(stop.replicas), stopModeEnv+"="+mode)
+				stopKeyEnv+"="+key, stopReplicasEnv+"="+strconv.Itoa(stop.replicas))
 			pid := child.Cmd.Process.Pid
 			defer syscall.Kill(pid, syscall.SIGCONT) //nolint:errcheck // it may run, or have exited
 			child.Await(t, "waiting", 10*time.Second)
@@ -85,27 +85,24 @@ func TestStoppedAcrossHandOffNeverReturnsALapsedSlot(t *testing.T) {
 			eventually(t, 10*time.Second, func() bool {
 				return r.Client.ZCard(ctx, queue).Val() == 1 && r.Client.PubSubNumSub(ctx, channel).Val()[channel] == 1
 			}, "the waiter never queued and subscribed")
-			// Its next try, which would wait on the paused replica, comes a
-			// second after the last.
-			awaitTry(t, ctx, r.Client, keys[3])
-
-			replica := 0
+			require.NoError(t, held.Ignore(ctx)) // handed to the waiter, for its lease, handOffTTL
+			child.Await(t, "taking", 10*time.Second)
+			// The waiter stops itself as it takes the notice, before its
+			// claim; with inWait, its claim is sent once the replica is
+			// paused, so that the claim's WAIT waits.
+			eventually(t, 10*time.Second, func() bool { return processStopped(pid) }, "the waiter never stopped")
 			if stop.inWait {
-				replica = serverPid(t, ctx, r.ReplicaClient)
+				replica := serverPid(t, ctx, r.ReplicaClient)
 				stopProcess(t, replica)
 				defer syscall.Kill(replica, syscall.SIGCONT) //nolint:errcheck // it may run already
-			}
-			require.NoError(t, held.Ignore(ctx)) // handed to the waiter, for its 300 ms lease
-			child.Await(t, "taking", 10*time.Second)
-			if stop.inWait {
+				time.Sleep(300 * time.Millisecond)           // a stop stopSelf sees as one
+				require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
 				eventually(t, 10*time.Second, func() bool { return blockedClients(t, ctx, r.Client) == 1 },
 					"the waiter's claim never waited for the replica")
 				stopProcess(t, pid)
 				require.NoError(t, syscall.Kill(replica, syscall.SIGCONT))
 				eventually(t, 10*time.Second, func() bool { return blockedClients(t, ctx, r.Client) == 0 },
 					"the claim's WAIT was never answered")
-			} else {
-				eventually(t, 10*time.Second, func() bool { return processStopped(pid) }, "the waiter never stopped")
 			}
 			var other *adaptive.Slot
 			eventually(t, 10*time.Second, func() bool {
@@ -133,15 +130,12 @@ func handOffStoppedChild(t *testing.T) {
 	replicas, err := strconv.Atoi(os.Getenv(stopReplicasEnv))
 	require.NoError(t, err)
 	l := newLimiterOn(t, client, adaptive.Config{Key: os.Getenv(stopKeyEnv), Min: 1, Max: 5, Initial: 1,
-		TTL: 300 * time.Millisecond, Window: time.Minute, Replicas: replicas, ReplicaTimeout: 10 * time.Second})
-	stop := os.Getenv(stopModeEnv) == "taking"
+		TTL: handOffTTL, Window: time.Minute, Replicas: replicas, ReplicaTimeout: 10 * time.Second})
 	var once sync.Once
 	waitqueue.Taking = func() {
 		once.Do(func() {
 			fmt.Println("taking")
-			if stop {
-				stopSelf()
-			}
+			stopSelf()
 		})
 	}
 	fmt.Println("waiting")
@@ -160,7 +154,7 @@ func handOffStoppedChild(t *testing.T) {
 // stopSelf stops the process (SIGSTOP) and returns once it is continued.
 // The stop takes hold of every thread a moment after the signal is sent,
 // so it waits for it, as a gap in time of more than 200 ms (the parent
-// keeps it stopped past a 300 ms lease), for 10 s at most.
+// keeps it stopped for 300 ms at least), for 10 s at most.
 func stopSelf() {
 	syscall.Kill(os.Getpid(), syscall.SIGSTOP) //nolint:errcheck // the parent continues it
 	last := time.Now()
@@ -172,21 +166,6 @@ func stopSelf() {
 		}
 		last = now
 	}
-}
-
-// awaitTry waits until a waiter's try refreshes its entry in the queue
-// deadlines at qdeadlines, so that its next try comes a second later.
-func awaitTry(t *testing.T, ctx context.Context, client *redis.Client, qdeadlines string) {
-	t.Helper()
-	entry := func() float64 {
-		z := client.ZRangeWithScores(ctx, qdeadlines, 0, 0).Val()
-		if len(z) == 0 {
-			return 0
-		}
-		return z[0].Score
-	}
-	last := entry()
-	eventually(t, 5*time.Second, func() bool { return entry() != last }, "the waiter never tried again")
 }
 
 // serverPid returns the process ID of the server client talks to.

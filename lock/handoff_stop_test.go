@@ -26,7 +26,6 @@ import (
 // childKeyEnv and childTTLEnv.
 const (
 	childReplicasEnv = "SLOTLIMIT_LOCK_REPLICAS" // the waiter's Config.Replicas
-	childStopEnv     = "SLOTLIMIT_LOCK_STOP"     // "taking": it stops itself as it takes the hand-off
 )
 
 // handOffStops are the points where a waiter is stopped across the
@@ -34,6 +33,11 @@ const (
 // claim (the claim then finds another owner, or with no Replicas there is
 // no claim before the return), or, with Replicas, while its claim, which
 // ran in time, waits for a paused replica's WAIT.
+// handOffTTL is the waiter's lease: long enough that a loaded machine
+// reads the hand-off's notice while it is still held, which the tests
+// need to stop the waiter across it.
+const handOffTTL = 2 * time.Second
+
 var handOffStops = []struct {
 	name     string
 	replicas int
@@ -44,7 +48,7 @@ var handOffStops = []struct {
 	{"replicas=1/claim-waiting", 1, true},
 }
 
-// A waiter stopped (SIGSTOP) across the hand-off of a 300 ms lock, after
+// A waiter stopped (SIGSTOP) across the hand-off of a lock of handOffTTL, after
 // it read the notice and judged it in time, is continued once the handed
 // lock has lapsed and another owner holds it. With or without Replicas,
 // it must not return as the owner: it keeps waiting, and returns once the
@@ -70,14 +74,10 @@ func TestStoppedAcrossHandOffNeverReturnsALapsedLock(t *testing.T) {
 			owner, err := m.TryLock(ctx)
 			require.NoError(t, err)
 
-			mode := "taking"
-			if stop.inWait {
-				mode = "mark"
-			}
 			child := redistest.StartChild(t, redistest.Target{Addrs: []string{r.Master.Addr}},
 				"TestStoppedAcrossHandOffNeverReturnsALapsedLock", "hand-off-stopped",
-				childKeyEnv+"="+key, childTTLEnv+"=300ms",
-				childReplicasEnv+"="+strconv.Itoa(stop.replicas), childStopEnv+"="+mode)
+				childKeyEnv+"="+key, childTTLEnv+"="+handOffTTL.String(),
+				childReplicasEnv+"="+strconv.Itoa(stop.replicas))
 			pid := child.Cmd.Process.Pid
 			defer syscall.Kill(pid, syscall.SIGCONT) //nolint:errcheck // it may run, or have exited
 			child.Await(t, "waiting", 10*time.Second)
@@ -85,27 +85,25 @@ func TestStoppedAcrossHandOffNeverReturnsALapsedLock(t *testing.T) {
 			require.Eventually(t, func() bool {
 				return r.Client.ZCard(ctx, queue).Val() == 1 && r.Client.PubSubNumSub(ctx, channel).Val()[channel] == 1
 			}, 10*time.Second, time.Millisecond, "the waiter queues and subscribes")
-			// Its next try, which would wait on the paused replica, comes a
-			// second after the last.
-			awaitTry(t, ctx, r.Client, lock.SideKey(key, "qd"))
 
-			replica := 0
+			require.NoError(t, owner.Unlock(ctx)) // handed to the waiter, for its lease, handOffTTL
+			child.Await(t, "taking", 10*time.Second)
+			// The waiter stops itself as it takes the notice, before its
+			// claim; with inWait, its claim is sent once the replica is
+			// paused, so that the claim's WAIT waits.
+			require.Eventually(t, func() bool { return stopped(pid) }, 10*time.Second, time.Millisecond, "the waiter stops")
 			if stop.inWait {
-				replica = serverPid(t, ctx, r.ReplicaClient)
+				replica := serverPid(t, ctx, r.ReplicaClient)
 				stopProcess(t, replica)
 				defer syscall.Kill(replica, syscall.SIGCONT) //nolint:errcheck // it may run already
-			}
-			require.NoError(t, owner.Unlock(ctx)) // handed to the waiter, for its 300 ms lease
-			child.Await(t, "taking", 10*time.Second)
-			if stop.inWait {
+				time.Sleep(300 * time.Millisecond)           // a stop stopSelf sees as one
+				require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
 				require.Eventually(t, func() bool { return blockedClients(t, ctx, r.Client) == 1 }, 10*time.Second, time.Millisecond,
 					"the waiter's claim waits for the replica")
 				stopProcess(t, pid)
 				require.NoError(t, syscall.Kill(replica, syscall.SIGCONT))
 				require.Eventually(t, func() bool { return blockedClients(t, ctx, r.Client) == 0 }, 10*time.Second, time.Millisecond,
 					"the claim's WAIT is answered, to the stopped waiter")
-			} else {
-				require.Eventually(t, func() bool { return stopped(pid) }, 10*time.Second, time.Millisecond, "the waiter stops")
 			}
 			var other *lock.Lock
 			require.Eventually(t, func() bool {
@@ -140,14 +138,11 @@ func handOffStoppedChild(t *testing.T) {
 	require.NoError(t, err)
 	key := os.Getenv(childKeyEnv)
 	m := newMutexOn(t, client, lock.Config{Key: key, TTL: ttl, Replicas: replicas, ReplicaTimeout: 10 * time.Second})
-	stop := os.Getenv(childStopEnv) == "taking"
 	var once sync.Once
 	waitqueue.Taking = func() {
 		once.Do(func() {
 			fmt.Println("taking")
-			if stop {
-				stopSelf()
-			}
+			stopSelf()
 		})
 	}
 	fmt.Println("waiting")
@@ -167,7 +162,7 @@ func handOffStoppedChild(t *testing.T) {
 // stopSelf stops the process (SIGSTOP) and returns once it is continued.
 // The stop takes hold of every thread a moment after the signal is sent,
 // so it waits for it, as a gap in time of more than 200 ms (the parent
-// keeps it stopped past a 300 ms lease), for 10 s at most.
+// keeps it stopped for 300 ms at least), for 10 s at most.
 func stopSelf() {
 	syscall.Kill(os.Getpid(), syscall.SIGSTOP) //nolint:errcheck // the parent continues it
 	last := time.Now()
@@ -179,21 +174,6 @@ func stopSelf() {
 		}
 		last = now
 	}
-}
-
-// awaitTry waits until a waiter's try refreshes its entry in the queue
-// deadlines at qdeadlines, so that its next try comes a second later.
-func awaitTry(t *testing.T, ctx context.Context, client *redis.Client, qdeadlines string) {
-	t.Helper()
-	entry := func() float64 {
-		z := client.ZRangeWithScores(ctx, qdeadlines, 0, 0).Val()
-		if len(z) == 0 {
-			return 0
-		}
-		return z[0].Score
-	}
-	last := entry()
-	require.Eventually(t, func() bool { return entry() != last }, 5*time.Second, time.Millisecond, "the waiter tries again")
 }
 
 // serverPid returns the process ID of the server client talks to.
