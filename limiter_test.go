@@ -239,24 +239,32 @@ func TestLimiterKeyExpiresWithLastLease(t *testing.T) {
 	})
 }
 
+// Renew moves a lease's deadline, and the key's expiry with it, by the
+// server's clock: past the first deadline the holder still holds; a
+// lapsed lease is not renewed. The TTL leaves the test's own calls a
+// second of lateness, which a busy machine does not reach.
 func TestLimiterRenew(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		ctx := context.Background()
 		key := testKey(t, b)
-		l := newLimiter(t, b, key, 1, leaseTTL)
+		const ttl = 1500 * time.Millisecond
+		l := newLimiter(t, b, key, 1, ttl)
 
 		_, err := l.TryAcquire(ctx, "d1")
 		require.NoError(t, err)
-		b.Advance(leaseTTL * 2 / 3)
+		first := holderDeadline(t, l, "d1")
+		waitServerPast(t, b, first.Add(-ttl/3), 10*time.Second)
 		err = l.Renew(ctx, "d1")
 		require.NoError(t, err)
-		b.Advance(leaseTTL * 2 / 3) // past the first deadline, before the renewed one
+		renewed := holderDeadline(t, l, "d1")
+		assert.True(t, renewed.After(first), "renewed: the deadline was %v, now %v", first, renewed)
+		waitServerPast(t, b, first, 10*time.Second) // past the first deadline, before the renewed one
 		assert.Equal(t, []string{"d1"}, holderIDs(t, l))
 		pttl, err := b.Client.PTTL(ctx, key).Result()
 		require.NoError(t, err)
 		assert.Positive(t, pttl, "renewal moved the key's expiry too")
 
-		b.Advance(leaseTTL) // lapsed
+		waitServerPast(t, b, renewed, 10*time.Second) // lapsed
 		err = l.Renew(ctx, "d1")
 		require.ErrorIs(t, err, slotlimit.ErrNotHeld, "a lapsed lease is not renewed")
 		assert.Empty(t, holderIDs(t, l), "renew does not re-acquire")
