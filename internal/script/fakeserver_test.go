@@ -25,16 +25,6 @@ type fakeServer struct {
 	forever string // the reply once replies run out, if not empty
 }
 
-// close closes the listener and every connection.
-func (f *fakeServer) close() {
-	f.ln.Close()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, c := range f.conns {
-		c.Close()
-	}
-}
-
 func startFakeServer(t *testing.T, replies ...string) *fakeServer {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
