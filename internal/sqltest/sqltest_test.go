@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -67,15 +68,27 @@ func TestSQLiteDSNOddPath(t *testing.T) {
 // Two *sql.DB on one file, as two processes would have, write at once;
 // each transaction reads the highest number and inserts the next. None
 // fails with SQLITE_BUSY, and none reads a number another has since
-// taken: transactions on the file run one at a time.
+// taken: transactions on the file run one at a time. The writers wait for
+// one another up to a minute, a bound for gross failures, instead of the
+// DSN's 5 s (TestSQLiteDSN checks that one), which one writer of eight
+// can spend waiting on a busy machine.
 func TestSQLiteConcurrentWritersWait(t *testing.T) {
 	const writers, each = 4, 25
-	first := sqltest.SQLite(t)
-	_, err := first.Exec("CREATE TABLE seq (n INTEGER PRIMARY KEY, writer TEXT NOT NULL)")
+	created := sqltest.SQLite(t)
+	_, err := created.Exec("CREATE TABLE seq (n INTEGER PRIMARY KEY, writer TEXT NOT NULL)")
 	require.NoError(t, err)
-	second, err := sql.Open("sqlite", sqltest.SQLiteDSN(sqliteFile(t, first)))
+	dsn := sqltest.SQLiteDSN(sqliteFile(t, created))
+	require.Contains(t, dsn, "busy_timeout(5000)")
+	patient := strings.Replace(dsn, "busy_timeout(5000)", "busy_timeout(60000)", 1)
+	first, err := sql.Open("sqlite", patient)
+	require.NoError(t, err)
+	t.Cleanup(func() { first.Close() })
+	second, err := sql.Open("sqlite", patient)
 	require.NoError(t, err)
 	t.Cleanup(func() { second.Close() })
+	var timeout int
+	require.NoError(t, first.QueryRow("PRAGMA busy_timeout").Scan(&timeout))
+	require.Equal(t, 60000, timeout)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
