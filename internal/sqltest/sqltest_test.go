@@ -70,8 +70,8 @@ func TestSQLiteDSNOddPath(t *testing.T) {
 // fails with SQLITE_BUSY, and none reads a number another has since
 // taken: transactions on the file run one at a time. The writers wait for
 // one another up to a minute, a bound for gross failures, instead of the
-// DSN's 5 s (TestSQLiteDSN checks that one), which one writer of eight
-// can spend waiting on a busy machine.
+// DSN's 5 s (TestSQLiteTakesATable checks that one), which one writer of
+// eight can spend waiting on a busy machine.
 func TestSQLiteConcurrentWritersWait(t *testing.T) {
 	const writers, each = 4, 25
 	created := sqltest.SQLite(t)
