@@ -74,15 +74,17 @@ func TestLimiterTakesUpToLimit(t *testing.T) {
 }
 
 // A classic INCR limiter lets a device that reports again while holding
-// a slot take a second one; a Limiter renews its one lease.
+// a slot take a second one; a Limiter renews its one lease. Times are the
+// server's; the TTL leaves the test's calls a second of lateness.
 func TestLimiterReacquireRefreshesWithoutSecondSlot(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		ctx := context.Background()
-		l := newLimiter(t, b, testKey(t, b), 2, leaseTTL)
+		const ttl = 2 * time.Second
+		l := newLimiter(t, b, testKey(t, b), 2, ttl)
 
 		first, err := l.TryAcquire(ctx, "d1")
 		require.NoError(t, err)
-		b.Advance(leaseTTL / 2)
+		waitServerPast(t, b, first.ExpiresAt.Add(-ttl/2), 10*time.Second)
 		again, err := l.TryAcquire(ctx, "d1")
 		require.NoError(t, err)
 		assert.True(t, again.Acquired)
@@ -90,7 +92,7 @@ func TestLimiterReacquireRefreshesWithoutSecondSlot(t *testing.T) {
 		assert.True(t, again.ExpiresAt.After(first.ExpiresAt), "lease refreshed")
 
 		// The refreshed lease outlives the first deadline.
-		b.Advance(leaseTTL/2 + leaseTTL/4)
+		waitServerPast(t, b, first.ExpiresAt, 10*time.Second)
 		assert.Equal(t, []string{"d1"}, holderIDs(t, l))
 
 		// Even at the limit, a holder gets its own slot back.
@@ -130,22 +132,24 @@ func TestLimiterReleaseIsIdempotent(t *testing.T) {
 }
 
 // A classic counter's whole-key TTL frees every slot at once when it
-// lapses; a Limiter's lapsed lease frees only its own slot.
+// lapses; a Limiter's lapsed lease frees only its own slot. Times are the
+// server's; the TTL leaves the test's calls a second of lateness.
 func TestLimiterLapsedLeaseFreesOnlyItsSlot(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		ctx := context.Background()
-		l := newLimiter(t, b, testKey(t, b), 2, leaseTTL)
+		const ttl = 2 * time.Second
+		l := newLimiter(t, b, testKey(t, b), 2, ttl)
 
-		_, err := l.TryAcquire(ctx, "crashed")
+		crashed, err := l.TryAcquire(ctx, "crashed")
 		require.NoError(t, err)
-		b.Advance(leaseTTL / 2)
+		waitServerPast(t, b, crashed.ExpiresAt.Add(-ttl/2), 10*time.Second)
 		_, err = l.TryAcquire(ctx, "alive")
 		require.NoError(t, err)
 		res, err := l.TryAcquire(ctx, "waiting")
 		require.NoError(t, err)
 		require.False(t, res.Acquired)
 
-		b.Advance(leaseTTL/2 + leaseTTL/6) // past crashed's deadline, before alive's
+		waitServerPast(t, b, crashed.ExpiresAt, 10*time.Second) // past crashed's deadline, before alive's
 		assert.Equal(t, []string{"alive"}, holderIDs(t, l))
 		res, err = l.TryAcquire(ctx, "waiting")
 		require.NoError(t, err)
@@ -159,19 +163,23 @@ func TestLimiterLapsedLeaseFreesOnlyItsSlot(t *testing.T) {
 
 // Under a classic counter, steady traffic refreshes the whole key's TTL
 // forever, so a crashed device's slot is never freed; a Limiter frees it.
+// The TTL leaves each busy device's hold a second of lateness.
 func TestLimiterSteadyTrafficStillFreesLeakedSlot(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		ctx := context.Background()
-		l := newLimiter(t, b, testKey(t, b), 2, leaseTTL)
-		_, err := l.TryAcquire(ctx, "crashed")
+		const ttl = 2 * time.Second
+		l := newLimiter(t, b, testKey(t, b), 2, ttl)
+		crashed, err := l.TryAcquire(ctx, "crashed")
 		require.NoError(t, err)
 
-		// Other devices keep taking and returning the second slot.
-		for i := 0; i < 6; i++ {
+		// Other devices keep taking and returning the second slot, until
+		// the server's clock is past the crashed device's deadline.
+		for i := 0; !b.Now().After(crashed.ExpiresAt); i++ {
+			require.Less(t, i, 100, "the server's clock does not pass the deadline")
 			res, err := l.TryAcquire(ctx, fmt.Sprintf("busy-%d", i))
 			require.NoError(t, err)
 			require.True(t, res.Acquired, "round %d", i)
-			b.Advance(leaseTTL / 4)
+			b.Advance(ttl / 4)
 			err = l.Release(ctx, fmt.Sprintf("busy-%d", i))
 			require.NoError(t, err)
 		}

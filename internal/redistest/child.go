@@ -144,19 +144,29 @@ func (c *Child) Transcript() string {
 // Await waits for a line starting with prefix and returns the rest of it.
 func (c *Child) Await(t *testing.T, prefix string, within time.Duration) string {
 	t.Helper()
+	_, rest := c.AwaitFirst(t, within, prefix)
+	return rest
+}
+
+// AwaitFirst waits for a line starting with one of prefixes, and returns
+// that prefix and the rest of the line.
+func (c *Child) AwaitFirst(t *testing.T, within time.Duration, prefixes ...string) (prefix, rest string) {
+	t.Helper()
 	timeout := time.After(within)
 	for {
 		select {
 		case line, ok := <-c.lines:
 			if !ok {
 				<-c.done
-				t.Fatalf("child exited (%v) before printing %q\n%s", c.err, prefix, c.Transcript())
+				t.Fatalf("child exited (%v) before printing %q\n%s", c.err, prefixes, c.Transcript())
 			}
-			if rest, found := strings.CutPrefix(line, prefix); found {
-				return rest
+			for _, prefix := range prefixes {
+				if rest, found := strings.CutPrefix(line, prefix); found {
+					return prefix, rest
+				}
 			}
 		case <-timeout:
-			t.Fatalf("child printed no %q within %v\n%s", prefix, within, c.Transcript())
+			t.Fatalf("child printed no %q within %v\n%s", prefixes, within, c.Transcript())
 		}
 	}
 }

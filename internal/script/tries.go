@@ -19,7 +19,8 @@ import (
 //
 // A try is made again when its error is mendable:
 //   - a Cluster's redirect (MOVED, ASK) that go-redis did not follow, or
-//     a slot in the middle of a move (TRYAGAIN), or a Cluster that is
+//     a slot in the middle of a move (TRYAGAIN, or a script refused a
+//     key on the node the slot is moving to), or a Cluster that is
 //     down for now (CLUSTERDOWN): again and again until ctx ends (for
 //     clusterPatience, if ctx has no deadline), with a short pause, the
 //     slots reloaded;
@@ -54,6 +55,13 @@ func mendable(err error) mend {
 			if strings.HasPrefix(msg, prefix) {
 				return untilDone
 			}
+		}
+		// A script sent with ASKING to the node a slot is moving to can
+		// find, at its first key, that the node will not serve it to a
+		// script; it wrote nothing, since every key of a script shares the
+		// slot, and it runs once the move ends.
+		if strings.Contains(msg, "Script attempted to access a non local key") {
+			return untilDone
 		}
 		for _, prefix := range []string{"LOADING ", "READONLY ", "MASTERDOWN "} {
 			if strings.HasPrefix(msg, prefix) {

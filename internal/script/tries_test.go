@@ -28,6 +28,7 @@ func TestTriesClassifyErrors(t *testing.T) {
 		{reply("ASK 3999 127.0.0.1:6381"), untilDone, false},
 		{reply("TRYAGAIN Multiple keys request during rehashing of slot"), untilDone, false},
 		{reply("CLUSTERDOWN The cluster is down"), untilDone, false},
+		{reply("ERR Error running script (call to f_0123): @user_script:5: Script attempted to access a non local key in a cluster node"), untilDone, false},
 		{reply("LOADING Redis is loading the dataset in memory"), asRetries, false},
 		{reply("READONLY You can't write against a read only replica."), asRetries, false},
 		{reply("MASTERDOWN Link with MASTER is down"), asRetries, false},
