@@ -5,15 +5,12 @@ package slotlimit_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -92,18 +89,18 @@ func TestStoppedAcrossHandOffNeverReturnsALapsedLease(t *testing.T) {
 					// The waiter stops itself as it takes the notice, before its
 					// claim; with inWait, its claim is sent once the replica is
 					// paused, so that the claim's WAIT waits.
-					require.Eventually(t, func() bool { return processStopped(pid) }, 10*time.Second, time.Millisecond, "the waiter stops")
+					require.Eventually(t, func() bool { return redistest.Stopped(pid) }, 10*time.Second, time.Millisecond, "the waiter stops")
 					if stop.inWait {
-						replica := serverPid(t, ctx, r.ReplicaClient)
-						stopProcess(t, replica)
+						replica := redistest.ServerPid(t, ctx, r.ReplicaClient)
+						redistest.StopProcess(t, replica)
 						defer syscall.Kill(replica, syscall.SIGCONT) //nolint:errcheck // it may run already
 						time.Sleep(300 * time.Millisecond)           // a stop stopSelf sees as one
 						require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
-						require.Eventually(t, func() bool { return blockedClients(t, ctx, r.Client) == 1 }, 10*time.Second, time.Millisecond,
+						require.Eventually(t, func() bool { return redistest.BlockedClients(t, ctx, r.Client) == 1 }, 10*time.Second, time.Millisecond,
 							"the waiter's claim waits for the replica")
-						stopProcess(t, pid)
+						redistest.StopProcess(t, pid)
 						require.NoError(t, syscall.Kill(replica, syscall.SIGCONT))
-						require.Eventually(t, func() bool { return blockedClients(t, ctx, r.Client) == 0 }, 10*time.Second, time.Millisecond,
+						require.Eventually(t, func() bool { return redistest.BlockedClients(t, ctx, r.Client) == 0 }, 10*time.Second, time.Millisecond,
 							"the claim's WAIT is answered, to the stopped waiter")
 					}
 					require.Eventually(t, func() bool {
@@ -142,7 +139,7 @@ func handOffStoppedChild(t *testing.T) {
 	waitqueue.Taking = func() {
 		once.Do(func() {
 			fmt.Println("taking")
-			stopSelf()
+			redistest.StopSelf()
 		})
 	}
 	fmt.Println("waiting")
@@ -162,54 +159,4 @@ func handOffStoppedChild(t *testing.T) {
 	}
 	fmt.Printf("acquired: %s %s %t\n", x.Holder(), strings.Join(ids, ","), lost)
 	x.Release(ctx) //nolint:errcheck // the lease lapses by itself
-}
-
-// stopSelf stops the process (SIGSTOP) and returns once it is continued.
-// The stop takes hold of every thread a moment after the signal is sent,
-// maybe before this goroutine reads the clock again, and the parent keeps
-// the process stopped for 300 ms at least: stopSelf returns once 250 ms
-// have passed since it sent the signal, which it can see only once
-// continued.
-func stopSelf() {
-	sent := time.Now()
-	syscall.Kill(os.Getpid(), syscall.SIGSTOP) //nolint:errcheck // the parent continues it
-	for time.Since(sent) < 250*time.Millisecond {
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// serverPid returns the process ID of the server client talks to.
-func serverPid(t *testing.T, ctx context.Context, client *redis.Client) int {
-	t.Helper()
-	return infoInt(t, ctx, client, "server", "process_id")
-}
-
-// blockedClients returns the clients of the server that wait in a
-// blocking command, such as WAIT.
-func blockedClients(t *testing.T, ctx context.Context, client *redis.Client) int {
-	t.Helper()
-	return infoInt(t, ctx, client, "clients", "blocked_clients")
-}
-
-// infoInt returns the integer field of INFO section.
-func infoInt(t *testing.T, ctx context.Context, client *redis.Client, section, field string) int {
-	t.Helper()
-	info, err := client.Info(ctx, section).Result()
-	require.NoError(t, err)
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
-			n, err := strconv.Atoi(v)
-			require.NoError(t, err)
-			return n
-		}
-	}
-	t.Fatalf("no %s in INFO %s:\n%s", field, section, info)
-	return 0
-}
-
-// stopProcess stops process pid (SIGSTOP) and waits until it is stopped.
-func stopProcess(t *testing.T, pid int) {
-	t.Helper()
-	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
-	require.Eventually(t, func() bool { return processStopped(pid) }, 10*time.Second, time.Millisecond, "process %d stops", pid)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/internal/redistest"
 )
 
 // A waiter stopped (SIGSTOP) across a release that hands it the one unit,
@@ -54,7 +55,7 @@ func TestStoppedWaiterDoesNotTrustLapsedHandOff(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGCONT) //nolint:errcheck // it may have exited
 		}
 	}()
-	require.Eventually(t, func() bool { return processStopped(pid) }, 5*time.Second, time.Millisecond, "the waiter stops")
+	require.Eventually(t, func() bool { return redistest.Stopped(pid) }, 5*time.Second, time.Millisecond, "the waiter stops")
 	err = long.Release(ctx, "owner") // handed to the stopped waiter, for 300ms
 	require.NoError(t, err)
 	time.Sleep(450 * time.Millisecond)
@@ -88,15 +89,4 @@ func stoppedWaiterChild(t *testing.T) {
 	}
 	fmt.Printf("acquired: %s\n", strings.Join(ids, ","))
 	l.Release(ctx, "waiter") //nolint:errcheck // the lease lapses by itself
-}
-
-// processStopped reports whether process pid is stopped, as /proc shows it.
-func processStopped(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the command name, which is in parentheses.
-	_, rest, ok := strings.Cut(string(stat), ") ")
-	return ok && strings.HasPrefix(rest, "T")
 }

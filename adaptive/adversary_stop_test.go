@@ -57,7 +57,7 @@ func TestAdversaryStoppedWaiterProcess(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGCONT) //nolint:errcheck // it may have exited
 		}
 	}()
-	eventually(t, 5*time.Second, func() bool { return processStopped(pid) }, "the waiter never stopped")
+	eventually(t, 5*time.Second, func() bool { return redistest.Stopped(pid) }, "the waiter never stopped")
 	require.NoError(t, held.Ignore(ctx)) // handed to the stopped waiter, for 300 ms
 	time.Sleep(450 * time.Millisecond)
 	other, err := owner.TryAcquire(ctx)
@@ -87,15 +87,4 @@ func stoppedWaiterChild(t *testing.T) {
 	}
 	fmt.Printf("acquired: %s %s\n", s.ID(), strings.Join(ids, ","))
 	s.Ignore(ctx) //nolint:errcheck // the lease lapses by itself
-}
-
-// processStopped reports whether process pid is stopped, as /proc shows it.
-func processStopped(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the command name, which is in parentheses.
-	_, rest, ok := strings.Cut(string(stat), ") ")
-	return ok && strings.HasPrefix(rest, "T")
 }

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -98,18 +97,18 @@ func TestStoppedAcrossHandOffNeverReturnsALapsedLock(t *testing.T) {
 					// The waiter stops itself as it takes the notice, before its
 					// claim; with inWait, its claim is sent once the replica is
 					// paused, so that the claim's WAIT waits.
-					require.Eventually(t, func() bool { return stopped(pid) }, 10*time.Second, time.Millisecond, "the waiter stops")
+					require.Eventually(t, func() bool { return redistest.Stopped(pid) }, 10*time.Second, time.Millisecond, "the waiter stops")
 					if stop.inWait {
-						replica := serverPid(t, ctx, r.ReplicaClient)
-						stopProcess(t, replica)
+						replica := redistest.ServerPid(t, ctx, r.ReplicaClient)
+						redistest.StopProcess(t, replica)
 						defer syscall.Kill(replica, syscall.SIGCONT) //nolint:errcheck // it may run already
 						time.Sleep(300 * time.Millisecond)           // a stop stopSelf sees as one
 						require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
-						require.Eventually(t, func() bool { return blockedClients(t, ctx, r.Client) == 1 }, 10*time.Second, time.Millisecond,
+						require.Eventually(t, func() bool { return redistest.BlockedClients(t, ctx, r.Client) == 1 }, 10*time.Second, time.Millisecond,
 							"the waiter's claim waits for the replica")
-						stopProcess(t, pid)
+						redistest.StopProcess(t, pid)
 						require.NoError(t, syscall.Kill(replica, syscall.SIGCONT))
-						require.Eventually(t, func() bool { return blockedClients(t, ctx, r.Client) == 0 }, 10*time.Second, time.Millisecond,
+						require.Eventually(t, func() bool { return redistest.BlockedClients(t, ctx, r.Client) == 0 }, 10*time.Second, time.Millisecond,
 							"the claim's WAIT is answered, to the stopped waiter")
 					}
 					var other *lock.Lock
@@ -156,7 +155,7 @@ func handOffStoppedChild(t *testing.T) {
 	waitqueue.Taking = func() {
 		once.Do(func() {
 			fmt.Println("taking")
-			stopSelf()
+			redistest.StopSelf()
 		})
 	}
 	fmt.Println("waiting")
@@ -171,58 +170,4 @@ func handOffStoppedChild(t *testing.T) {
 	}
 	fmt.Printf("locked: %d %s %s %t\n", l.Fence(), l.Token(), strings.TrimSuffix(holder, "+"), lost)
 	l.Unlock(ctx) //nolint:errcheck // the lease lapses by itself
-}
-
-// stopSelf stops the process (SIGSTOP) and returns once it is continued.
-// The stop takes hold of every thread a moment after the signal is sent,
-// maybe before this goroutine reads the clock again, and the parent keeps
-// the process stopped for 300 ms at least: stopSelf returns once 250 ms
-// have passed since it sent the signal, which it can see only once
-// continued.
-func stopSelf() {
-	sent := time.Now()
-	syscall.Kill(os.Getpid(), syscall.SIGSTOP) //nolint:errcheck // the parent continues it
-	for time.Since(sent) < 250*time.Millisecond {
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// serverPid returns the process ID of the server client talks to.
-func serverPid(t *testing.T, ctx context.Context, client *redis.Client) int {
-	t.Helper()
-	info, err := client.Info(ctx, "server").Result()
-	require.NoError(t, err)
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
-			pid, err := strconv.Atoi(v)
-			require.NoError(t, err)
-			return pid
-		}
-	}
-	t.Fatalf("no process_id in INFO server:\n%s", info)
-	return 0
-}
-
-// stopProcess stops process pid (SIGSTOP) and waits until it is stopped.
-func stopProcess(t *testing.T, pid int) {
-	t.Helper()
-	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
-	require.Eventually(t, func() bool { return stopped(pid) }, 10*time.Second, time.Millisecond, "process %d stops", pid)
-}
-
-// blockedClients returns the clients of the server that wait in a
-// blocking command, such as WAIT.
-func blockedClients(t *testing.T, ctx context.Context, client *redis.Client) int {
-	t.Helper()
-	info, err := client.Info(ctx, "clients").Result()
-	require.NoError(t, err)
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "blocked_clients:"); ok {
-			n, err := strconv.Atoi(v)
-			require.NoError(t, err)
-			return n
-		}
-	}
-	t.Fatalf("no blocked_clients in INFO clients:\n%s", info)
-	return 0
 }

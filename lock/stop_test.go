@@ -5,7 +5,6 @@ package lock_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -53,7 +52,7 @@ func TestStoppedWaiterDoesNotTrustLapsedHandOff(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGCONT)
 		}
 	}()
-	require.Eventually(t, func() bool { return stopped(pid) }, 5*time.Second, time.Millisecond, "the waiter stops")
+	require.Eventually(t, func() bool { return redistest.Stopped(pid) }, 5*time.Second, time.Millisecond, "the waiter stops")
 	require.NoError(t, owner.Unlock(ctx)) // handed to the stopped waiter, for 300ms
 	time.Sleep(450 * time.Millisecond)
 	other := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: 10 * time.Second})
@@ -80,15 +79,4 @@ func stoppedWaiterChild(t *testing.T) {
 	holder := client.Get(ctx, m.Config().Key).Val()
 	fmt.Printf("locked: %d %s %s\n", l.Fence(), l.Token(), holder)
 	l.Unlock(ctx)
-}
-
-// stopped reports whether process pid is stopped, as /proc shows it.
-func stopped(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the command name, which is in parentheses.
-	_, rest, ok := strings.Cut(string(stat), ") ")
-	return ok && strings.HasPrefix(rest, "T")
 }
