@@ -1,5 +1,7 @@
 package slotlimit
 
+import "github.com/slotlimit/slotlimit/internal/callerr"
+
 // ErrOutcomeUnknown matches every error of a call that may have taken
 // effect with no answer to say whether it did: the call was sent and the
 // connection broke or timed out, or the context ended mid-call; or a reply
@@ -17,12 +19,4 @@ package slotlimit
 // does not match it, nor does an error of a call that never reached a
 // server (invalid input, a refused dial, a context that ended before
 // anything was sent).
-var ErrOutcomeUnknown error = outcomeUnknownError{}
-
-type outcomeUnknownError struct{}
-
-func (outcomeUnknownError) Error() string { return "slotlimit: outcome unknown" }
-
-// OutcomeUnknown marks the value for the module's errors, which match it
-// when their outcome is unknown.
-func (outcomeUnknownError) OutcomeUnknown() {}
+var ErrOutcomeUnknown = callerr.ErrOutcomeUnknown

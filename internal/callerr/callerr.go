@@ -15,6 +15,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// ErrOutcomeUnknown is the one value every package of the module exports
+// under its own name: the errors of Call match it when their outcome is
+// unknown.
+var ErrOutcomeUnknown error = outcomeUnknownError{}
+
+type outcomeUnknownError struct{}
+
+func (outcomeUnknownError) Error() string { return "slotlimit: outcome unknown" }
+
 // OutcomeUnknown reports whether err, from a call to Redis, leaves it open
 // whether the call wrote. A call that a Runner sent says so itself (see
 // Sent). Otherwise: a call that never got a connection (a failed dial, a
@@ -130,24 +139,34 @@ func Call(ctx context.Context, pkg, op, key string, err error) error {
 	return e
 }
 
+// Method returns err prefixed with the package pkg and the operation op,
+// as `lock: refresh: ...`, for an error that has no key to name, such as
+// that of a handle not made by New. It wraps err.
+func Method(pkg, op string, err error) error {
+	return &opError{pkg: pkg, op: op, keyless: true, errs: []error{err}}
+}
+
 // An opError is an error of operation op of package pkg on key.
 type opError struct {
 	pkg, op, key string
+	keyless      bool // the error names no key
 	errs         []error
 	unknown      bool // the call was sent and its outcome is unknown
 }
 
-// Is reports whether target is the module's ErrOutcomeUnknown, known by
-// its method OutcomeUnknown, and e's outcome is unknown. The value lives
-// in the public package, which this one cannot import.
+// Is reports whether target is ErrOutcomeUnknown and e's outcome is
+// unknown.
 func (e *opError) Is(target error) bool {
-	_, ok := target.(interface{ OutcomeUnknown() })
-	return ok && e.unknown
+	return target == ErrOutcomeUnknown && e.unknown
 }
 
 func (e *opError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s %q", e.pkg, e.op, e.key)
+	if e.keyless {
+		fmt.Fprintf(&b, "%s: %s", e.pkg, e.op)
+	} else {
+		fmt.Fprintf(&b, "%s: %s %q", e.pkg, e.op, e.key)
+	}
 	for _, err := range e.errs {
 		b.WriteString(": ")
 		b.WriteString(strings.TrimPrefix(err.Error(), e.pkg+": "))

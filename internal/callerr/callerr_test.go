@@ -89,21 +89,24 @@ func TestOpNamesThePackageOnce(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
 }
 
-type unknownMarker struct{}
-
-func (unknownMarker) Error() string   { return "outcome unknown" }
-func (unknownMarker) OutcomeUnknown() {}
-
 // A call's error matches the module's ErrOutcomeUnknown exactly when the
 // call was sent and no answer came.
 func TestCallMatchesOutcomeUnknown(t *testing.T) {
 	ctx := context.Background()
-	var target error = unknownMarker{}
+	target := callerr.ErrOutcomeUnknown
 	assert.ErrorIs(t, callerr.Call(ctx, "lock", "unlock", "k", os.ErrDeadlineExceeded), target)
 	assert.ErrorIs(t, callerr.Call(ctx, "lock", "unlock", "k", fmt.Errorf("read: %w", net.ErrClosed)), target)
 	assert.NotErrorIs(t, callerr.Call(ctx, "lock", "unlock", "k", redis.Nil), target, "a reply is a known outcome")
 	assert.NotErrorIs(t, callerr.Call(ctx, "lock", "unlock", "k", &net.OpError{Op: "dial", Err: errors.New("refused")}), target, "never sent")
 	assert.NotErrorIs(t, callerr.Op("lock", "unlock", "k", errors.New("lock: not held")), target)
+	assert.NotErrorIs(t, callerr.Call(ctx, "lock", "unlock", "k", os.ErrDeadlineExceeded), errors.New("slotlimit: outcome unknown"),
+		"only the one value matches, not an error of the same text")
+}
+
+// An error with no key names the package and the operation only.
+func TestMethodNamesNoKey(t *testing.T) {
+	err := callerr.Method("lock", "refresh", errors.New("lock: invalid config"))
+	assert.Equal(t, "lock: refresh: invalid config", err.Error())
 }
 
 // A reply is an error reply as Redis sends it.

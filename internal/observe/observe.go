@@ -21,15 +21,16 @@ type (
 
 // The kinds of Event.
 const (
-	Acquired   = observe.Acquired
-	Refused    = observe.Refused
-	Waited     = observe.Waited
-	HandedOver = observe.HandedOver
-	Released   = observe.Released
-	Renewed    = observe.Renewed
-	LeaseLost  = observe.LeaseLost
-	Error      = observe.Error
-	Done       = observe.Done
+	Acquired     = observe.Acquired
+	Refused      = observe.Refused
+	Waited       = observe.Waited
+	HandedOver   = observe.HandedOver
+	Released     = observe.Released
+	Renewed      = observe.Renewed
+	LeaseLost    = observe.LeaseLost
+	Error        = observe.Error
+	Done         = observe.Done
+	LimitChanged = observe.LimitChanged
 )
 
 // A Call is one call being observed. The zero Call, which Begin returns
@@ -55,6 +56,21 @@ func (c *Call) For(holder string, units int64) Call {
 	d := *c
 	d.e.Holder, d.e.Units = holder, units
 	return d
+}
+
+// SetLimit sets the limit the call's later events report, for a call
+// that learns the limit from its answer.
+func (c *Call) SetLimit(limit int64) { c.e.Limit = limit }
+
+// LimitChanged reports that the call moved the limit from before to
+// after, inUse in use after it: Units carries before, Limit after.
+func (c *Call) LimitChanged(ctx context.Context, before, after, inUse int64) {
+	if c.obs == nil {
+		return
+	}
+	e := c.e
+	e.Kind, e.Units, e.Limit, e.InUse, e.Duration = LimitChanged, before, after, inUse, time.Since(e.Start)
+	c.obs.Observe(ctx, e)
 }
 
 // On reports whether the call is observed, for work done only to report.

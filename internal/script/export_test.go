@@ -9,3 +9,6 @@ func SetClusterPatience(d time.Duration) (restore func()) {
 	clusterPatience = d
 	return func() { clusterPatience = old }
 }
+
+// Source returns the source s runs, its libraries spliced in.
+func Source(s *Script) string { return s.src }

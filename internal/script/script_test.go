@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -140,4 +141,16 @@ func TestRunnerWaitsForReplicas(t *testing.T) {
 
 	r.Replicas = 0
 	assert.NoError(t, r.Run(ctx, incr, []string{"n"}).Err(), "no WAIT without Replicas")
+}
+
+// Load splices in the files a script includes, and the Libs it is given
+// in their place.
+func TestLoadIncludes(t *testing.T) {
+	fsys := fstest.MapFS{
+		"s/a.lua":   {Data: []byte("-- #include lib.lua\n-- #include ext.lua\nreturn f()\n")},
+		"s/lib.lua": {Data: []byte("local function f() return 1 end\n")},
+	}
+	s := script.Load(fsys, "s/a.lua", script.Lib{Include: "-- #include ext.lua\n", Source: "-- ext\n"})
+	assert.Equal(t, "local function f() return 1 end\n-- ext\nreturn f()\n", script.Source(s))
+	assert.Panics(t, func() { script.Load(fsys, "s/missing.lua") })
 }
