@@ -6,18 +6,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotlimit/slotlimit/internal/observe/observetest"
 	"github.com/slotlimit/slotlimit/internal/redistest"
 	"github.com/slotlimit/slotlimit/ratelimit"
 )
 
 // A nil ctx is refused with ErrInvalidArgument by every method, naming
-// the method once, with nothing sent and no panic.
+// the package once, the method by its own name and the key, with nothing
+// sent, no panic, and no event: the Observer is never handed a nil ctx.
 func TestNilContextIsAnInvalidArgument(t *testing.T) {
 	b := redistest.Redis(t)
-	limiter := newLimiter(t, b.Client)
+	rec := &observetest.Recorder{}
+	limiter, err := ratelimit.New(b.Client, ratelimit.Config{Observer: rec})
+	require.NoError(t, err)
 	key := b.Key(t, "rl-test:")
 	var nilCtx context.Context
 	_, allow := limiter.Allow(nilCtx, key, ratelimit.PerSecond(1))
@@ -29,8 +34,8 @@ func TestNilContextIsAnInvalidArgument(t *testing.T) {
 		want string
 	}{
 		{allow, `ratelimit: allow "` + key + `": invalid argument: `},
-		{allowN, `ratelimit: allow "` + key + `": invalid argument: `},
-		{allowAll, `ratelimit: allow all "": invalid argument: `},
+		{allowN, `ratelimit: allow n "` + key + `": invalid argument: `},
+		{allowAll, `ratelimit: allow all "` + key + `": invalid argument: `},
 		{reset, `ratelimit: reset "` + key + `": invalid argument: `},
 	} {
 		require.ErrorIs(t, tt.err, ratelimit.ErrInvalidArgument, tt.want)
@@ -38,6 +43,26 @@ func TestNilContextIsAnInvalidArgument(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(tt.err.Error(), "ratelimit"), "%q", tt.err)
 	}
 	assert.Zero(t, b.Client.Exists(context.Background(), key).Val(), "nothing was written")
+	assert.Empty(t, rec.Take(), "no event")
+}
+
+// Every error of AllowN names the method AllowN, not Allow: bad input,
+// a Limiter not made by New, and a call sent to a server that is down.
+func TestAllowNErrorsNameAllowN(t *testing.T) {
+	ctx := context.Background()
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	defer down.Close()
+	limiter := newLimiter(t, down)
+	_, badN := limiter.AllowN(ctx, "k", ratelimit.PerSecond(1), -1)
+	_, badLimit := limiter.AllowN(ctx, "k", ratelimit.Limit{}, 1)
+	_, sent := limiter.AllowN(ctx, "k", ratelimit.PerSecond(1), 1)
+	_, zero := (&ratelimit.Limiter{}).AllowN(ctx, "k", ratelimit.PerSecond(1), 1)
+	for _, err := range []error{badN, badLimit, sent} {
+		require.Error(t, err)
+		assert.True(t, strings.HasPrefix(err.Error(), `ratelimit: allow n "k": `), "%q", err)
+	}
+	require.ErrorIs(t, zero, ratelimit.ErrInvalidConfig)
+	assert.True(t, strings.HasPrefix(zero.Error(), `ratelimit: allow n: invalid config`), "%q", zero)
 }
 
 // A fixed window of Rate MaxRate counts exactly at its edge: with 2^53-1

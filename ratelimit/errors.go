@@ -1,23 +1,26 @@
 package ratelimit
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 )
+
+// errs is the package's error set: every error a method returns names the
+// package, the method and the key.
+var errs = kernel.NewErrors("ratelimit")
 
 var (
 	// ErrInvalidConfig is returned by New for a nil client (untyped, or a
 	// typed nil such as a nil *redis.Client), and by every method of a
 	// zero or nil Limiter, one not made by New. Nothing is sent to Redis.
-	ErrInvalidConfig = errors.New("ratelimit: invalid config")
+	ErrInvalidConfig = errs.InvalidConfig
 
 	// ErrInvalidArgument is returned by every method given an argument no
 	// call could work with: a nil ctx, or any of the errors below but
 	// ErrOutcomeUnknown, which all match it. Nothing is sent to Redis.
-	ErrInvalidArgument = errors.New("ratelimit: invalid argument")
+	ErrInvalidArgument = errs.InvalidArgument
 
 	// ErrInvalidLimit is returned when a Limit cannot be kept: a Rate
 	// below 1 or above MaxRate, a Period under a millisecond or not a
@@ -30,13 +33,13 @@ var (
 	// 1% (an *InexactLimitError, which names the nearest Limit it keeps
 	// exactly). It is also returned for an AllowAll with no rules. It
 	// matches ErrInvalidArgument. Nothing is sent to Redis.
-	ErrInvalidLimit error = &argError{"ratelimit: invalid limit"}
+	ErrInvalidLimit = errs.Kind("invalid limit")
 
 	// ErrInvalidN is returned by AllowN and AllowAll when n is negative
 	// or above MaxRate, more events than the scripts count exactly and
 	// more than any Limit allows. It matches ErrInvalidArgument. Nothing
 	// is sent to Redis.
-	ErrInvalidN error = &argError{"ratelimit: invalid n"}
+	ErrInvalidN = errs.Kind("invalid n")
 
 	// ErrInvalidKey is returned when a key is empty, has a '}' but no
 	// hash tag (no name of this package's can share its hash slot), is a
@@ -44,7 +47,7 @@ var (
 	// "{k}/ratelimit", a GCRA limit's data, or "{k}/recent"), or appears
 	// twice in an AllowAll. It matches ErrInvalidArgument. Nothing is
 	// sent to Redis.
-	ErrInvalidKey error = &argError{"ratelimit: invalid key"}
+	ErrInvalidKey = errs.Kind("invalid key")
 
 	// ErrCrossSlot is returned by AllowAll when its keys do not all share
 	// one Redis Cluster hash slot (on a Ring, one hash tag), on any
@@ -52,7 +55,7 @@ var (
 	// on a Cluster. Put a common hash tag in the keys, as "{tenant:7}" and
 	// "{tenant:7}:user:42". It matches ErrInvalidArgument. Nothing is sent
 	// to Redis.
-	ErrCrossSlot error = &argError{"ratelimit: keys in more than one hash slot"}
+	ErrCrossSlot = errs.Kind("keys in more than one hash slot")
 
 	// ErrOutcomeUnknown is matched by every error of a call that was sent
 	// to Redis and got no answer: the connection broke or timed out, or
@@ -60,10 +63,11 @@ var (
 	// effect. Calling again is safe: Reset made again deletes again, and
 	// AllowN and AllowAll made again count anew, against what the first
 	// call may have counted, so they can refuse early but never admit
-	// beyond the limit (see AllowN). It is slotlimit.ErrOutcomeUnknown,
-	// the one value every package of the module shares. Invalid input,
-	// and a Redis error reply such as WRONGTYPE, never match it.
-	ErrOutcomeUnknown = slotlimit.ErrOutcomeUnknown
+	// beyond the limit (see AllowN). It is the one value every package of
+	// the module shares: errors.Is(err, slotlimit.ErrOutcomeUnknown)
+	// agrees. Invalid input, and a Redis error reply such as WRONGTYPE,
+	// never match it.
+	ErrOutcomeUnknown = kernel.ErrOutcomeUnknown
 )
 
 // An InexactLimitError is the error, matching ErrInvalidLimit and so
@@ -89,20 +93,8 @@ func (e *InexactLimitError) Error() string {
 // Unwrap returns ErrInvalidLimit.
 func (e *InexactLimitError) Unwrap() error { return ErrInvalidLimit }
 
-// An argError is a specific error for bad input, which also matches
-// ErrInvalidArgument.
-type argError struct{ text string }
-
-func (e *argError) Error() string { return e.text }
-
-func (e *argError) Is(target error) bool { return target == ErrInvalidArgument }
-
-// errNilContext is the error of every call given a nil ctx.
-var errNilContext = invalid(ErrInvalidArgument, "ctx is nil")
-
-// errUnusable is the error of every method of a zero or nil Limiter.
-var errUnusable = fmt.Errorf("%w: the Limiter was not made by New", ErrInvalidConfig)
-
+// invalid returns an error matching sentinel, one of the specific input
+// errors above, that says what is wrong.
 func invalid(sentinel error, format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)
 }

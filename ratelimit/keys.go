@@ -1,6 +1,9 @@
 package ratelimit
 
-import "github.com/slotlimit/slotlimit/internal/hashtag"
+import (
+	"github.com/slotlimit/slotlimit/internal/hashtag"
+	"github.com/slotlimit/slotlimit/internal/kernel"
+)
 
 // suffix names this package's data beside a user's key: a GCRA limit on
 // "{tenant}:x" keeps its time at "{tenant}:x:ratelimit", one on "x" at
@@ -9,20 +12,16 @@ import "github.com/slotlimit/slotlimit/internal/hashtag"
 // key itself, the layout of the classic INCR-and-EXPIRE script.
 const suffix = "ratelimit"
 
-// dataKey returns the Redis key that limit's algorithm keeps key's data
-// at, or an error matching ErrInvalidKey.
+// dataKey returns the Redis key that algorithm keeps key's data at, or an
+// error matching ErrInvalidKey. A FixedWindow, which keeps no name beside
+// key, takes a key with a '}' but no hash tag, as the classic script does.
 func dataKey(key string, algorithm Algorithm) (string, error) {
-	switch {
-	case key == "":
-		return "", invalid(ErrInvalidKey, "the key is empty")
-	case hashtag.Owned(key):
-		return "", invalid(ErrInvalidKey, "the key is one that a package of this module keeps beside another key")
-	case algorithm != GCRA:
-		return key, nil
+	prefix, sides := hashtag.SidePrefix(key)
+	if fault := kernel.KeyFault(key); fault != "" && (sides || algorithm == GCRA) {
+		return "", invalid(ErrInvalidKey, "the key %s", fault)
 	}
-	prefix, ok := hashtag.SidePrefix(key)
-	if !ok {
-		return "", invalid(ErrInvalidKey, "the key has a '}' but no hash tag")
+	if algorithm == FixedWindow {
+		return key, nil
 	}
 	return prefix + suffix, nil
 }

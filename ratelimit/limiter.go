@@ -5,9 +5,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/slotlimit/slotlimit/internal/callerr"
-	"github.com/slotlimit/slotlimit/internal/observe"
-	"github.com/slotlimit/slotlimit/internal/script"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 )
 
 // A Limiter checks events against limits kept in Redis, shared by every
@@ -29,8 +27,7 @@ import (
 // A Limiter is safe for concurrent use. A zero or nil Limiter, one not
 // made by New, returns ErrInvalidConfig.
 type Limiter struct {
-	client redis.UniversalClient
-	cfg    Config
+	base kernel.Base
 }
 
 // New returns a Limiter on client, which may be a *redis.Client, a
@@ -38,10 +35,11 @@ type Limiter struct {
 // not contact Redis; it returns an error matching ErrInvalidConfig for a
 // nil client, untyped or a typed nil such as a nil *redis.Client.
 func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
-	if script.IsNil(client) {
-		return nil, callerr.Op("ratelimit", "new", "", invalid(ErrInvalidConfig, "the client is nil"))
+	b, err := errs.New(client, kernel.Settings{Observer: cfg.Observer})
+	if err != nil {
+		return nil, err
 	}
-	return &Limiter{client: client, cfg: cfg}, nil
+	return &Limiter{base: b}, nil
 }
 
 // Allow counts one event on key against limit if it is allowed now. It is
@@ -88,13 +86,13 @@ func (l *Limiter) AllowN(ctx context.Context, key string, limit Limit, n int64) 
 	return l.allowN(ctx, "AllowN", key, limit, n)
 }
 
-// allowN is AllowN, reported to the Observer as op.
-func (l *Limiter) allowN(ctx context.Context, op, key string, limit Limit, n int64) (Result, error) {
-	if l == nil || l.client == nil {
-		return Result{}, callerr.Op("ratelimit", "allow", key, errUnusable)
+// allowN is AllowN, named method in its errors and its report.
+func (l *Limiter) allowN(ctx context.Context, method, key string, limit Limit, n int64) (Result, error) {
+	if err := l.check(ctx, method, key); err != nil {
+		return Result{}, err
 	}
-	c := observe.Begin(l.cfg.Observer, "ratelimit", op, key, "", n, capacity(limit))
-	res, err := l.allowRun(ctx, key, limit, n)
+	c := l.base.Begin(method, key, "", n, capacity(limit))
+	res, err := l.allowRun(ctx, method, key, limit, n)
 	if err != nil {
 		c.Failed(ctx, err)
 		return Result{}, err
@@ -107,14 +105,14 @@ func (l *Limiter) allowN(ctx context.Context, op, key string, limit Limit, n int
 	return res, nil
 }
 
-func (l *Limiter) allowRun(ctx context.Context, key string, limit Limit, n int64) (Result, error) {
-	data, p, err := check(ctx, key, limit, n)
+func (l *Limiter) allowRun(ctx context.Context, method, key string, limit Limit, n int64) (Result, error) {
+	data, p, err := prepare(key, limit, n)
 	if err != nil {
-		return Result{}, callerr.Op("ratelimit", "allow", key, err)
+		return Result{}, errs.Op(method, key, err)
 	}
-	res, err := allow(ctx, l.client, data, p, n)
+	res, err := l.allow(ctx, data, p, n)
 	if err != nil {
-		return Result{}, callerr.Call(ctx, "ratelimit", "allow", key, err)
+		return Result{}, errs.Call(ctx, method, key, err)
 	}
 	return res, nil
 }
@@ -136,10 +134,10 @@ func (l *Limiter) allowRun(ctx context.Context, key string, limit Limit, n int64
 // them, in the moment before the client's retry, are deleted with the
 // rest, as if Reset had been called that moment later.
 func (l *Limiter) Reset(ctx context.Context, key string, limit Limit) error {
-	if l == nil || l.client == nil {
-		return callerr.Op("ratelimit", "reset", key, errUnusable)
+	if err := l.check(ctx, "Reset", key); err != nil {
+		return err
 	}
-	c := observe.Begin(l.cfg.Observer, "ratelimit", "Reset", key, "", 0, capacity(limit))
+	c := l.base.Begin("Reset", key, "", 0, capacity(limit))
 	if err := l.reset(ctx, key, limit); err != nil {
 		c.Failed(ctx, err)
 		return err
@@ -149,30 +147,28 @@ func (l *Limiter) Reset(ctx context.Context, key string, limit Limit) error {
 }
 
 func (l *Limiter) reset(ctx context.Context, key string, limit Limit) error {
-	data, p, err := check(ctx, key, limit, 0)
+	data, p, err := prepare(key, limit, 0)
 	if err != nil {
-		return callerr.Op("ratelimit", "reset", key, err)
+		return errs.Op("Reset", key, err)
 	}
 	if p.limit.Algorithm == FixedWindow {
-		err = resetWindow(ctx, l.client, data)
+		err = l.resetWindow(ctx, data)
 	} else {
-		err = l.client.Del(ctx, data).Err()
+		err = l.base.Client.Del(ctx, data).Err()
 	}
-	if err != nil {
-		return callerr.Call(ctx, "ratelimit", "reset", key, err)
-	}
-	return nil
+	return errs.Call(ctx, "Reset", key, err)
 }
 
-// check validates one call's input and returns its data key and its
-// limit in the scripts' units.
-func check(ctx context.Context, key string, limit Limit, n int64) (string, params, error) {
-	switch {
-	case ctx == nil:
-		return "", params{}, errNilContext
-	case key == "":
-		return "", params{}, invalid(ErrInvalidKey, "the key is empty")
-	case n < 0 || n > MaxRate:
+// check returns the error of a call of method on key, before anything
+// is sent, by a Limiter not made by New or with a nil ctx.
+func (l *Limiter) check(ctx context.Context, method, key string) error {
+	return errs.Check(ctx, l != nil && l.base.Usable(), method, key)
+}
+
+// prepare checks one call's input and returns its data key and its limit
+// in the scripts' units.
+func prepare(key string, limit Limit, n int64) (string, params, error) {
+	if n < 0 || n > MaxRate {
 		return "", params{}, invalid(ErrInvalidN, "n is %d, must be 0 to %d", n, int64(MaxRate))
 	}
 	p, err := limit.check()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/slotlimit/slotlimit/internal/callerr"
-	"github.com/slotlimit/slotlimit/internal/observe"
 )
 
 // A Rule is one limit on one key, for AllowAll.
@@ -44,32 +42,49 @@ type Rule struct {
 // try) leaves it open whether the events were counted; call again with
 // the same arguments, which counts anew in the same safe direction.
 func (l *Limiter) AllowAll(ctx context.Context, rules []Rule) (Results, error) {
-	if l == nil || l.client == nil {
-		return nil, callerr.Op("ratelimit", "allow all", "", errUnusable)
+	name := ruleKeys(rules)
+	if err := l.check(ctx, "AllowAll", name); err != nil {
+		return nil, err
 	}
-	call, err := prepareAll(ctx, rules)
+	call, bad, err := prepareAll(rules)
 	if err != nil {
-		c := observe.Begin(l.cfg.Observer, "ratelimit", "AllowAll", call.name, "", call.units, 0)
+		err = errs.Op("AllowAll", bad, err)
+		c := l.base.Begin("AllowAll", bad, "", 0, 0)
 		c.Failed(ctx, err)
 		return nil, err
 	}
-	c := observe.Begin(l.cfg.Observer, "ratelimit", "AllowAll", call.name, "", call.units, capacity(call.results[0].Limit))
-	if !together(l.client, call.keys) {
-		err = callerr.Op("ratelimit", "allow all", call.name, ErrCrossSlot)
-	} else if err = allowAll(ctx, l.client, call.data, call.args, call.params, call.ns, call.results); err != nil {
-		err = callerr.Call(ctx, "ratelimit", "allow all", call.name, err)
+	limit := capacity(call.results[0].Limit)
+	c := l.base.Begin("AllowAll", name, "", call.units, limit)
+	switch {
+	case !together(l.base.Client, call.keys):
+		err = errs.Op("AllowAll", name, ErrCrossSlot)
+	default:
+		err = errs.Call(ctx, "AllowAll", name, l.allowAll(ctx, call))
 	}
 	if err != nil {
 		c.Failed(ctx, err)
 		return nil, err
 	}
-	inUse := capacity(call.results[0].Limit) - call.results[0].Remaining
+	inUse := limit - call.results[0].Remaining
 	if call.results.Allowed() {
 		c.Acquired(ctx, inUse)
 	} else {
 		c.Refused(ctx, inUse)
 	}
 	return call.results, nil
+}
+
+// ruleKeys returns the keys of rules joined by spaces, as an AllowAll's
+// errors and reports name them.
+func ruleKeys(rules []Rule) string {
+	if len(rules) == 1 {
+		return rules[0].Key
+	}
+	keys := make([]string, len(rules))
+	for i, rule := range rules {
+		keys[i] = rule.Key
+	}
+	return strings.Join(keys, " ")
 }
 
 // An allCall is an AllowAll's checked input.
@@ -79,20 +94,16 @@ type allCall struct {
 	params     []params // each rule's limit in the scripts' units
 	ns         []int64  // each rule's events
 	results    Results  // each rule's Limit
-	name       string   // the keys, joined by spaces, as errors name them
 	units      int64    // the events of every rule
 }
 
-// prepareAll checks the input of an AllowAll and builds its call, or
-// returns the error of bad input.
-func prepareAll(ctx context.Context, rules []Rule) (allCall, error) {
-	if ctx == nil {
-		return allCall{}, callerr.Op("ratelimit", "allow all", "", errNilContext)
-	}
+// prepareAll checks the rules of an AllowAll and builds its call, or
+// returns the error of bad input and the key of the rule it is in.
+func prepareAll(rules []Rule) (call allCall, bad string, err error) {
 	if len(rules) == 0 {
-		return allCall{}, callerr.Op("ratelimit", "allow all", "", invalid(ErrInvalidLimit, "no rules"))
+		return allCall{}, "", invalid(ErrInvalidLimit, "no rules")
 	}
-	call := allCall{
+	call = allCall{
 		keys:    make([]string, len(rules)),
 		data:    make([]string, len(rules)),
 		args:    make([]any, 0, 7*len(rules)),
@@ -106,12 +117,12 @@ func prepareAll(ctx context.Context, rules []Rule) (allCall, error) {
 		if n == 0 {
 			n = 1
 		}
-		data, p, err := check(ctx, rule.Key, rule.Limit, n)
+		data, p, err := prepare(rule.Key, rule.Limit, n)
 		if err != nil {
-			return allCall{name: rule.Key}, callerr.Op("ratelimit", "allow all", rule.Key, err)
+			return allCall{}, rule.Key, err
 		}
 		if seen[rule.Key] {
-			return allCall{name: rule.Key}, callerr.Op("ratelimit", "allow all", rule.Key, invalid(ErrInvalidKey, "the key appears twice"))
+			return allCall{}, rule.Key, invalid(ErrInvalidKey, "the key appears twice")
 		}
 		seen[rule.Key] = true
 		call.keys[i], call.data[i] = rule.Key, data
@@ -120,6 +131,5 @@ func prepareAll(ctx context.Context, rules []Rule) (allCall, error) {
 		call.results[i].Limit = p.limit
 		call.units += n
 	}
-	call.name = strings.Join(call.keys, " ")
-	return call, nil
+	return call, "", nil
 }

@@ -2,12 +2,10 @@ package ratelimit
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/script"
 )
 
@@ -18,29 +16,13 @@ import (
 // includes window.lua on its read-first path only, after its common path
 // has returned. Every script replies with a status first.
 var (
-	//go:embed scripts/gcra.lua
-	gcraLua string
-	gcraLib = script.Lib{Include: "-- #include gcra.lua\n", Source: gcraLua}
+	//go:embed scripts
+	scriptFiles embed.FS
 
-	//go:embed scripts/window.lua
-	windowLua string
-	windowLib = script.Lib{Include: "-- #include window.lua\n", Source: windowLua}
-
-	//go:embed scripts/allow_gcra.lua
-	allowGCRALua    string
-	allowGCRAScript = script.New(allowGCRALua)
-
-	//go:embed scripts/allow_window.lua
-	allowWindowLua    string
-	allowWindowScript = script.New(allowWindowLua, windowLib)
-
-	//go:embed scripts/allow_all.lua
-	allowAllLua    string
-	allowAllScript = script.New(allowAllLua, gcraLib, windowLib)
-
-	//go:embed scripts/reset_window.lua
-	resetWindowLua    string
-	resetWindowScript = script.New(resetWindowLua)
+	allowGCRAScript   = script.Load(scriptFiles, "scripts/allow_gcra.lua")
+	allowWindowScript = script.Load(scriptFiles, "scripts/allow_window.lua")
+	allowAllScript    = script.Load(scriptFiles, "scripts/allow_all.lua")
+	resetWindowScript = script.Load(scriptFiles, "scripts/reset_window.lua")
 )
 
 // ruleLen is the number of integers the scripts reply per rule: allowed,
@@ -52,23 +34,25 @@ const ruleLen = 4
 // KEYS: the limit's data key (see dataKey). ARGV: for GCRA, gcraArgs;
 // for FixedWindow, p.window, p.rate, n. Reply: ruleLen integers, allowed
 // being the status, decoded by decodeRule.
-func allow(ctx context.Context, client redis.UniversalClient, key string, p params, n int64) (Result, error) {
+func (l *Limiter) allow(ctx context.Context, key string, p params, n int64) (Result, error) {
 	var reply any
 	var err error
+	run := &l.base.Runner
 	if p.limit.Algorithm == FixedWindow {
-		reply, err = runner(client).Run(ctx, allowWindowScript, []string{key}, p.window, p.rate, n).Result()
+		reply, err = run.Run(ctx, allowWindowScript, []string{key}, p.window, p.rate, n).Result()
 	} else if share, tau := gcraArgs(p, n); p.den == 1 {
-		reply, err = runner(client).Run(ctx, allowGCRAScript, []string{key}, share.us, tau.us, n).Result()
+		reply, err = run.Run(ctx, allowGCRAScript, []string{key}, share.us, tau.us, n).Result()
 	} else {
-		reply, err = runner(client).Run(ctx, allowGCRAScript, []string{key}, share.us, tau.us, n, p.den, share.rem, tau.rem).Result()
+		reply, err = run.Run(ctx, allowGCRAScript, []string{key}, share.us, tau.us, n, p.den, share.rem, tau.rem).Result()
 	}
 	if err != nil {
 		return Result{}, err
 	}
+	r := kernel.ReadReply(reply)
 	res := Result{Limit: p.limit}
-	values, ok := reply.([]any)
-	if !ok || len(values) != ruleLen || decodeRule(&res, p, n, values) != nil {
-		return Result{}, callerr.UnexpectedReply(reply)
+	r.Want(r.Len() == ruleLen-1 && decodeRule(&res, p, n, r.Status(), [3]int64{r.Int(0), r.Int(1), r.Int(2)}))
+	if err := r.Err(); err != nil {
+		return Result{}, err
 	}
 	return res, nil
 }
@@ -99,71 +83,55 @@ func allowAllArgs(args []any, p params, n int64) []any {
 // allowAll runs allow_all.lua. KEYS: each rule's data key, in order.
 // ARGV: built by allowAllArgs, rule by rule. Reply: {status (1 when every
 // rule's events were counted, 0 when none were), then ruleLen integers
-// per rule, as allow's}. results holds each rule's Limit, and gets the
-// rest; ps and ns are the rules' params and n.
-func allowAll(ctx context.Context, client redis.UniversalClient, keys []string, args []any, ps []params, ns []int64, results Results) error {
-	reply, err := runner(client).Run(ctx, allowAllScript, keys, args...).Result()
+// per rule, as allow's}. call.results holds each rule's Limit, and gets
+// the rest.
+func (l *Limiter) allowAll(ctx context.Context, call allCall) error {
+	reply, err := l.base.Runner.Run(ctx, allowAllScript, call.data, call.args...).Result()
 	if err != nil {
 		return err
 	}
-	values, ok := reply.([]any)
-	if !ok || len(values) != 1+ruleLen*len(results) {
-		return callerr.UnexpectedReply(reply)
+	r := kernel.ReadReply(reply)
+	r.Want(r.Len() == ruleLen*len(call.results))
+	for i := range call.results {
+		j := ruleLen * i
+		r.Want(decodeRule(&call.results[i], call.params[i], call.ns[i], r.Int(j), [3]int64{r.Int(j + 1), r.Int(j + 2), r.Int(j + 3)}))
 	}
-	for i := range results {
-		if decodeRule(&results[i], ps[i], ns[i], values[1+ruleLen*i:]) != nil {
-			return callerr.UnexpectedReply(reply)
-		}
-	}
-	if status, ok := values[0].(int64); !ok || (status == 1) != results.Allowed() {
-		return callerr.UnexpectedReply(reply)
-	}
-	return nil
+	r.Want((r.Status() == 1) == call.results.Allowed())
+	return r.Err()
 }
 
 // resetWindow runs reset_window.lua. KEYS: the window's key. ARGV: none.
 // Reply: {status: 1 when it deleted a count, 0 when there was none}.
-func resetWindow(ctx context.Context, client redis.UniversalClient, key string) error {
-	reply, err := runner(client).Run(ctx, resetWindowScript, []string{key}).Result()
+func (l *Limiter) resetWindow(ctx context.Context, key string) error {
+	reply, err := l.base.Runner.Run(ctx, resetWindowScript, []string{key}).Result()
 	if err != nil {
 		return err
 	}
-	if values, ok := reply.([]any); !ok || len(values) != 1 {
-		return callerr.UnexpectedReply(reply)
-	}
-	return nil
+	r := kernel.ReadReply(reply)
+	r.Want(r.Len() == 0)
+	return r.Err()
 }
 
-// errBadRule is decodeRule's error; its caller names the reply.
-var errBadRule = callerr.UnexpectedReply(nil)
-
-// decodeRule fills res from the first ruleLen integers of values, the
-// reply to n events on a limit of params p. A FixedWindow's reply is the
-// Result's figures. A GCRA reply is the TAT's lead over now after the
-// call, which this divides exactly: what remains is how many events'
-// shares fit between the lead and tau; a refused n waits until the lead
-// plus its share is down to tau, or for ever when n is above Burst; the
-// key is back to full when the lead has passed. Waits are rounded up to
-// the µs.
-func decodeRule(res *Result, p params, n int64, values []any) error {
-	var v [ruleLen]int64
-	for j := range v {
-		var ok bool
-		if v[j], ok = values[j].(int64); !ok {
-			return errBadRule
-		}
-	}
-	res.Allowed = v[0] == 1
+// decodeRule fills res from a rule's reply to n events on a limit of
+// params p: allowed, then v, and reports whether the reply has a form the
+// scripts answer. A FixedWindow's reply is the Result's figures. A GCRA
+// reply is the TAT's lead over now after the call, which this divides
+// exactly: what remains is how many events' shares fit between the lead
+// and tau; a refused n waits until the lead plus its share is down to
+// tau, or for ever when n is above Burst; the key is back to full when
+// the lead has passed. Waits are rounded up to the µs.
+func decodeRule(res *Result, p params, n int64, allowed int64, v [3]int64) bool {
+	res.Allowed = allowed == 1
 	if p.limit.Algorithm == FixedWindow {
-		res.Remaining = v[1]
-		res.RetryAfter = micros(v[2])
-		res.ResetAfter = micros(v[3])
-		return nil
+		res.Remaining = v[0]
+		res.RetryAfter = micros(v[1])
+		res.ResetAfter = micros(v[2])
+		return true
 	}
-	if v[1] < 0 || v[2] < 0 || uint64(v[2]) >= p.den || uint64(v[3]) != p.den {
-		return errBadRule
+	if v[0] < 0 || v[1] < 0 || uint64(v[1]) >= p.den || uint64(v[2]) != p.den {
+		return false
 	}
-	lead := span{uint64(v[1]), uint64(v[2])}
+	lead := span{uint64(v[0]), uint64(v[1])}
 	res.Remaining = 0
 	if !p.tau.less(lead) {
 		res.Remaining = p.events(p.sub(p.tau, lead))
@@ -176,12 +144,12 @@ func decodeRule(res *Result, p params, n int64, values []any) error {
 	default:
 		after := p.add(lead, p.share(n))
 		if !p.tau.less(after) {
-			return errBadRule // refused, yet n fits
+			return false // refused, yet n fits
 		}
 		res.RetryAfter = micros(p.sub(after, p.tau).ceil())
 	}
 	res.ResetAfter = micros(lead.ceil())
-	return nil
+	return true
 }
 
 // micros is a script's µs as a Duration, keeping -1 (never) as -1.
@@ -190,11 +158,4 @@ func micros(us int64) time.Duration {
 		return -1
 	}
 	return time.Duration(us) * time.Microsecond
-}
-
-// runner runs the scripts on client, which go through a script.Runner
-// so that a call follows a Cluster's moves and failovers, and tells
-// whether a call that failed may have written (see ErrOutcomeUnknown).
-func runner(client redis.UniversalClient) *script.Runner {
-	return &script.Runner{Client: client}
 }

@@ -64,13 +64,25 @@ func TestListAndLimiterOnOneKeyKeepApart(t *testing.T) {
 func TestListKeyName(t *testing.T) {
 	b := redistest.Miniredis(t)
 	for key, want := range map[string]string{
-		"recent:42":          "{recent:42}/recent",
-		"{user:42}:views":    "{user:42}:views:recent",
-		"{user:42}":          "{user:42}:recent",
-		"a{b}c":              "a{b}c:recent",
-		"{recent:42}/recent": "{recent:42}/recent:recent",
+		"recent:42":       "{recent:42}/recent",
+		"{user:42}:views": "{user:42}:views:recent",
+		"{user:42}":       "{user:42}:recent",
+		"a{b}c":           "a{b}c:recent",
 	} {
 		l := newListOn(t, b.Client, recent.Config{Key: key, Max: 1})
 		assert.Equal(t, want, recent.DataKey(l), key)
+	}
+}
+
+// A Key that a package of the module keeps beside another key (a lock's
+// queue, a rate limit's time, another list's items) is refused with
+// ErrInvalidConfig, so that a List never reads or changes another
+// package's data.
+func TestNewRefusesAnotherPackagesKey(t *testing.T) {
+	b := redistest.Miniredis(t)
+	for _, key := range []string{"{recent:42}/recent", "{k}/ratelimit", "{t}:k:lock", "{k}/w"} {
+		l, err := recent.New(b.Client, recent.Config{Key: key, Max: 1})
+		assert.ErrorIs(t, err, recent.ErrInvalidConfig, key)
+		assert.Nil(t, l, key)
 	}
 }
