@@ -86,26 +86,19 @@ func (c Config) withDefaults() Config {
 	if c.Linger == 0 {
 		c.Linger = DefaultLinger
 	}
-	if c.Replicas > 0 && c.ReplicaTimeout == 0 {
-		c.ReplicaTimeout = time.Second
-	}
 	return c
 }
 
-// check validates c, with its defaults set.
+// check validates c's fields that New's kernel does not, with its
+// defaults set.
 func (c Config) check() error {
 	switch {
 	case strings.ContainsAny(c.Prefix, "{}"):
-		return invalidConfig("Prefix %q holds a brace", c.Prefix)
+		return errs.Config("Prefix %q holds a brace", c.Prefix)
 	case c.Shards < 1 || c.Shards > 1024:
-		return invalidConfig("Shards is %d, must be 1 to 1024", c.Shards)
+		return errs.Config("Shards is %d, must be 1 to 1024", c.Shards)
 	case c.Linger < time.Second:
-		return invalidConfig("Linger is %v, must be at least 1s", c.Linger)
-	case c.Replicas < 0:
-		return invalidConfig("Replicas is %d, must not be negative", c.Replicas)
-	case c.ReplicaTimeout < 0 || c.ReplicaTimeout > 0 && c.ReplicaTimeout < time.Millisecond:
-		// WAIT takes whole ms, and waits for ever on 0.
-		return invalidConfig("ReplicaTimeout is %v, must be 0 or at least 1ms", c.ReplicaTimeout)
+		return errs.Config("Linger is %v, must be at least 1s", c.Linger)
 	}
 	return nil
 }

@@ -63,17 +63,17 @@ CREATE TABLE IF NOT EXISTS redpacket_claims (
 // run again. A nil db or ctx is an error matching ErrInvalidArgument.
 func CreateSchema(ctx context.Context, db *sql.DB) error {
 	if db == nil {
-		return &methodError{"create schema", invalidArgument("db is nil")}
+		return keyless("CreateSchema", errs.Argument("db is nil"))
 	}
 	if ctx == nil {
-		return &methodError{"create schema", errNilContext}
+		return keyless("CreateSchema", errNilContext)
 	}
 	for _, stmt := range strings.SplitAfter(Schema, ";") {
 		if strings.TrimSpace(stmt) == "" {
 			continue
 		}
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			return err
+			return keyless("CreateSchema", err)
 		}
 	}
 	return nil

@@ -1,12 +1,17 @@
 package redpacket
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"strings"
 
-	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 )
+
+// errs is the package's error set: its sentinels, and the errors of its
+// calls, each naming the package, the method and the key.
+var errs = kernel.NewErrors("redpacket")
 
 var (
 	// ErrSoldOut is returned by Grab when every share of the packet has
@@ -21,7 +26,7 @@ var (
 	// ErrInvalidPacket is returned by Create, with nothing sent, for a
 	// Packet that cannot be stored: see Packet for the rules. It matches
 	// ErrInvalidArgument.
-	ErrInvalidPacket error = &invalidInput{"redpacket: invalid packet"}
+	ErrInvalidPacket = errs.Kind("invalid packet")
 
 	// ErrExpired is returned by Grab, to a user who holds no claim, once
 	// the packet's TTL has passed on the server's clock with shares left.
@@ -39,66 +44,45 @@ var (
 	// shared by every package of the module (slotlimit.ErrOutcomeUnknown).
 	// A Redis error reply and an error returned before anything was sent
 	// do not match it.
-	ErrOutcomeUnknown = slotlimit.ErrOutcomeUnknown
+	ErrOutcomeUnknown = kernel.ErrOutcomeUnknown
 
 	// ErrInvalidArgument is returned, with nothing sent, for a packet id
 	// or user that is empty, longer than MaxIDLen bytes, not UTF-8, or
 	// holds a NUL; by every method given a nil ctx; and by CreateSchema
 	// for a nil database.
-	ErrInvalidArgument = errors.New("redpacket: invalid argument")
+	ErrInvalidArgument = errs.InvalidArgument
 
 	// ErrNotReplicated is wrapped by the error of a write that fewer than
 	// Config.Replicas replicas acknowledged within ReplicaTimeout. The
 	// write was made on the master, and may yet reach them, or be lost in
 	// a failover.
-	ErrNotReplicated = errors.New("redpacket: write not acknowledged by replicas")
+	ErrNotReplicated = errs.NotReplicated
 
 	// ErrInvalidConfig is returned, with nothing sent, by New and
 	// NewPersister for a nil client or a configuration that cannot work,
 	// and by every method of a zero or nil Store or Persister, one that
 	// New or NewPersister did not make.
-	ErrInvalidConfig = errors.New("redpacket: invalid config")
+	ErrInvalidConfig = errs.InvalidConfig
 )
 
-// An invalidInput is an input error that also matches ErrInvalidArgument.
-type invalidInput struct{ text string }
-
-func (e *invalidInput) Error() string        { return e.text }
-func (e *invalidInput) Is(target error) bool { return target == ErrInvalidArgument }
-
-func invalidPacket(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidPacket}, args...)...)
+// keyless returns err as the error of method, given by its Go name, which
+// names no key: `redpacket: create schema: ...`.
+func keyless(method string, err error) error {
+	return callerr.Method(errs.Package(), kernel.Words(method), err)
 }
 
-func invalidArgument(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+// errNilContext is the error of a call given a nil ctx.
+var errNilContext = errs.Argument("nil context")
+
+// checkKeyless is errs.Check for a method that names no key.
+func checkKeyless(ctx context.Context, usable bool, method string) error {
+	if usable && ctx == nil {
+		return keyless(method, errNilContext)
+	}
+	return errs.Check(ctx, usable, method, "")
 }
-
-func invalidConfig(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
-}
-
-// errUnusable is the error of every method of a Store or Persister that
-// New or NewPersister did not make.
-var errUnusable = fmt.Errorf("%w: not made by New", ErrInvalidConfig)
-
-// errNilContext is the error of every call given a nil ctx.
-var errNilContext = invalidArgument("ctx is nil")
 
 // errBadClaim is the error for a claim field the scripts did not write.
 func errBadClaim(field, value string) error {
 	return fmt.Errorf("field %q holds %q, not a claim", field, value)
 }
-
-// A methodError is an error of this package's, err, returned by a method
-// op that names no packet: `redpacket: drain: invalid config: ...`.
-type methodError struct {
-	op  string
-	err error
-}
-
-func (e *methodError) Error() string {
-	return "redpacket: " + e.op + ": " + strings.TrimPrefix(e.err.Error(), "redpacket: ")
-}
-
-func (e *methodError) Unwrap() error { return e.err }

@@ -40,7 +40,7 @@ func TestErrorsNameTheMethodOnce(t *testing.T) {
 		{down.Create(ctx, redpacket.Packet{ID: "x"}), redpacket.ErrInvalidPacket, `redpacket: create "x": invalid packet: `},
 		{grabSoldOut, redpacket.ErrSoldOut, `redpacket: grab "one": sold out`},
 		{grabBadUser, redpacket.ErrInvalidArgument, `redpacket: grab "one": invalid argument: user ""`},
-		{grabUnusable, redpacket.ErrInvalidConfig, `redpacket: grab "x": invalid config: `},
+		{grabUnusable, redpacket.ErrInvalidConfig, `redpacket: grab: invalid config: not made by New`},
 		{remainingMissing, redpacket.ErrNotFound, `redpacket: remaining "nope": packet not found`},
 		{drainZero, redpacket.ErrInvalidConfig, `redpacket: drain: invalid config: `},
 		{redpacket.CreateSchema(ctx, nil), redpacket.ErrInvalidArgument, `redpacket: create schema: invalid argument: `},

@@ -43,22 +43,27 @@ type Snapshot struct {
 // matching ErrOutcomeUnknown, call it again. A packet with many claims
 // is read whole, up to MaxShares of them.
 func (s *Store) Inspect(ctx context.Context, packetID string) (Snapshot, error) {
-	if err := s.ready(ctx); err != nil {
-		return Snapshot{}, refused("inspect", packetID, err)
+	if err := errs.Check(ctx, s.usable(), "Inspect", name(packetID)); err != nil {
+		return Snapshot{}, err
 	}
+	return s.snapshot(ctx, "Inspect", packetID)
+}
+
+// snapshot reads packet id for method, on a usable s with a non-nil ctx.
+func (s *Store) snapshot(ctx context.Context, method, packetID string) (Snapshot, error) {
 	if err := checkID("packet id", packetID); err != nil {
-		return Snapshot{}, refused("inspect", packetID, err)
+		return Snapshot{}, refused(method, packetID, err)
 	}
-	fields, err := s.client.HGetAll(ctx, s.cfg.shard(packetID).packet(packetID)).Result()
+	fields, err := s.base.Client.HGetAll(ctx, s.cfg.shard(packetID).packet(packetID)).Result()
 	if err != nil {
-		return Snapshot{}, s.fail(ctx, "inspect", packetID, err)
+		return Snapshot{}, s.fail(ctx, method, packetID, err)
 	}
 	if len(fields) == 0 {
-		return Snapshot{}, refused("inspect", packetID, ErrNotFound)
+		return Snapshot{}, refused(method, packetID, ErrNotFound)
 	}
 	snap, err := decodeSnapshot(packetID, fields)
 	if err != nil {
-		return Snapshot{}, s.fail(ctx, "inspect", packetID, err)
+		return Snapshot{}, s.fail(ctx, method, packetID, err)
 	}
 	return snap, nil
 }

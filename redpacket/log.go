@@ -81,7 +81,7 @@ func parseEntry(m redis.XMessage) (entry, error) {
 		bad = true
 	}
 	if bad {
-		return e, fmt.Errorf("redpacket: log entry %s is not one the scripts write: %v", m.ID, m.Values)
+		return e, fmt.Errorf("log entry %s is not one the scripts write: %v", m.ID, m.Values)
 	}
 	return e, nil
 }

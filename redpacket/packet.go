@@ -1,6 +1,7 @@
 package redpacket
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"time"
 )
@@ -70,17 +71,17 @@ func (s Split) String() string {
 func (p Packet) check() error {
 	switch {
 	case !validID(p.ID):
-		return invalidPacket("ID %q: must be 1 to %d bytes of UTF-8, with no NUL", p.ID, MaxIDLen)
+		return errInvalidPacket("ID %q: must be 1 to %d bytes of UTF-8, with no NUL", p.ID, MaxIDLen)
 	case p.Count < 1 || p.Count > MaxShares:
-		return invalidPacket("Count is %d, must be 1 to %d", p.Count, MaxShares)
+		return errInvalidPacket("Count is %d, must be 1 to %d", p.Count, MaxShares)
 	case p.Total < int64(p.Count):
-		return invalidPacket("Total is %d, below Count %d: every share is at least 1", p.Total, p.Count)
+		return errInvalidPacket("Total is %d, below Count %d: every share is at least 1", p.Total, p.Count)
 	case p.Total > MaxTotal:
-		return invalidPacket("Total is %d, above MaxTotal", p.Total)
+		return errInvalidPacket("Total is %d, above MaxTotal", p.Total)
 	case p.Split != Random && p.Split != Equal:
-		return invalidPacket("Split is %v, must be Random or Equal", p.Split)
+		return errInvalidPacket("Split is %v, must be Random or Equal", p.Split)
 	case p.TTL < 0 || p.TTL > 0 && p.TTL < time.Millisecond:
-		return invalidPacket("TTL is %v, must be 0 or at least 1ms", p.TTL)
+		return errInvalidPacket("TTL is %v, must be 0 or at least 1ms", p.TTL)
 	}
 	return nil
 }
@@ -117,4 +118,10 @@ func (p Packet) shares() []int64 {
 		left -= amounts[i]
 	}
 	return amounts
+}
+
+// errInvalidPacket returns the error of a Packet that breaks a rule,
+// which matches ErrInvalidPacket and says which.
+func errInvalidPacket(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidPacket}, args...)...)
 }

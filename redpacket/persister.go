@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/slotlimit/slotlimit/internal/observe"
 )
 
 // Defaults for a PersisterConfig that leaves a field zero.
@@ -113,9 +111,9 @@ type Persister struct {
 // (untyped, or a typed nil) or cfg cannot work. It does not contact Redis
 // or the database.
 func NewPersister(client redis.UniversalClient, cfg PersisterConfig) (*Persister, error) {
-	store, err := New(client, cfg.Store)
+	store, err := newStore(client, cfg.Store)
 	if err != nil {
-		return nil, &methodError{"new persister", errors.Unwrap(err)}
+		return nil, keyless("NewPersister", err)
 	}
 	cfg.Store = store.cfg
 	if cfg.Group == "" {
@@ -133,34 +131,22 @@ func NewPersister(client redis.UniversalClient, cfg PersisterConfig) (*Persister
 	}
 	switch {
 	case cfg.DB == nil:
-		err = invalidConfig("DB is nil")
+		err = errs.Config("DB is nil")
 	case cfg.Dialect != SQLite && cfg.Dialect != Postgres:
-		err = invalidConfig("Dialect is %v, must be SQLite or Postgres", cfg.Dialect)
+		err = errs.Config("Dialect is %v, must be SQLite or Postgres", cfg.Dialect)
 	case cfg.Batch < 1 || cfg.Batch > 10_000:
-		err = invalidConfig("Batch is %d, must be 1 to 10000", cfg.Batch)
+		err = errs.Config("Batch is %d, must be 1 to 10000", cfg.Batch)
 	case cfg.ClaimIdle < 10*time.Millisecond:
-		err = invalidConfig("ClaimIdle is %v, must be at least 10ms", cfg.ClaimIdle)
+		err = errs.Config("ClaimIdle is %v, must be at least 10ms", cfg.ClaimIdle)
 	}
 	if err != nil {
-		return nil, &methodError{"new persister", err}
+		return nil, keyless("NewPersister", err)
 	}
 	return &Persister{store: store, cfg: cfg}, nil
 }
 
-func (p *Persister) usable() error {
-	if p == nil || p.store == nil {
-		return errUnusable
-	}
-	return p.store.usable()
-}
-
-// ready is Store.ready for p.
-func (p *Persister) ready(ctx context.Context) error {
-	if err := p.usable(); err != nil {
-		return err
-	}
-	return p.store.ready(ctx)
-}
+// usable reports whether NewPersister made p.
+func (p *Persister) usable() bool { return p != nil && p.store.usable() }
 
 // Run writes the logs to the database until ctx is done, then returns
 // nil; within a second, since it reads each log in blocking reads of at
@@ -170,8 +156,8 @@ func (p *Persister) ready(ctx context.Context) error {
 // after a pause that doubles from 50ms to 5s, beginning with the entries
 // left unacked.
 func (p *Persister) Run(ctx context.Context) error {
-	if err := p.ready(ctx); err != nil {
-		return &methodError{"run", err}
+	if err := checkKeyless(ctx, p.usable(), "Run"); err != nil {
+		return err
 	}
 	var wg sync.WaitGroup
 	for n := range p.store.cfg.Shards {
@@ -187,7 +173,7 @@ func (p *Persister) Run(ctx context.Context) error {
 
 // runShard is Run for one shard.
 func (p *Persister) runShard(ctx context.Context, sh shard) {
-	st := &shardState{method: "run", op: "Run", pending: true}
+	st := &shardState{method: "Run", pending: true}
 	pause := time.Duration(0)
 	for ctx.Err() == nil {
 		_, err := p.step(ctx, sh, st, true)
@@ -217,12 +203,12 @@ func (p *Persister) runShard(ctx context.Context, sh shard) {
 // however often Drain runs, so after an error (one matching
 // ErrOutcomeUnknown among them), call it again.
 func (p *Persister) Drain(ctx context.Context) (int, error) {
-	if err := p.ready(ctx); err != nil {
-		return 0, &methodError{"drain", err}
+	if err := checkKeyless(ctx, p.usable(), "Drain"); err != nil {
+		return 0, err
 	}
 	total := 0
 	for n := range p.store.cfg.Shards {
-		st := &shardState{method: "drain", op: "Drain", pending: true}
+		st := &shardState{method: "Drain", pending: true}
 		for {
 			sh := p.store.cfg.shardN(n)
 			written, err := p.step(ctx, sh, st, false)
@@ -241,8 +227,7 @@ func (p *Persister) Drain(ctx context.Context) (int, error) {
 
 // shardState is what a persister remembers of one shard between steps.
 type shardState struct {
-	method      string    // the method that steps: "run" or "drain"
-	op          string    // and as the Observer is told: "Run" or "Drain"
+	method      string    // the method that steps: "Run" or "Drain"
 	grouped     bool      // the consumer group exists
 	pending     bool      // own unacked entries may be left
 	reclaimed   time.Time // end of the last full scan for others' idle entries
@@ -257,7 +242,7 @@ type shardState struct {
 // priority. With wait, the read of new entries blocks until one arrives
 // or the next packet is due. It returns the entries written.
 func (p *Persister) step(ctx context.Context, sh shard, st *shardState, wait bool) (int, error) {
-	c := p.store.client
+	c := p.store.base.Client
 	if !st.grouped {
 		err := c.XGroupCreateMkStream(ctx, sh.log(), p.cfg.Group, "0").Err()
 		if err != nil && !isBusyGroup(err) {
@@ -319,7 +304,7 @@ func (p *Persister) step(ctx context.Context, sh shard, st *shardState, wait boo
 // unacked ones; from ">", new ones, waiting up to block (none when
 // negative).
 func (p *Persister) read(ctx context.Context, sh shard, st *shardState, from string, block time.Duration) ([]redis.XMessage, error) {
-	streams, err := p.store.client.XReadGroup(ctx, &redis.XReadGroupArgs{
+	streams, err := p.store.base.Client.XReadGroup(ctx, &redis.XReadGroupArgs{
 		Group: p.cfg.Group, Consumer: p.cfg.Consumer, Streams: []string{sh.log(), from},
 		Count: int64(p.cfg.Batch), Block: block,
 	}).Result()
@@ -344,7 +329,7 @@ func (p *Persister) reclaim(ctx context.Context, sh shard, st *shardState) ([]re
 	}
 	// XAUTOCLAIM looks at up to 10 times Count pending entries a call.
 	for range 100 {
-		msgs, next, err := p.store.client.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+		msgs, next, err := p.store.base.Client.XAutoClaim(ctx, &redis.XAutoClaimArgs{
 			Stream: sh.log(), Group: p.cfg.Group, Consumer: p.cfg.Consumer,
 			MinIdle: p.cfg.ClaimIdle, Start: st.cursor, Count: int64(p.cfg.Batch),
 		}).Result()
@@ -367,7 +352,7 @@ func (p *Persister) reclaim(ctx context.Context, sh shard, st *shardState) ([]re
 func (p *Persister) sweep(ctx context.Context, sh shard, st *shardState) error {
 	st.swept, st.nextDueKnow = false, false
 	for range p.cfg.Batch {
-		ids, err := p.store.client.ZRange(ctx, sh.due(), 0, 0).Result()
+		ids, err := p.store.base.Client.ZRange(ctx, sh.due(), 0, 0).Result()
 		if err != nil {
 			return p.fail(ctx, st, "sweep", sh, err)
 		}
@@ -384,8 +369,8 @@ func (p *Persister) sweep(ctx context.Context, sh shard, st *shardState) error {
 			// The packet's key holds something else, for good: report it,
 			// and let it not stop the sweep. Any other error (OOM, BUSY,
 			// LOADING) passes, and the sweep is tried again.
-			p.report(ctx, sh, st, p.store.fail(ctx, "expire", ids[0], err))
-			if err := p.store.client.ZRem(ctx, sh.due(), ids[0]).Err(); err != nil {
+			p.report(ctx, sh, st, p.fail(ctx, st, "expire "+strconv.Quote(ids[0]), sh, err))
+			if err := p.store.base.Client.ZRem(ctx, sh.due(), ids[0]).Err(); err != nil {
 				return p.fail(ctx, st, "sweep", sh, err)
 			}
 			continue
@@ -413,7 +398,7 @@ func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []
 	if len(msgs) == 0 {
 		return 0, nil
 	}
-	c := observe.Begin(p.store.cfg.Observer, pkg, st.op, sh.log(), p.cfg.Consumer, int64(len(msgs)), 0)
+	c := p.store.base.Begin(st.method, sh.log(), p.cfg.Consumer, int64(len(msgs)), 0)
 	entries := make([]entry, 0, len(msgs))
 	ids := make([]string, 0, len(msgs))
 	for _, m := range msgs {
@@ -423,7 +408,7 @@ func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []
 		}
 		e, err := parseEntry(m)
 		if err != nil {
-			p.report(ctx, sh, st, err)
+			p.report(ctx, sh, st, errs.Op(st.method, sh.log(), err))
 			continue
 		}
 		entries = append(entries, e)
@@ -435,7 +420,7 @@ func (p *Persister) write(ctx context.Context, sh shard, st *shardState, msgs []
 		}
 	}
 	if err := p.commit(ctx, entries); err != nil {
-		return 0, &methodError{st.method, fmt.Errorf("write %d log entries of %s: %w", len(entries), sh.log(), err)}
+		return 0, errs.Op(st.method, sh.log(), &stepError{fmt.Sprintf("write %d log entries", len(entries)), err})
 	}
 	// Expiries are reported before the ack: a persister that stops in
 	// between reports again.
@@ -466,16 +451,14 @@ func (p *Persister) report(ctx context.Context, sh shard, st *shardState, err er
 
 // observeError tells the Observer of err, met by a step of st on sh.
 func (p *Persister) observeError(ctx context.Context, sh shard, st *shardState, err error) {
-	if obs := p.store.cfg.Observer; obs != nil {
-		c := observe.Begin(obs, pkg, st.op, sh.log(), p.cfg.Consumer, 0, 0)
-		c.Failed(ctx, err)
-	}
+	c := p.store.base.Begin(st.method, sh.log(), p.cfg.Consumer, 0, 0)
+	c.Failed(ctx, err)
 }
 
 // fail names, in err, the method that stepped, the log and the step op
 // that failed: `redpacket: drain "{redpacket:0}:redpacket:log": read: ...`.
 func (p *Persister) fail(ctx context.Context, st *shardState, op string, sh shard, err error) error {
-	return p.store.fail(ctx, st.method, sh.log(), &stepError{op, err})
+	return errs.Call(ctx, st.method, sh.log(), &stepError{op, err})
 }
 
 // A stepError is the error err of a persister's step op.
@@ -500,15 +483,15 @@ func isBusyGroup(err error) bool {
 // the database has every claim taken so far. It reads only: after an
 // error matching ErrOutcomeUnknown, call it again.
 func (p *Persister) Pending(ctx context.Context) (int64, error) {
-	if err := p.ready(ctx); err != nil {
-		return 0, &methodError{"pending", err}
+	if err := checkKeyless(ctx, p.usable(), "Pending"); err != nil {
+		return 0, err
 	}
 	var total int64
 	for n := range p.store.cfg.Shards {
 		sh := p.store.cfg.shardN(n)
-		l, err := p.store.client.XLen(ctx, sh.log()).Result()
+		l, err := p.store.base.Client.XLen(ctx, sh.log()).Result()
 		if err != nil {
-			return 0, p.store.fail(ctx, "pending", sh.log(), err)
+			return 0, errs.Call(ctx, "Pending", sh.log(), err)
 		}
 		total += l
 	}

@@ -298,6 +298,11 @@ func passesOver(t *testing.T, db sqltest.Database) {
 	assert.ErrorContains(t, errs[0], "WRONGTYPE", "the sweep comes first")
 	assert.ErrorContains(t, errs[1], "not one the scripts write")
 	assert.ErrorContains(t, errs[2], "not one the scripts write")
+	// Each names the method that met it and the log, as a returned error does.
+	log := `redpacket: drain "` + tag + `:redpacket:log": `
+	hasPrefix(t, errs[0], log+`expire "broken": `)
+	hasPrefix(t, errs[1], log+"log entry ")
+	hasPrefix(t, errs[2], log+"log entry ")
 	assertPersisted(t, p, db, "fine", claims)
 	var shares int64
 	require.NoError(t, db.DB.QueryRow("SELECT unclaimed_shares FROM redpacket_packets WHERE packet_id = 'fine'").Scan(&shares))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 )
 
@@ -31,35 +30,20 @@ func (r Reconciliation) OK() bool {
 // runs may show as Missing. It reads only: after an error matching
 // ErrOutcomeUnknown, or one of the database's, call it again.
 func (p *Persister) Reconcile(ctx context.Context, packetID string) (Reconciliation, error) {
-	if err := p.ready(ctx); err != nil {
-		return Reconciliation{}, refused("reconcile", packetID, err)
+	if err := errs.Check(ctx, p.usable(), "Reconcile", name(packetID)); err != nil {
+		return Reconciliation{}, err
 	}
-	if err := checkID("packet id", packetID); err != nil {
-		return Reconciliation{}, refused("reconcile", packetID, err)
-	}
-	key := p.store.cfg.shard(packetID).packet(packetID)
-	fields, err := p.store.client.HGetAll(ctx, key).Result()
+	snap, err := p.store.snapshot(ctx, "Reconcile", packetID)
 	if err != nil {
-		return Reconciliation{}, p.store.fail(ctx, "reconcile", packetID, err)
+		return Reconciliation{}, err
 	}
-	if len(fields) == 0 {
-		return Reconciliation{}, refused("reconcile", packetID, ErrNotFound)
-	}
-	inRedis := make(map[string]Claim)
-	for f, v := range fields {
-		user, ok := strings.CutPrefix(f, "u:")
-		if !ok {
-			continue
-		}
-		c, ok := parseClaim(packetID, user, v)
-		if !ok {
-			return Reconciliation{}, p.store.fail(ctx, "reconcile", packetID, errBadClaim(f, v))
-		}
-		inRedis[user] = c
+	inRedis := make(map[string]Claim, len(snap.Claims))
+	for _, c := range snap.Claims {
+		inRedis[c.User] = c
 	}
 	rows, err := p.cfg.DB.QueryContext(ctx, selectClaims+p.cfg.Dialect.placeholder(1), packetID)
 	if err != nil {
-		return Reconciliation{}, refused("reconcile", packetID, fmt.Errorf("database: %w", err))
+		return Reconciliation{}, refused("Reconcile", packetID, fmt.Errorf("database: %w", err))
 	}
 	defer rows.Close()
 	r := Reconciliation{PacketID: packetID, Claims: len(inRedis)}
@@ -67,7 +51,7 @@ func (p *Persister) Reconcile(ctx context.Context, packetID string) (Reconciliat
 		var c Claim
 		var at int64
 		if err := rows.Scan(&c.User, &c.Amount, &c.Seq, &at); err != nil {
-			return Reconciliation{}, refused("reconcile", packetID, fmt.Errorf("database: %w", err))
+			return Reconciliation{}, refused("Reconcile", packetID, fmt.Errorf("database: %w", err))
 		}
 		c.PacketID, c.At = packetID, time.UnixMilli(at)
 		r.Rows++
@@ -83,7 +67,7 @@ func (p *Persister) Reconcile(ctx context.Context, packetID string) (Reconciliat
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return Reconciliation{}, refused("reconcile", packetID, fmt.Errorf("database: %w", err))
+		return Reconciliation{}, refused("Reconcile", packetID, fmt.Errorf("database: %w", err))
 	}
 	for _, c := range inRedis {
 		r.Missing = append(r.Missing, c)

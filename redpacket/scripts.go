@@ -2,45 +2,31 @@ package redpacket
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"errors"
 	"strconv"
 	"time"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/script"
 )
 
-// Each operation that writes is one Lua script, run by a script.Runner:
-// EVALSHA, and EVAL when the server answers NOSCRIPT. This file is the Go
-// side of each script's contract: the order of its keys, the building of
-// its arguments and the one decoder of its reply; the Lua side is the
-// header of each file in scripts/. Every reply begins with a status, but
-// grab.lua's, the hot path, which is a bare claim or a bare status.
+// Each operation that writes is one Lua script, in scripts/, whose header
+// is its contract. This file is the Go side of each: the order of its
+// keys, the building of its arguments and the one decoder of its reply.
+// Every reply begins with a status, but grab.lua's, the hot path, which
+// is a bare claim or a bare status.
+//
+//go:embed scripts
+var scriptFiles embed.FS
+
 var (
-	//go:embed scripts/lib.lua
-	libLua string
-	lib    = script.Lib{Include: "-- #include lib.lua\n", Source: libLua}
-
-	//go:embed scripts/create.lua
-	createLua    string
-	createScript = script.New(createLua, lib)
-
-	//go:embed scripts/grab.lua
-	grabLua    string
-	grabScript = script.New(grabLua)
-
-	//go:embed scripts/expire.lua
-	expireLua    string
-	expireScript = script.New(expireLua, lib)
-
-	//go:embed scripts/ack.lua
-	ackLua    string
-	ackScript = script.New(ackLua)
-
-	//go:embed scripts/sync.lua
-	syncLua    string
-	syncScript = script.New(syncLua)
+	createScript = script.Load(scriptFiles, "scripts/create.lua")
+	grabScript   = script.Load(scriptFiles, "scripts/grab.lua")
+	expireScript = script.Load(scriptFiles, "scripts/expire.lua")
+	ackScript    = script.Load(scriptFiles, "scripts/ack.lua")
+	syncScript   = script.Load(scriptFiles, "scripts/sync.lua")
 )
 
 // The keys of create.lua, in its order.
@@ -65,17 +51,26 @@ func (s *Store) runCreate(ctx context.Context, p Packet) (bool, error) {
 	for _, a := range p.shares() {
 		args = append(args, itoa(a))
 	}
-	reply, err := s.runner.Run(ctx, createScript, keys, args...).Int64Slice()
+	reply, err := s.base.Runner.Run(ctx, createScript, keys, args...).Result()
 	if err != nil {
 		return false, err
 	}
-	switch {
-	case len(reply) == 3 && reply[0] == 1:
-		return true, nil
-	case len(reply) == 1 && reply[0] == 0:
-		return false, nil
+	return decodeCreate(reply)
+}
+
+// decodeCreate decodes create.lua's reply: {1, created, expires} when the
+// packet is stored, {0} when another has its id.
+func decodeCreate(v any) (created bool, err error) {
+	r := kernel.ReadReply(v)
+	switch r.Status() {
+	case 1:
+		r.Int(0)
+		r.Int(1)
+		r.Want(r.Len() == 2)
+	default:
+		r.Want(r.Status() == 0 && r.Len() == 0)
 	}
-	return false, callerr.UnexpectedReply(reply)
+	return r.Status() == 1, r.Err()
 }
 
 // The keys of grab.lua, in its order.
@@ -89,18 +84,23 @@ const (
 // errRefused is the error runGrab returns with the refusal of a grab.
 var errRefused = errors.New("refused")
 
-// runGrab runs grab.lua for user on packet id on s. It returns the
-// user's claim, which the script replies as a bare string; or, with
-// errRefused, the refusal, a bare integer: ErrNotFound (0), ErrSoldOut
-// (-1) or ErrExpired (-2).
+// runGrab runs grab.lua for user on packet id on s. It returns the user's
+// claim; or, with errRefused, the refusal.
 func (s *Store) runGrab(ctx context.Context, id, user string) (Claim, error, error) {
 	sh := s.cfg.shard(id)
 	keys := make([]string, grabKeys)
 	keys[grabKeyPacket], keys[grabKeyShares], keys[grabKeyLog] = sh.packet(id), sh.shares(id), sh.log()
-	reply, err := s.runner.Run(ctx, grabScript, keys, id, user).Result()
+	reply, err := s.base.Runner.Run(ctx, grabScript, keys, id, user).Result()
 	if err != nil {
 		return Claim{}, nil, err
 	}
+	return decodeGrab(id, user, reply)
+}
+
+// decodeGrab decodes grab.lua's bare reply: the user's claim, a string;
+// or, with errRefused, the refusal, an integer: ErrNotFound (0),
+// ErrSoldOut (-1) or ErrExpired (-2).
+func decodeGrab(id, user string, reply any) (Claim, error, error) {
 	switch reply {
 	case int64(0):
 		return Claim{}, ErrNotFound, errRefused
@@ -131,17 +131,31 @@ const (
 func (p *Persister) runExpire(ctx context.Context, sh shard, id string) (notYet bool, wait time.Duration, err error) {
 	keys := make([]string, expireKeys)
 	keys[expireKeyPacket], keys[expireKeyLog], keys[expireKeyDue] = sh.packet(id), sh.log(), sh.due()
-	reply, err := p.store.runner.Run(ctx, expireScript, keys, id).Int64Slice()
+	reply, err := p.store.base.Runner.Run(ctx, expireScript, keys, id).Result()
 	if err != nil {
 		return false, 0, err
 	}
-	switch {
-	case len(reply) == 4 && reply[0] == 0, len(reply) == 1 && reply[0] == 2:
-		return false, 0, nil
-	case len(reply) == 2 && reply[0] == 1:
-		return true, time.Duration(reply[1]) * time.Millisecond, nil
+	return decodeExpire(reply)
+}
+
+// decodeExpire decodes expire.lua's reply: {0, shares, amount, at} once
+// the packet is expired, {1, ms} while it is not yet due, {2} when it is
+// gone.
+func decodeExpire(v any) (notYet bool, wait time.Duration, err error) {
+	r := kernel.ReadReply(v)
+	switch r.Status() {
+	case 0:
+		r.Int(0)
+		r.Int(1)
+		r.Int(2)
+		r.Want(r.Len() == 3)
+	case 1:
+		wait = time.Duration(r.Int(0)) * time.Millisecond
+		r.Want(r.Len() == 1)
+	default:
+		r.Want(r.Status() == 2 && r.Len() == 0)
 	}
-	return false, 0, callerr.UnexpectedReply(reply)
+	return r.Status() == 1, wait, r.Err()
 }
 
 // The keys of ack.lua, in its order.
@@ -161,8 +175,8 @@ func (p *Persister) runAck(ctx context.Context, sh shard, ids []string) error {
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	noWait := script.Runner{Client: p.store.client}
-	return status(noWait.Run(ctx, ackScript, keys, args...).Int64())
+	noWait := script.Runner{Client: p.store.base.Client}
+	return decodeDone(noWait.Run(ctx, ackScript, keys, args...).Result())
 }
 
 // The keys of sync.lua, in its order.
@@ -176,13 +190,15 @@ const (
 func (p *Persister) runSync(ctx context.Context, sh shard) error {
 	keys := make([]string, syncKeys)
 	keys[syncKeyMarker] = sh.sync()
-	return status(p.store.runner.Run(ctx, syncScript, keys).Int64())
+	return decodeDone(p.store.base.Runner.Run(ctx, syncScript, keys).Result())
 }
 
-// status decodes the reply of a script whose one reply is the status 1.
-func status(reply int64, err error) error {
-	if err == nil && reply != 1 {
-		return callerr.UnexpectedReply(reply)
+// decodeDone decodes the reply of a script whose one reply is {1}.
+func decodeDone(v any, err error) error {
+	if err != nil {
+		return err
 	}
-	return err
+	r := kernel.ReadReply(v)
+	r.Want(r.Status() == 1 && r.Len() == 0)
+	return r.Err()
 }

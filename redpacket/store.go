@@ -11,8 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
-	"github.com/slotlimit/slotlimit/internal/observe"
-	"github.com/slotlimit/slotlimit/internal/script"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 )
 
 // A Claim is one user's share of a packet.
@@ -29,14 +28,13 @@ type Claim struct {
 //
 // Each call is one script, or one read: all of it happens, or, when Redis
 // replies with an error, none of it. Every share taken is written, in the
-// same script, to its shard's claim log, a stream that a Persister copies
-// into a database.
+// same script, to its shard's claim log, which a Persister copies into a
+// database.
 //
 // A Store is safe for concurrent use. A zero or nil Store, one not made by
 // New, returns ErrInvalidConfig from every method.
 type Store struct {
-	client redis.UniversalClient
-	runner script.Runner
+	base   kernel.Base
 	cfg    Config
 	linger string // Linger in ms, as create.lua takes it
 }
@@ -46,49 +44,40 @@ type Store struct {
 // client is nil (untyped, or a typed nil such as a nil *redis.Client) or
 // cfg cannot work. It does not contact Redis.
 func New(client redis.UniversalClient, cfg Config) (*Store, error) {
-	if script.IsNil(client) {
-		return nil, &methodError{"new", invalidConfig("client is nil")}
+	s, err := newStore(client, cfg)
+	if err != nil {
+		return nil, keyless("New", err)
+	}
+	return s, nil
+}
+
+// newStore is New, its errors naming no method.
+func newStore(client redis.UniversalClient, cfg Config) (*Store, error) {
+	base, err := errs.New(client, kernel.Settings{
+		Replicas: cfg.Replicas, ReplicaTimeout: cfg.ReplicaTimeout, Observer: cfg.Observer,
+	})
+	if err != nil {
+		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	cfg.ReplicaTimeout = base.ReplicaTimeout
 	if err := cfg.check(); err != nil {
-		return nil, &methodError{"new", err}
+		return nil, err
 	}
-	return &Store{
-		client: client,
-		runner: script.Runner{Client: client, Replicas: cfg.Replicas,
-			ReplicaTimeout: cfg.ReplicaTimeout, NotReplicated: ErrNotReplicated},
-		cfg:    cfg,
-		linger: ms(cfg.Linger),
-	}, nil
+	return &Store{base: base, cfg: cfg, linger: ms(cfg.Linger)}, nil
 }
 
 // Config returns the Store's configuration, defaults filled in; the zero
 // Config for a Store that cannot be used.
 func (s *Store) Config() Config {
-	if s.usable() != nil {
+	if !s.usable() {
 		return Config{}
 	}
 	return s.cfg
 }
 
-func (s *Store) usable() error {
-	if s == nil || s.client == nil {
-		return errUnusable
-	}
-	return nil
-}
-
-// ready returns the error, before anything is sent, of a call with ctx on
-// a Store that cannot be used or with a nil ctx.
-func (s *Store) ready(ctx context.Context) error {
-	if err := s.usable(); err != nil {
-		return err
-	}
-	if ctx == nil {
-		return errNilContext
-	}
-	return nil
-}
+// usable reports whether New made s.
+func (s *Store) usable() bool { return s != nil && s.base.Usable() }
 
 // Create stores p with its shares, cut up front in the process (see
 // Split), in one script, and logs it for the persister. From then on,
@@ -114,10 +103,10 @@ func (s *Store) ready(ctx context.Context) error {
 // keeps a packet's row and claims by id, and a persister writes a second
 // packet's claims under the first's as duplicates, so drops them.
 func (s *Store) Create(ctx context.Context, p Packet) error {
-	if err := s.ready(ctx); err != nil {
-		return refused("create", p.ID, err)
+	if err := errs.Check(ctx, s.usable(), "Create", name(p.ID)); err != nil {
+		return err
 	}
-	c := observe.Begin(s.cfg.Observer, pkg, "Create", p.ID, "", int64(p.Count), int64(p.Count))
+	c := s.base.Begin("Create", p.ID, "", int64(p.Count), int64(p.Count))
 	err := s.create(ctx, p)
 	if err != nil {
 		c.Failed(ctx, err)
@@ -130,14 +119,14 @@ func (s *Store) Create(ctx context.Context, p Packet) error {
 // create is Create for a usable s and a non-nil ctx.
 func (s *Store) create(ctx context.Context, p Packet) error {
 	if err := p.check(); err != nil {
-		return refused("create", p.ID, err)
+		return refused("Create", p.ID, err)
 	}
 	created, err := s.runCreate(ctx, p)
 	if err != nil {
-		return s.fail(ctx, "create", p.ID, err)
+		return s.fail(ctx, "Create", p.ID, err)
 	}
 	if !created {
-		return refused("create", p.ID, ErrExists)
+		return refused("Create", p.ID, ErrExists)
 	}
 	return nil
 }
@@ -168,10 +157,10 @@ func (s *Store) create(ctx context.Context, p Packet) error {
 // a failover (a persister then commits only entries the replicas have);
 // with the AOF fsynced always, a restart.
 func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) {
-	if err := s.ready(ctx); err != nil {
-		return Claim{}, refused("grab", packetID, err)
+	if err := errs.Check(ctx, s.usable(), "Grab", name(packetID)); err != nil {
+		return Claim{}, err
 	}
-	c := observe.Begin(s.cfg.Observer, pkg, "Grab", packetID, user, 1, 0)
+	c := s.base.Begin("Grab", packetID, user, 1, 0)
 	claim, err := s.grab(ctx, packetID, user)
 	switch {
 	case !c.On():
@@ -188,17 +177,17 @@ func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) 
 // grab is Grab for a usable s and a non-nil ctx.
 func (s *Store) grab(ctx context.Context, packetID, user string) (Claim, error) {
 	if err := checkID("packet id", packetID); err != nil {
-		return Claim{}, refused("grab", packetID, err)
+		return Claim{}, refused("Grab", packetID, err)
 	}
 	if err := checkID("user", user); err != nil {
-		return Claim{}, refused("grab", packetID, err)
+		return Claim{}, refused("Grab", packetID, err)
 	}
 	c, refusal, err := s.runGrab(ctx, packetID, user)
 	switch {
 	case refusal != nil:
-		return Claim{}, refused("grab", packetID, refusal)
+		return Claim{}, refused("Grab", packetID, refusal)
 	case err != nil:
-		return Claim{}, s.fail(ctx, "grab", packetID, err)
+		return Claim{}, s.fail(ctx, "Grab", packetID, err)
 	}
 	return c, nil
 }
@@ -209,50 +198,55 @@ func (s *Store) grab(ctx context.Context, packetID, user string) (Claim, error) 
 // and reads only: after an error matching ErrOutcomeUnknown, call it
 // again.
 func (s *Store) Remaining(ctx context.Context, packetID string) (shares int, amount int64, err error) {
-	if err := s.ready(ctx); err != nil {
-		return 0, 0, refused("remaining", packetID, err)
+	if err := errs.Check(ctx, s.usable(), "Remaining", name(packetID)); err != nil {
+		return 0, 0, err
 	}
 	if err := checkID("packet id", packetID); err != nil {
-		return 0, 0, refused("remaining", packetID, err)
+		return 0, 0, refused("Remaining", packetID, err)
 	}
 	key := s.cfg.shard(packetID).packet(packetID)
-	vals, err := s.client.HMGet(ctx, key, "left", "left_amount").Result()
+	vals, err := s.base.Client.HMGet(ctx, key, "left", "left_amount").Result()
 	if err != nil {
-		return 0, 0, s.fail(ctx, "remaining", packetID, err)
+		return 0, 0, s.fail(ctx, "Remaining", packetID, err)
 	}
 	if vals[0] == nil {
-		return 0, 0, refused("remaining", packetID, ErrNotFound)
+		return 0, 0, refused("Remaining", packetID, ErrNotFound)
 	}
 	left, err1 := strconv.Atoi(asString(vals[0]))
 	sum, err2 := strconv.ParseInt(asString(vals[1]), 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, 0, s.fail(ctx, "remaining", packetID, callerr.UnexpectedReply(vals))
+		return 0, 0, s.fail(ctx, "Remaining", packetID, callerr.UnexpectedReply(vals))
 	}
 	return left, sum, nil
 }
 
-// pkg is the package's name, as errors and events give it.
-const pkg = "redpacket"
-
-// fail returns the error of operation op on packet id.
-func (s *Store) fail(ctx context.Context, op, id string, err error) error {
-	return callerr.Call(ctx, pkg, op, id, err)
+// fail returns the error of a call of method, given by its Go name, on
+// packet id that was sent with ctx.
+func (s *Store) fail(ctx context.Context, method, id string, err error) error {
+	return errs.Call(ctx, method, name(id), err)
 }
 
-// refused returns err, one of this package's, as the error of operation
-// op on packet id: `redpacket: grab "p1": sold out`. It matches err.
-func refused(op, id string, err error) error {
-	if len(id) > 64 {
-		id = id[:64] + "..."
+// refused returns err, known before anything is sent or a refusal, as the
+// error of method on packet id: `redpacket: grab "p1": sold out`. It
+// matches err.
+func refused(method, id string, err error) error {
+	return errs.Op(method, name(id), err)
+}
+
+// name is id as an error names it: whole, unless it is too long to be an
+// id, when its first 64 bytes stand for it.
+func name(id string) string {
+	if len(id) > MaxIDLen {
+		return id[:64] + "..."
 	}
-	return callerr.Op(pkg, op, id, err)
+	return id
 }
 
 // checkID refuses an empty or over-long packet id or user, and one that
 // a database's text column would refuse.
 func checkID(what, id string) error {
 	if !validID(id) {
-		return invalidArgument("%s %q: must be 1 to %d bytes of UTF-8, with no NUL", what, id, MaxIDLen)
+		return errs.Argument("%s %q: must be 1 to %d bytes of UTF-8, with no NUL", what, name(id), MaxIDLen)
 	}
 	return nil
 }

@@ -6,8 +6,9 @@
 -- ARGV[1]  the persister's consumer group
 -- ARGV[2..] the entries' IDs
 --
--- Returns 1, the status. Sent again, it acks and deletes nothing more: an entry acked
--- and deleted stays so, and entries the log has never held are not named.
+-- Returns {1}, the status. Sent again, it acks and deletes nothing more:
+-- an entry acked and deleted stays so, and entries the log has never held
+-- are not named.
 
 local log, group = KEYS[1], ARGV[1]
 -- unpack is bounded by Lua's stack, so go in chunks.
@@ -16,4 +17,4 @@ for i = 2, #ARGV, 1000 do
 	redis.call('XACK', log, group, unpack(ARGV, i, last))
 	redis.call('XDEL', log, unpack(ARGV, i, last))
 end
-return 1
+return {1}

@@ -5,7 +5,7 @@
 --
 -- KEYS[1]  the shard's sync marker (see lib.lua): a string, kept a second
 --
--- Returns 1, the status.
+-- Returns {1}, the status.
 
 redis.call('SET', KEYS[1], '1', 'PX', 1000)
-return 1
+return {1}
