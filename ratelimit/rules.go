@@ -3,7 +3,6 @@ package ratelimit
 import (
 	"context"
 	"strings"
-
 )
 
 // A Rule is one limit on one key, for AllowAll.

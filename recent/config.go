@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/slotlimit/slotlimit/internal/hashtag"
 	"github.com/slotlimit/slotlimit/observe"
 )
 
@@ -33,7 +32,8 @@ type Config struct {
 	// ("recent:42" keeps them at "{recent:42}/recent"). So a list never
 	// reads or changes what another package of this module keeps at the
 	// same Key. A Key with a '}' but no hash tag, which no such name can
-	// share a slot with, is refused.
+	// share a slot with, is refused, and so is a Key that another package
+	// of the module keeps beside another key, such as "{k}/ratelimit".
 	Key string
 
 	// Max is the most items the list keeps: an Add that would make more
@@ -58,40 +58,23 @@ type Config struct {
 	// Observer, if set, is told of the outcome of each Add and Remove
 	// that is sent, as one final Event of package "recent": Done, with
 	// Units the values added or the values Remove counted, or Error, with
-	// Err and Units the values given. Items and Len, which write nothing, report nothing, nor does a
-	// call refused before anything is sent (invalid input, no values, a
-	// ctx that has ended). A nil Observer costs nothing.
+	// Err and Units the values given. Items and Len, which write nothing,
+	// report nothing, nor does a call refused before anything is sent
+	// (invalid input, no values, a ctx that has ended). A nil Observer
+	// costs nothing.
 	Observer observe.Observer
 }
 
-// check validates c.
+// check returns the error of a Max, TTL or MaxAge that New refuses, or
+// nil; New checks the client and the Key.
 func (c Config) check() error {
-	switch {
-	case c.Key == "":
-		return invalidConfig("Key is empty")
-	case !hasListKey(c.Key):
-		return invalidConfig("Key %q has a '}' but no hash tag", c.Key)
-	case c.Max < 1 || c.Max > MaxItems:
-		return invalidConfig("Max is %d, must be 1 to %d", c.Max, int64(MaxItems))
-	case c.TTL < 0 || c.TTL > 0 && c.TTL < time.Millisecond || c.TTL > MaxDuration:
-		return invalidConfig("TTL is %v, must be 0 or 1ms to %v", c.TTL, MaxDuration)
-	case c.MaxAge < 0 || c.MaxAge > 0 && c.MaxAge < time.Millisecond || c.MaxAge > MaxDuration:
-		return invalidConfig("MaxAge is %v, must be 0 or 1ms to %v", c.MaxAge, MaxDuration)
+	if c.Max < 1 || c.Max > MaxItems {
+		return errs.Config("Max is %d, must be 1 to %d", c.Max, int64(MaxItems))
 	}
-	return nil
-}
-
-// listKey is the Redis key of the list named key (see Config.Key).
-func listKey(key string) string {
-	prefix, _ := hashtag.SidePrefix(key)
-	return prefix + "recent"
-}
-
-// hasListKey reports whether key names a list: whether it has a hash tag
-// or no '}'.
-func hasListKey(key string) bool {
-	_, ok := hashtag.SidePrefix(key)
-	return ok
+	if err := errs.Duration("TTL", c.TTL, MaxDuration); err != nil {
+		return err
+	}
+	return errs.Duration("MaxAge", c.MaxAge, MaxDuration)
 }
 
 // expiry is the expiry an Add gives the list: the TTL, or MaxAge and a

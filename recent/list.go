@@ -7,9 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/slotlimit/slotlimit/internal/callerr"
-	"github.com/slotlimit/slotlimit/internal/script"
-	"github.com/slotlimit/slotlimit/observe"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 )
 
 // MaxBatch bounds the values of one Add or Remove, so that one script
@@ -49,10 +47,9 @@ type Item struct {
 // A List is safe for concurrent use. A nil or zero List returns
 // ErrInvalidConfig from every method.
 type List struct {
-	client redis.UniversalClient
-	runner script.Runner
-	cfg    Config
-	keys   []string
+	base kernel.Base
+	cfg  Config
+	keys []string // the scripts' keys (see keyList)
 
 	// Script arguments, boxed once, as decimal text: -Max-1 (the trim's
 	// last rank), MaxAge in ms and the expiry in ms.
@@ -63,17 +60,17 @@ type List struct {
 // ErrInvalidConfig when client is nil or cfg is invalid. New does not
 // contact Redis.
 func New(client redis.UniversalClient, cfg Config) (*List, error) {
+	b, err := errs.New(client, kernel.Settings{Keyed: true, Key: cfg.Key, Sides: []string{suffix}, Observer: cfg.Observer})
+	if err != nil {
+		return nil, err
+	}
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	if script.IsNil(client) {
-		return nil, invalidConfig("client is nil")
-	}
 	return &List{
-		client: client,
-		runner: script.Runner{Client: client},
+		base:   b,
 		cfg:    cfg,
-		keys:   listKeyNames(cfg.Key),
+		keys:   b.Keys[1:],
 		trim:   strconv.FormatInt(-cfg.Max-1, 10),
 		maxAge: ms(cfg.MaxAge),
 		expiry: ms(cfg.expiry()),
@@ -113,19 +110,16 @@ func (l *List) Config() Config {
 // connection, a ctx that ended mid-call), the values may have been added;
 // call Add again with the same values.
 func (l *List) Add(ctx context.Context, values ...string) error {
-	if err := l.check(ctx, "add"); err != nil {
+	if err := l.check(ctx, "Add", values); err != nil || len(values) == 0 {
 		return err
 	}
-	if len(values) == 0 {
-		return nil
+	c := l.base.Begin("Add", l.cfg.Key, "", int64(len(values)), 0)
+	if err := l.add(ctx, values); err != nil {
+		c.Failed(ctx, err)
+		return err
 	}
-	if len(values) > MaxBatch {
-		return l.invalid("add", "%d values, above MaxBatch %d", len(values), MaxBatch)
-	}
-	start := l.start()
-	err := l.add(ctx, values)
-	l.report(ctx, "Add", start, int64(len(values)), err)
-	return err
+	c.Done(ctx)
+	return nil
 }
 
 // Items returns up to count items, newest first, skipping the offset
@@ -139,11 +133,11 @@ func (l *List) Add(ctx context.Context, values ...string) error {
 // an error matching ErrInvalidArgument, with nothing sent, for a negative
 // offset or count, or a nil ctx.
 func (l *List) Items(ctx context.Context, offset, count int64) ([]Item, error) {
-	if err := l.check(ctx, "items"); err != nil {
+	if err := l.check(ctx, "Items", nil); err != nil {
 		return nil, err
 	}
 	if offset < 0 || count < 0 {
-		return nil, l.invalid("items", "offset %d and count %d must not be negative", offset, count)
+		return nil, errs.Op("Items", l.cfg.Key, errs.Argument("offset %d and count %d must not be negative", offset, count))
 	}
 	count = min(count, max(l.cfg.Max-offset, 0))
 	if count == 0 {
@@ -171,94 +165,49 @@ func (l *List) Items(ctx context.Context, offset, count int64) ([]Item, error) {
 // connection, a ctx that ended mid-call), the values may have been
 // removed; call Remove again with the same values.
 func (l *List) Remove(ctx context.Context, values ...string) (int64, error) {
-	if err := l.check(ctx, "remove"); err != nil {
+	if err := l.check(ctx, "Remove", values); err != nil || len(values) == 0 {
 		return 0, err
 	}
-	if len(values) == 0 {
-		return 0, nil
-	}
-	if len(values) > MaxBatch {
-		return 0, l.invalid("remove", "%d values, above MaxBatch %d", len(values), MaxBatch)
-	}
-	start := l.start()
+	c := l.base.Begin("Remove", l.cfg.Key, "", int64(len(values)), 0)
 	n, err := l.remove(ctx, values)
-	if l.cfg.Observer != nil {
-		units := n
-		if err != nil {
-			units = int64(len(values))
-		}
-		l.report(ctx, "Remove", start, units, err)
+	if err != nil {
+		c.Failed(ctx, err)
+		return 0, err
 	}
-	return n, err
+	found := c.For("", n) // the values counted, not those given
+	found.Done(ctx)
+	return n, nil
 }
 
 // Len counts the items Items would read: those within Max and not older
 // than MaxAge, by the server's clock. It writes nothing. It returns an
 // error matching ErrInvalidArgument, with nothing sent, for a nil ctx.
 func (l *List) Len(ctx context.Context) (int64, error) {
-	if err := l.check(ctx, "len"); err != nil {
+	if err := l.check(ctx, "Len", nil); err != nil {
 		return 0, err
 	}
 	n, err := l.len(ctx)
 	return min(n, l.cfg.Max), err
 }
 
-// check returns the error of method op, before anything is sent, of a
-// zero or nil List, a nil ctx or one that has ended (whose error then
-// matches ctx's, and not ErrOutcomeUnknown, since nothing was sent).
-func (l *List) check(ctx context.Context, op string) error {
-	if l == nil || l.client == nil {
-		return unusable(op)
+// check returns the error of a call of method with values, before
+// anything is sent: that of a zero or nil List, a nil ctx, a ctx that has
+// ended (which matches ctx's error, and not ErrOutcomeUnknown, since
+// nothing was sent), or more than MaxBatch values.
+func (l *List) check(ctx context.Context, method string, values []string) error {
+	if l == nil || !l.base.Usable() {
+		return errs.Check(ctx, false, method, "")
 	}
-	if ctx == nil {
-		return l.invalid(op, "ctx is nil")
+	if err := errs.Check(ctx, true, method, l.cfg.Key); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return callerr.Op("recent", op, l.cfg.Key, err)
+		return errs.Op(method, l.cfg.Key, err)
+	}
+	if len(values) > MaxBatch {
+		return errs.Op(method, l.cfg.Key, errs.Argument("%d values, above MaxBatch %d", len(values), MaxBatch))
 	}
 	return nil
-}
-
-// invalid returns the error of method op for an invalid argument.
-func (l *List) invalid(op, format string, args ...any) error {
-	return callerr.Op("recent", op, l.cfg.Key, invalidArgument(format, args...))
-}
-
-// run runs s on the list's key, and names the operation op in an error.
-func (l *List) run(ctx context.Context, op string, s *script.Script, args ...any) (any, error) {
-	reply, err := l.runner.Run(ctx, s, l.keys, args...).Result()
-	if err != nil {
-		return nil, l.fail(ctx, op, err)
-	}
-	return reply, nil
-}
-
-// fail returns the error of operation op, naming the list.
-func (l *List) fail(ctx context.Context, op string, err error) error {
-	return callerr.Call(ctx, "recent", op, l.cfg.Key, err)
-}
-
-// start returns the time a call observed begins: now, or the zero time
-// with no Observer, which is then never read.
-func (l *List) start() time.Time {
-	if l.cfg.Observer == nil {
-		return time.Time{}
-	}
-	return time.Now()
-}
-
-// report tells the Observer, if any, of the end of call op, begun at
-// start: Done, or Error with err, for units.
-func (l *List) report(ctx context.Context, op string, start time.Time, units int64, err error) {
-	if l.cfg.Observer == nil {
-		return
-	}
-	e := observe.Event{Kind: observe.Done, Package: "recent", Op: op, Key: l.cfg.Key,
-		Units: units, InUse: -1, Start: start, Duration: time.Since(start)}
-	if err != nil {
-		e.Kind, e.Err = observe.Error, err
-	}
-	l.cfg.Observer.Observe(ctx, e)
 }
 
 // ms is d in whole milliseconds, as the scripts take it.

@@ -2,12 +2,13 @@ package recent
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"math"
 	"strconv"
 	"time"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/script"
 )
 
@@ -15,29 +16,21 @@ import (
 // server answers NOSCRIPT. Every script includes lib.lua, which defines
 // the scores. This file is the Go side of each script's contract: its
 // keys, the building of its arguments and the one decoder of its reply;
-// the Lua side is the header of each file in scripts/. Every reply is or
-// begins with a status, 1.
+// the Lua side is the header of each file in scripts/. Every reply
+// begins with a status, 1, but add.lua's, which is the status alone.
 var (
-	//go:embed scripts/lib.lua
-	libLua string
-	lib    = script.Lib{Include: "-- #include lib.lua\n", Source: libLua}
+	//go:embed scripts
+	scriptFiles embed.FS
 
-	//go:embed scripts/add.lua
-	addLua    string
-	addScript = script.New(addLua, lib)
-
-	//go:embed scripts/items.lua
-	itemsLua    string
-	itemsScript = script.New(itemsLua, lib)
-
-	//go:embed scripts/len.lua
-	lenLua    string
-	lenScript = script.New(lenLua, lib)
-
-	//go:embed scripts/remove.lua
-	removeLua    string
-	removeScript = script.New(removeLua, lib)
+	addScript    = script.Load(scriptFiles, "scripts/add.lua")
+	itemsScript  = script.Load(scriptFiles, "scripts/items.lua")
+	lenScript    = script.Load(scriptFiles, "scripts/len.lua")
+	removeScript = script.Load(scriptFiles, "scripts/remove.lua")
 )
+
+// suffix is the name the list's sorted set has beside its Key (see
+// Config.Key).
+const suffix = "recent"
 
 // The keys every script takes, in their order: the list's one key.
 const (
@@ -45,121 +38,95 @@ const (
 	listKeys
 )
 
-// listKeyNames returns the keys of the list named key, in the scripts'
-// order.
-func listKeyNames(key string) []string {
-	keys := make([]string, listKeys)
-	keys[keyList] = listKey(key)
-	return keys
-}
-
 // statusOK is the status that begins every script's reply.
 const statusOK = int64(1)
 
-// status splits a script's reply into its status, which must be
-// statusOK, and the rest; it reports false for a reply of another form.
-func status(reply any) ([]any, bool) {
-	r, ok := reply.([]any)
-	if !ok || len(r) == 0 || r[0] != statusOK {
-		return nil, false
-	}
-	return r[1:], true
-}
-
 // add runs add.lua: ARGV -Max-1, MaxAge, the expiry, then the values;
-// the reply is the status 1 alone, which costs the server less than a
-// table.
+// the reply is the status 1 alone, not in a table, which costs the
+// server less.
 func (l *List) add(ctx context.Context, values []string) error {
-	args := make([]any, 0, 3+len(values))
-	args = append(args, l.trim, l.maxAge, l.expiry)
-	for _, v := range values {
-		args = append(args, v)
+	reply, err := l.run(ctx, addScript, argv(values, l.trim, l.maxAge, l.expiry))
+	if err == nil && reply != statusOK {
+		err = callerr.UnexpectedReply(reply)
 	}
-	reply, err := l.run(ctx, "add", addScript, args...)
-	if err != nil {
-		return err
-	}
-	if reply != statusOK {
-		return l.fail(ctx, "add", callerr.UnexpectedReply(reply))
-	}
-	return nil
+	return errs.Call(ctx, "Add", l.cfg.Key, err)
 }
 
 // remove runs remove.lua: ARGV -Max-1, MaxAge, then the values; the reply
 // is {1, how many of them were in the list}.
 func (l *List) remove(ctx context.Context, values []string) (int64, error) {
-	args := make([]any, 0, 2+len(values))
-	args = append(args, l.trim, l.maxAge)
-	for _, v := range values {
-		args = append(args, v)
+	reply, err := l.run(ctx, removeScript, argv(values, l.trim, l.maxAge))
+	var n int64
+	if err == nil {
+		n, err = decodeCount(reply, int64(len(values)))
 	}
-	reply, err := l.run(ctx, "remove", removeScript, args...)
-	if err != nil {
-		return 0, err
-	}
-	n, ok := decodeCount(reply)
-	if !ok || n > int64(len(values)) {
-		return 0, l.fail(ctx, "remove", callerr.UnexpectedReply(reply))
-	}
-	return n, nil
+	return n, errs.Call(ctx, "Remove", l.cfg.Key, err)
 }
 
 // len runs len.lua: ARGV MaxAge; the reply is {1, the number of items not
 // too old}, which may exceed Max.
 func (l *List) len(ctx context.Context) (int64, error) {
-	reply, err := l.run(ctx, "len", lenScript, l.maxAge)
-	if err != nil {
-		return 0, err
+	reply, err := l.run(ctx, lenScript, []any{l.maxAge})
+	var n int64
+	if err == nil {
+		n, err = decodeCount(reply, math.MaxInt64)
 	}
-	n, ok := decodeCount(reply)
-	if !ok {
-		return 0, l.fail(ctx, "len", callerr.UnexpectedReply(reply))
-	}
-	return n, nil
-}
-
-// decodeCount decodes the reply {1, n} of remove.lua and len.lua, n not
-// negative.
-func decodeCount(reply any) (int64, bool) {
-	rest, ok := status(reply)
-	if !ok || len(rest) != 1 {
-		return 0, false
-	}
-	n, ok := rest[0].(int64)
-	return n, ok && n >= 0
+	return n, errs.Call(ctx, "Len", l.cfg.Key, err)
 }
 
 // items runs items.lua: ARGV MaxAge, offset, count; the reply is {1,
 // value, score, value, score, ...}, at most count pairs.
 func (l *List) items(ctx context.Context, offset, count int64) ([]Item, error) {
-	reply, err := l.run(ctx, "items", itemsScript, l.maxAge, offset, count)
-	if err != nil {
-		return nil, err
+	reply, err := l.run(ctx, itemsScript, []any{l.maxAge, offset, count})
+	var items []Item
+	if err == nil {
+		items, err = decodeItems(reply, count)
 	}
-	items, ok := decodeItems(reply, count)
-	if !ok {
-		return nil, l.fail(ctx, "items", callerr.UnexpectedReply(reply))
+	return items, errs.Call(ctx, "Items", l.cfg.Key, err)
+}
+
+// run runs s on the list's key with ARGV args.
+func (l *List) run(ctx context.Context, s *script.Script, args []any) (any, error) {
+	return l.base.Runner.Run(ctx, s, l.keys, args...).Result()
+}
+
+// argv returns head followed by values, a script's ARGV.
+func argv(values []string, head ...any) []any {
+	args := make([]any, 0, len(head)+len(values))
+	args = append(args, head...)
+	for _, v := range values {
+		args = append(args, v)
 	}
-	return items, nil
+	return args
+}
+
+// decodeCount decodes the reply {1, n} of remove.lua and len.lua, n from
+// 0 to most.
+func decodeCount(reply any, most int64) (int64, error) {
+	r := kernel.ReadReply(reply)
+	n := r.Int(0)
+	r.Want(r.Status() == statusOK && r.Len() == 1 && n >= 0 && n <= most)
+	return n, r.Err()
 }
 
 // decodeItems decodes the reply of items.lua, of at most count items.
-func decodeItems(reply any, count int64) ([]Item, bool) {
-	flat, ok := status(reply)
-	if !ok || len(flat)%2 != 0 || int64(len(flat)) > 2*count {
-		return nil, false
+func decodeItems(reply any, count int64) ([]Item, error) {
+	r := kernel.ReadReply(reply)
+	r.Want(r.Status() == statusOK && r.Len()%2 == 0 && int64(r.Len()) <= 2*count)
+	if err := r.Err(); err != nil {
+		return nil, err
 	}
-	items := make([]Item, 0, len(flat)/2)
-	for i := 0; i < len(flat); i += 2 {
-		value, ok1 := flat[i].(string)
-		s, ok2 := flat[i+1].(string)
-		f, err := strconv.ParseFloat(s, 64)
-		if !ok1 || !ok2 || err != nil {
-			return nil, false
-		}
+	items := make([]Item, 0, r.Len()/2)
+	for i := 0; i < r.Len(); i += 2 {
+		value, score := r.String(i), r.String(i+1)
+		f, err := strconv.ParseFloat(score, 64)
+		r.Want(err == nil)
 		items = append(items, Item{Value: value, At: scoreTime(f)})
 	}
-	return items, true
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 // A score is a time in microseconds since 1970, or, below 2^32, in

@@ -52,7 +52,7 @@ else
 	redis.call('ZADD', list, unpack(args))
 end
 if ARGV[2] ~= '0' then
-	-- #include lib.lua
+-- #include lib.lua
 	prune_age(clock, tonumber(ARGV[2]))
 end
 redis.call('ZREMRANGEBYRANK', list, 0, ARGV[1])

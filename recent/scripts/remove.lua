@@ -20,7 +20,7 @@
 
 local list = KEYS[1]
 if ARGV[2] ~= '0' then
-	-- #include lib.lua
+-- #include lib.lua
 	prune_age(now_us(), tonumber(ARGV[2]))
 end
 redis.call('ZREMRANGEBYRANK', list, 0, ARGV[1])
