@@ -1,21 +1,23 @@
 package httplimit
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/slotlimit/slotlimit"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/ratelimit"
 )
+
+// errs is the package's error set.
+var errs = kernel.NewErrors("httplimit")
 
 // ErrInvalidConfig is returned by New when a Config cannot work: no
 // policy and no Concurrency; Policies without Rate; a Policy without a
 // Key function, with an invalid Limit, or with a Name that is empty, not
 // a token of letters, digits and "-_.:", or used twice; or a negative
 // Wait.
-var ErrInvalidConfig = errors.New("httplimit: invalid config")
+var ErrInvalidConfig = errs.InvalidConfig
 
 // DefaultConcurrencyName is the policy name of the concurrency limit in
 // the headers when Config.ConcurrencyName is empty.
@@ -71,13 +73,13 @@ type Config struct {
 // check validates c and fills in the defaults.
 func (c Config) check() (Config, error) {
 	if len(c.Policies) == 0 && c.Concurrency == nil {
-		return c, invalidConfig("no Policies and no Concurrency")
+		return c, errs.Config("no Policies and no Concurrency")
 	}
 	if len(c.Policies) > 0 && c.Rate == nil {
-		return c, invalidConfig("Policies need Rate")
+		return c, errs.Config("Policies need Rate")
 	}
 	if c.Wait < 0 {
-		return c, invalidConfig("Wait is %v, must not be negative", c.Wait)
+		return c, errs.Config("Wait is %v, must not be negative", c.Wait)
 	}
 	if c.ConcurrencyName == "" {
 		c.ConcurrencyName = DefaultConcurrencyName
@@ -86,20 +88,20 @@ func (c Config) check() (Config, error) {
 	if c.Concurrency != nil {
 		names[c.ConcurrencyName] = true
 		if !isToken(c.ConcurrencyName) {
-			return c, invalidConfig("ConcurrencyName %q is not a token of letters, digits and -_.:", c.ConcurrencyName)
+			return c, errs.Config("ConcurrencyName %q is not a token of letters, digits and -_.:", c.ConcurrencyName)
 		}
 	}
 	for _, p := range c.Policies {
 		switch {
 		case !isToken(p.Name):
-			return c, invalidConfig("policy name %q is not a token of letters, digits and -_.:", p.Name)
+			return c, errs.Config("policy name %q is not a token of letters, digits and -_.:", p.Name)
 		case names[p.Name]:
-			return c, invalidConfig("policy name %q is used twice", p.Name)
+			return c, errs.Config("policy name %q is used twice", p.Name)
 		case p.Key == nil:
-			return c, invalidConfig("policy %q has no Key function", p.Name)
+			return c, errs.Config("policy %q has no Key function", p.Name)
 		}
 		if err := p.Limit.Validate(); err != nil {
-			return c, invalidConfig("policy %q: %v", p.Name, err)
+			return c, errs.Config("policy %q: %v", p.Name, err)
 		}
 		names[p.Name] = true
 	}
@@ -115,8 +117,4 @@ func isToken(name string) bool {
 		}
 	}
 	return name != ""
-}
-
-func invalidConfig(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
 }
