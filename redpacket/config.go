@@ -70,7 +70,7 @@ type Config struct {
 	//     shard's log, Holder the consumer and Units the log entries
 	//     written and acked;
 	//   - and Error, with Err, for any other error of these calls.
-	// Reads (Remaining, Pending, Reconcile) report nothing. A nil
+	// Reads (Remaining, Inspect, Pending, Reconcile) report nothing. A nil
 	// Observer costs nothing.
 	Observer observe.Observer
 }

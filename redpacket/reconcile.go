@@ -25,10 +25,10 @@ func (r Reconciliation) OK() bool {
 }
 
 // Reconcile compares the claims of a packet in Redis with its rows in the
-// database, each list sorted by Seq. It returns ErrNotFound when Redis
-// has no such packet (never created, or lapsed). Claims taken while it
-// runs may show as Missing. It reads only: after an error matching
-// ErrOutcomeUnknown, or one of the database's, call it again.
+// database, each list sorted by Seq; claims taken while it runs may show
+// as Missing. It returns ErrNotFound when Redis has no such packet (never
+// created, or lapsed). It only reads, so it may be called again after any
+// error.
 func (p *Persister) Reconcile(ctx context.Context, packetID string) (Reconciliation, error) {
 	if err := errs.Check(ctx, p.usable(), "Reconcile", name(packetID)); err != nil {
 		return Reconciliation{}, err

@@ -13,21 +13,15 @@ import (
 )
 
 // Each operation that writes is one Lua script, in scripts/, whose header
-// is its contract. This file is the Go side of each: the order of its
-// keys, the building of its arguments and the one decoder of its reply.
-// Every reply begins with a status, but grab.lua's, the hot path, which
-// is a bare claim or a bare status.
+// is its contract. Below, each script's Go side stands in one place: the
+// script, the order of its keys, the building of its arguments and the
+// one decoder of its reply. Every reply begins with a status, but
+// grab.lua's, the hot path, which is a bare claim or a bare status.
 //
 //go:embed scripts
 var scriptFiles embed.FS
 
-var (
-	createScript = script.Load(scriptFiles, "scripts/create.lua")
-	grabScript   = script.Load(scriptFiles, "scripts/grab.lua")
-	expireScript = script.Load(scriptFiles, "scripts/expire.lua")
-	ackScript    = script.Load(scriptFiles, "scripts/ack.lua")
-	syncScript   = script.Load(scriptFiles, "scripts/sync.lua")
-)
+var createScript = script.Load(scriptFiles, "scripts/create.lua")
 
 // The keys of create.lua, in its order.
 const (
@@ -73,6 +67,8 @@ func decodeCreate(v any) (created bool, err error) {
 	return r.Status() == 1, r.Err()
 }
 
+var grabScript = script.Load(scriptFiles, "scripts/grab.lua")
+
 // The keys of grab.lua, in its order.
 const (
 	grabKeyPacket = iota
@@ -117,6 +113,8 @@ func decodeGrab(id, user string, reply any) (Claim, error, error) {
 	return Claim{}, nil, callerr.UnexpectedReply(reply)
 }
 
+var expireScript = script.Load(scriptFiles, "scripts/expire.lua")
+
 // The keys of expire.lua, in its order.
 const (
 	expireKeyPacket = iota
@@ -158,6 +156,8 @@ func decodeExpire(v any) (notYet bool, wait time.Duration, err error) {
 	return r.Status() == 1, wait, r.Err()
 }
 
+var ackScript = script.Load(scriptFiles, "scripts/ack.lua")
+
 // The keys of ack.lua, in its order.
 const (
 	ackKeyLog = iota
@@ -178,6 +178,8 @@ func (p *Persister) runAck(ctx context.Context, sh shard, ids []string) error {
 	noWait := script.Runner{Client: p.store.base.Client}
 	return decodeDone(noWait.Run(ctx, ackScript, keys, args...).Result())
 }
+
+var syncScript = script.Load(scriptFiles, "scripts/sync.lua")
 
 // The keys of sync.lua, in its order.
 const (

@@ -24,12 +24,9 @@ type Claim struct {
 }
 
 // A Store creates packets and hands out their shares, in Redis, for every
-// process that uses the same client's servers and Config.
-//
-// Each call is one script, or one read: all of it happens, or, when Redis
-// replies with an error, none of it. Every share taken is written, in the
-// same script, to its shard's claim log, which a Persister copies into a
-// database.
+// process that uses the same servers and Config. Each call is one script
+// or one read, which happens whole or not at all; every share taken is
+// logged, by the same script, for a Persister to copy into a database.
 //
 // A Store is safe for concurrent use. A zero or nil Store, one not made by
 // New, returns ErrInvalidConfig from every method.
@@ -40,9 +37,9 @@ type Store struct {
 }
 
 // New returns a Store for cfg; the zero Config is valid (see Config). It
-// returns an error matching ErrInvalidConfig, naming the field, when
-// client is nil (untyped, or a typed nil such as a nil *redis.Client) or
-// cfg cannot work. It does not contact Redis.
+// returns an error matching ErrInvalidConfig, naming the field, for a nil
+// client (untyped, or a typed nil such as a nil *redis.Client) or a cfg
+// that cannot work. It does not contact Redis.
 func New(client redis.UniversalClient, cfg Config) (*Store, error) {
 	s, err := newStore(client, cfg)
 	if err != nil {
@@ -79,29 +76,17 @@ func (s *Store) Config() Config {
 // usable reports whether New made s.
 func (s *Store) usable() bool { return s != nil && s.base.Usable() }
 
-// Create stores p with its shares, cut up front in the process (see
-// Split), in one script, and logs it for the persister. From then on,
-// until p.TTL has passed on the server's clock, Grab hands out its
-// shares.
+// Create stores p with its shares, cut up front (see Split), for Grab to
+// hand out until p.TTL has passed on the server's clock, and returns nil.
+// It returns ErrExists, with nothing written, when another packet has p.ID
+// (until its keys lapse), and an error matching ErrInvalidPacket or
+// ErrInvalidArgument, with nothing sent, for a p that breaks Packet's
+// rules or a nil ctx.
 //
-// Create is idempotent: a packet is named by its ID, and a Create that
-// finds the same Packet stored (the same ID, Total, Count, Split and TTL)
-// writes nothing and returns nil, as the call that stored it did. So a
-// Create whose reply was lost, and which go-redis sent again, returns nil;
-// and when a Create fails with an error that matches ErrOutcomeUnknown
-// (a timeout, a broken connection), or one that wraps ErrNotReplicated,
-// call Create again with the same Packet: nil says the packet is stored,
-// once, with the shares of the run that stored it. An id must therefore
-// name one packet only: a Create meant as a second packet, with the same
-// fields and id, is taken for the first and stores nothing.
-//
-// It returns an error matching ErrInvalidPacket, with nothing sent, for a
-// p that breaks Packet's rules, ErrInvalidArgument, with nothing sent,
-// for a nil ctx, and ErrExists, with nothing written, when
-// another packet has p.ID (even one that has expired, until its keys
-// lapse). Never reuse an id, even after its keys lapse: the database
-// keeps a packet's row and claims by id, and a persister writes a second
-// packet's claims under the first's as duplicates, so drops them.
+// Create sent again with the same Packet, as after an error matching
+// ErrOutcomeUnknown or wrapping ErrNotReplicated, returns nil and stores
+// nothing more: a packet is named by its ID, so never reuse one, even
+// after its keys lapse.
 func (s *Store) Create(ctx context.Context, p Packet) error {
 	if err := errs.Check(ctx, s.usable(), "Create", name(p.ID)); err != nil {
 		return err
@@ -131,31 +116,17 @@ func (s *Store) create(ctx context.Context, p Packet) error {
 	return nil
 }
 
-// Grab gives user the next share of the packet, and returns it. A user's
-// second grab returns the same Claim, never a second share, whether or
-// not the packet has since sold out or expired. Shares go out in the
-// order the server runs the grabs; no share is given twice, and no more
-// than Count are given.
+// Grab gives user the next share of the packet and returns it; a user's
+// later grabs return the same Claim. No share is given twice, nor more
+// than Count. It returns ErrSoldOut when every share is taken, ErrExpired
+// when shares are left but the TTL has passed, and ErrNotFound when there
+// is no such packet, with nothing written; and an error matching
+// ErrInvalidArgument, with nothing sent, for a packet id or user that
+// breaks MaxIDLen's rules, or a nil ctx.
 //
-// It returns ErrSoldOut when every share is taken (expired or not),
-// ErrExpired when shares are left but the packet's TTL has passed, and
-// ErrNotFound when there is no such packet;
-// with those, nothing is written. It returns an error matching
-// ErrInvalidArgument, with nothing sent, for an id or user that is empty,
-// longer than MaxIDLen bytes, not UTF-8, or holds a NUL, and for a nil
-// ctx.
-//
-// Grab is idempotent: a grab whose reply was lost, and which go-redis
-// sent again, returns the claim its first run took, and the claim is
-// logged once. When the error matches ErrOutcomeUnknown (a timeout, a
-// broken connection), or wraps ErrNotReplicated, the user may have taken
-// a share on the master: call Grab again with the same arguments, which
-// returns it, if the master still has it. A claim and
-// its log entry are written by one script, so a failover that loses one
-// loses both. A claim reaches the database only through Redis, so a
-// claim Grab returned survives what Redis survives: with Config.Replicas,
-// a failover (a persister then commits only entries the replicas have);
-// with the AOF fsynced always, a restart.
+// Grab sent again, as after an error matching ErrOutcomeUnknown or
+// wrapping ErrNotReplicated, returns the claim the first call took, if
+// the master kept it.
 func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) {
 	if err := errs.Check(ctx, s.usable(), "Grab", name(packetID)); err != nil {
 		return Claim{}, err
@@ -192,11 +163,10 @@ func (s *Store) grab(ctx context.Context, packetID, user string) (Claim, error) 
 	return c, nil
 }
 
-// Remaining returns the shares of the packet not yet taken, and their
-// sum. Once the packet has expired, none can be taken: they are what is
-// left to refund. It returns ErrNotFound when there is no such packet,
-// and reads only: after an error matching ErrOutcomeUnknown, call it
-// again.
+// Remaining returns the shares of the packet not yet taken, and their sum:
+// once it has expired, what is left to refund. It returns ErrNotFound
+// when there is no such packet. It only reads, so it may be called again
+// after any error.
 func (s *Store) Remaining(ctx context.Context, packetID string) (shares int, amount int64, err error) {
 	if err := errs.Check(ctx, s.usable(), "Remaining", name(packetID)); err != nil {
 		return 0, 0, err
