@@ -62,12 +62,16 @@ type Verb[M any] struct {
 	// errors name none and its events carry none.
 	Keyless bool
 
-	// Recounts says that a second run of the call, when its reply is
-	// lost and go-redis sends it again, counts again instead of
-	// answering as the first did (ratelimit's Allow). The call must be
-	// one whose second call is refused: its lost reply then checks only
-	// the safe direction, that it never admits beyond the limit.
-	Recounts bool
+	// Again says that a second run of the call, when its reply is lost
+	// and go-redis sends it again, answers as a second call would, as the
+	// method's doc says (ratelimit's Allow counts the events again,
+	// recent's Remove counts only what the first run left), always in the
+	// safe direction. Its lost reply is then checked to answer as a first
+	// call or a second, to leave the data as one call or two would, and
+	// to be followed by a call that answers as a third: the call must be
+	// one whose second call answers as every later one (a refusal, a 0),
+	// so that it never admits beyond its limit.
+	Again bool
 
 	hold  string // the name of what call is given to hold, or ""
 	take  func(ctx context.Context, m M, key string) (any, error)
@@ -162,4 +166,10 @@ func Stopped(work context.Context) error {
 	case <-time.After(callTimeout):
 		return errors.New("still running")
 	}
+}
+
+// Again returns v, marked as answering Again.
+func Again[M any](v Verb[M]) Verb[M] {
+	v.Again = true
+	return v
 }
