@@ -419,7 +419,7 @@ func TestACLKeyOutsidePrefixFailsWithNOPERM(t *testing.T) {
 	t.Run("limiter", func(t *testing.T) {
 		l := newLimiterOn(t, s.user, slotlimit.Config{Key: key, Limit: 1, TTL: 10 * time.Second})
 		_, err := l.TryAcquire(ctx, "h1")
-		requireNOPERM(t, err, `slotlimit: acquire "other:ar:1": `)
+		requireNOPERM(t, err, `slotlimit: try acquire "other:ar:1": `)
 		_, err = l.Acquire(ctx, "h1")
 		requireNOPERM(t, err, `slotlimit: acquire "other:ar:1": `)
 		err = l.Renew(ctx, "h1")

@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/slotlimit/slotlimit/internal/hashtag"
 	"github.com/slotlimit/slotlimit/observe"
 )
 
@@ -93,31 +92,14 @@ type Config struct {
 	Observer observe.Observer
 }
 
-// check validates c and fills in the default TTL.
+// check checks c's Limit and TTL, which are this package's own (New
+// checks the rest), and fills in the default TTL.
 func (c Config) check(defaultTTL time.Duration) (Config, error) {
-	switch {
-	case c.Key == "":
-		return c, invalidConfig("Key is empty")
-	case hashtag.Owned(c.Key):
-		return c, invalidConfig("Key %q is one that another package of this module keeps beside a key", c.Key)
-	case c.Limit < 1 || c.Limit > MaxLimit:
-		return c, invalidConfig("Limit is %d, must be 1 to %d", c.Limit, int64(MaxLimit))
-	case c.TTL < 0:
-		return c, invalidConfig("TTL is %v, must not be negative", c.TTL)
-	case c.TTL > 0 && c.TTL < time.Millisecond:
-		return c, invalidConfig("TTL is %v, must be at least 1ms", c.TTL)
-	case c.TTL > MaxTTL:
-		return c, invalidConfig("TTL is %v, must be at most MaxTTL, %v", c.TTL, MaxTTL)
-	case c.Replicas < 0:
-		return c, invalidConfig("Replicas is %d, must not be negative", c.Replicas)
-	case c.ReplicaTimeout < 0:
-		return c, invalidConfig("ReplicaTimeout is %v, must not be negative", c.ReplicaTimeout)
-	case c.ReplicaTimeout > 0 && c.ReplicaTimeout < time.Millisecond:
-		// WAIT counts in ms, and takes 0 as "for ever".
-		return c, invalidConfig("ReplicaTimeout is %v, must be at least 1ms", c.ReplicaTimeout)
+	if c.Limit < 1 || c.Limit > MaxLimit {
+		return c, errs.Config("Limit is %d, must be 1 to %d", c.Limit, int64(MaxLimit))
 	}
-	if c.Replicas > 0 && c.ReplicaTimeout == 0 {
-		c.ReplicaTimeout = time.Second
+	if err := errs.Duration("TTL", c.TTL, MaxTTL); err != nil {
+		return c, err
 	}
 	if c.TTL == 0 {
 		c.TTL = defaultTTL

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/slotlimit/slotlimit/internal/hashtag"
 )
 
 // releaseRecordMillis is releaseRecordTTL as a script argument.
@@ -41,22 +39,17 @@ const releaseRecordTTL = time.Minute
 const releaseRecordSuffix = "released:"
 
 // NewCounter returns a Counter for cfg. It returns an error matching
-// ErrInvalidConfig when client is nil or cfg is invalid; a Key with a '}'
-// must hold a hash tag, since Release keeps a record beside the key, in
-// its cluster slot. NewCounter does not contact Redis.
+// ErrInvalidConfig when client is nil or cfg is invalid (see
+// ErrInvalidConfig). NewCounter does not contact Redis.
 func NewCounter(client redis.UniversalClient, cfg Config) (*Counter, error) {
-	s, err := newSlots(client, cfg, DefaultCounterTTL)
+	s, err := newSlots(client, cfg, DefaultCounterTTL, releaseRecordSuffix)
 	if err != nil {
 		return nil, err
 	}
-	prefix, ok := hashtag.SidePrefix(s.cfg.Key)
-	if !ok {
-		return nil, invalidConfig("Key %q has a '}' but no hash tag", s.cfg.Key)
-	}
-	return &Counter{slots: s, keys: []string{s.cfg.Key}, records: prefix + releaseRecordSuffix}, nil
+	return &Counter{slots: s, keys: s.Keys[:1:1], records: s.Keys[1]}, nil
 }
 
-// Config returns the Counter's configuration, with the default TTL filled
+// Config returns the Counter's configuration, with the defaults filled
 // in; the zero Config for a zero or nil Counter.
 func (c *Counter) Config() Config {
 	if c == nil {
@@ -65,54 +58,45 @@ func (c *Counter) Config() Config {
 	return c.cfg
 }
 
-// usable returns errUnusable for a zero or nil Counter, and an error
-// matching ErrInvalidArgument for a nil ctx.
-func (c *Counter) usable(ctx context.Context) error {
-	if c == nil || c.client == nil {
-		return errUnusable
+// usable returns the error of a call of method made with ctx, or nil
+// when the call may go on: a zero or nil Counter was not made by
+// NewCounter.
+func (c *Counter) usable(ctx context.Context, method string) error {
+	if c == nil {
+		return errs.Check(ctx, false, method, "")
 	}
-	if ctx == nil {
-		return errNilContext
-	}
-	return nil
+	return c.slots.usable(ctx, method)
 }
 
 // TryAcquire takes one slot if the count is below the limit, and never
-// waits. Taking the last slot returns Acquired true; a refusal returns
-// Acquired false, with EarliestLapse set to the time until the whole key
-// expires. An error from the connection leaves the outcome unknown, and
-// with no holder identity it cannot be undone: at worst one slot stays
-// taken until the key expires.
+// waits. A refusal returns Acquired false, with EarliestLapse the time
+// until the whole key expires, and a nil error.
 //
-// A call whose reply was lost after it ran, and which the go-redis client
-// therefore sent again (as it does by default), counts again: the first
-// run took a slot that no one will release, and the second takes another,
-// or is refused if the first took the last. So a re-sent TryAcquire can
-// make the Counter refuse early, until the key expires, but never admit
-// beyond the limit. The count has no room for a call's identity that
-// would make it exact; a Limiter's leases are named by their holders, and
-// its acquires are exact.
+// A TryAcquire sent again after it ran, such as after an error matching
+// ErrOutcomeUnknown, counts again: the slot of its first run is never
+// released, so the Counter may refuse early until the key expires, but
+// never admits beyond the limit. A Limiter's acquires are exact.
 func (c *Counter) TryAcquire(ctx context.Context) (Result, error) {
-	if err := c.usable(ctx); err != nil {
+	if err := c.usable(ctx, "TryAcquire"); err != nil {
 		return Result{}, err
 	}
-	o := c.begin("TryAcquire", 1)
-	res, err := c.runAcquire(ctx)
+	o := c.Begin("TryAcquire", c.cfg.Key, "", 1, c.cfg.Limit)
+	res, err := c.runAcquire(ctx, "TryAcquire")
 	observeResult(ctx, &o, res, err)
 	return res, err
 }
 
 // Acquire takes one slot, waiting until the count is below the limit or
 // ctx is done. If ctx is done first, Acquire returns an error that matches
-// ctx.Err(). Unlike Limiter.Acquire, it cannot release a slot whose acquire
-// had an unknown outcome, since a Counter cannot tell its slots apart. Each
-// of its tries is a TryAcquire, and counts again when it is sent again.
+// ctx.Err(). Each of its tries is a TryAcquire, and counts again when it
+// is sent again; unlike a Limiter's, a failed Acquire cannot give back a
+// slot its last try may have taken.
 func (c *Counter) Acquire(ctx context.Context) (Result, error) {
-	if err := c.usable(ctx); err != nil {
+	if err := c.usable(ctx, "Acquire"); err != nil {
 		return Result{}, err
 	}
-	o := c.begin("Acquire", 1)
-	res, err := poll(ctx, func() (Result, error) { return c.runAcquire(ctx) })
+	o := c.Begin("Acquire", c.cfg.Key, "", 1, c.cfg.Limit)
+	res, err := poll(ctx, func() (Result, error) { return c.runAcquire(ctx, "Acquire") })
 	res, err = acquireOutcome(ctx, c.cfg, res, err)
 	observeResult(ctx, &o, res, err)
 	return res, err
@@ -122,21 +106,15 @@ func (c *Counter) Acquire(ctx context.Context) (Result, error) {
 // when the count was already 0 or the key was gone, and never takes the
 // count below 0.
 //
-// Release gives back one slot however often its call is sent: it draws a
-// random ID for the call and leaves, beside the key, a record of its
-// answer, which lives for a minute. A call that the go-redis client sends
-// again after its reply was lost finds the record, answers as the first
-// run did, and gives nothing back, so it never frees a slot someone else
-// holds. Each Release thus costs the server one more key write, whose key
-// lapses by itself. A Release that fails with an error matching
-// ErrOutcomeUnknown may or may not have given its slot back, and a new
-// call draws a new ID: calling it again can give back a second slot, so
-// call it again only if the slot was surely still taken.
+// A Release sent again gives back one slot, and answers as its first run
+// did. A new call is a new release: after an error matching
+// ErrOutcomeUnknown, call Release again only if the slot was surely still
+// taken.
 func (c *Counter) Release(ctx context.Context) error {
-	if err := c.usable(ctx); err != nil {
+	if err := c.usable(ctx, "Release"); err != nil {
 		return err
 	}
-	o := c.begin("Release", 0)
+	o := c.Begin("Release", c.cfg.Key, "", 0, c.cfg.Limit)
 	released, err := c.runRelease(ctx)
 	if err != nil {
 		o.Failed(ctx, err)
@@ -144,22 +122,22 @@ func (c *Counter) Release(ctx context.Context) error {
 	}
 	o.Released(ctx, released)
 	if !released {
-		return opError("release", c.cfg.Key, ErrNotHeld)
+		return errs.Op("Release", c.cfg.Key, ErrNotHeld)
 	}
 	return nil
 }
 
 // Count returns the current count; 0 when the key is gone.
 func (c *Counter) Count(ctx context.Context) (int64, error) {
-	if err := c.usable(ctx); err != nil {
+	if err := c.usable(ctx, "Count"); err != nil {
 		return 0, err
 	}
-	n, err := c.client.Get(ctx, c.cfg.Key).Int64()
+	n, err := c.Client.Get(ctx, c.cfg.Key).Int64()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, callError(ctx, "count", c.cfg.Key, err)
+		return 0, errs.Call(ctx, "Count", c.cfg.Key, err)
 	}
 	return n, nil
 }

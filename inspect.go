@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/hashtag"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/script"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
@@ -60,7 +61,7 @@ type Waiter struct {
 // tools; a caller that takes slots has no need of it. It does not depend
 // on the Limiter's Limit, which is stored nowhere (see Limits).
 func (l *Limiter) Inspect(ctx context.Context) (Snapshot, error) {
-	if err := l.usable(ctx); err != nil {
+	if err := l.usable(ctx, "Inspect"); err != nil {
 		return Snapshot{}, err
 	}
 	return l.runInspect(ctx)
@@ -135,22 +136,18 @@ func parseInts(v []int64, s []string) bool {
 // ErrInvalidConfig for a nil client, or a key that New refuses, and one
 // matching ErrInvalidArgument for a nil ctx.
 func Limits(ctx context.Context, client redis.UniversalClient, key string) ([]int64, error) {
-	if script.IsNil(client) {
-		return nil, invalidConfig("client is nil")
-	}
-	aux, _, ok := keyNames(key, 0)
-	switch {
-	case key == "":
-		return nil, invalidConfig("Key is empty")
-	case !ok:
-		return nil, invalidConfig("Key %q has a '}' but no hash tag", key)
-	case hashtag.Owned(key):
-		return nil, invalidConfig("Key %q is one that a package of this module keeps beside another key", key)
+	switch fault := kernel.KeyFault(key); {
+	case script.IsNil(client):
+		return nil, errs.Op("Limits", key, errs.Config("client is nil"))
+	case fault != "":
+		return nil, errs.Op("Limits", key, errs.Config("Key %q %s", key, fault))
 	case ctx == nil:
-		return nil, errNilContext
+		return nil, errs.Check(ctx, true, "Limits", key)
 	}
-	prefix, _ := hashtag.SidePrefix(key)
-	marker := prefix + fullSuffix
+	// The names beside key: the queue wants, and the full markers'
+	// beginning.
+	names, _ := hashtag.Names(key, limiterSides(0)[keyQueueWants-1], fullSuffix)
+	wantsKey, marker := names[1], names[2]
 	var limits []int64
 	scan := func(ctx context.Context, node redis.Cmdable) error {
 		iter := node.Scan(ctx, 0, globEscape(marker)+"*", 1000).Iterator()
@@ -174,11 +171,11 @@ func Limits(ctx context.Context, client redis.UniversalClient, key string) ([]in
 		err = scan(ctx, client)
 	}
 	if err != nil {
-		return nil, callError(ctx, "limits", key, err)
+		return nil, errs.Call(ctx, "Limits", key, err)
 	}
-	wants, err := client.HVals(ctx, aux[keyQueueWants-1]).Result()
+	wants, err := client.HVals(ctx, wantsKey).Result()
 	if err != nil {
-		return nil, callError(ctx, "limits", key, err)
+		return nil, errs.Call(ctx, "Limits", key, err)
 	}
 	for _, want := range wants {
 		if n, ok := waitqueue.WantLimit(want); ok {

@@ -1,36 +1,28 @@
 package slotlimit
 
-import (
-	"strconv"
+import "strconv"
 
-	"github.com/slotlimit/slotlimit/internal/hashtag"
+// The names of the keys a Limiter keeps beside its key, in its Redis
+// Cluster hash slot (see kernel.Settings.Sides), and of its notice
+// channel, in the order of Base.Keys after the key itself: the keys the
+// scripts take (keyLeases to keyQueueWants), then the channel and the
+// refusal counter (Config.CountRefusals).
+const (
+	fullSuffix    = "full:"
+	refusedSuffix = "refused"
 )
 
-// refusedSuffix names the refusal counter (Config.CountRefusals).
-const refusedSuffix = "refused"
+// The places in Base.Keys of a Limiter's notice channel and its refusal
+// counter, after the keys the scripts take.
+const (
+	keyChannel = numKeys + iota
+	keyRefused
+)
 
-const fullSuffix = "full:"
-
-// keyNames returns the names of the keys a Limiter of limit keeps beside
-// its lease set at key (weights; the full marker; queue, queue deadlines,
-// queue wants) and of its notice channel, all in key's Redis Cluster hash
-// slot, as hashtag.SidePrefix names them: "{tenant}:ar:1:w" beside a key
-// with a hash tag, "{ar:1}/w" beside any other. The full marker's name
-// carries the limit, as "{ar:1}/full:60", since it says that this many
-// units are in use. keyNames reports false for a key that has a '}' but
-// no hash tag, since no tag can then reproduce its slot.
-func keyNames(key string, limit int64) (aux [5]string, channel string, ok bool) {
-	prefix, ok := hashtag.SidePrefix(key)
-	if !ok {
-		return aux, "", false
-	}
-	full := prefix + fullSuffix + strconv.FormatInt(limit, 10)
-	return [5]string{prefix + "w", full, prefix + "q", prefix + "qd", prefix + "qw"}, prefix + "free", true
-}
-
-// refusedKey returns the name of the refusal counter beside a valid key
-// (see Config.CountRefusals).
-func refusedKey(key string) string {
-	prefix, _ := hashtag.SidePrefix(key)
-	return prefix + refusedSuffix
+// limiterSides returns the names that the keys beside a Limiter of limit
+// end in: "{tenant}:ar:1:w" beside a key with a hash tag, "{ar:1}/w"
+// beside any other. The full marker's name carries the limit, as
+// "{ar:1}/full:60", since it says that this many units are in use.
+func limiterSides(limit int64) []string {
+	return []string{"w", fullSuffix + strconv.FormatInt(limit, 10), "q", "qd", "qw", "free", refusedSuffix}
 }

@@ -22,9 +22,10 @@ import (
 //	}
 //	ctx = lease.KeepAlive(ctx) // cancelled if the lease is lost
 //
-// A nil Lease can be released safely, so deferring Release right after an
-// acquire is always correct. A Lease
-// never re-acquires a lease it lost. Its methods are safe for concurrent use.
+// Deferring Release right after an acquire is safe: the Lease of a failed
+// acquire is nil, and its Release returns an error matching
+// ErrInvalidConfig and does nothing else. A Lease never re-acquires a
+// lease it lost. Its methods are safe for concurrent use.
 type Lease struct {
 	limiter *Limiter
 	holder  string
@@ -58,7 +59,7 @@ func (l *Limiter) Lease(holder string) *Lease {
 		},
 		ErrLost: ErrNotHeld,
 		OnLost: func(ctx context.Context) {
-			observe.Lost(ctx, l.Config().Observer, "slotlimit", l.Config().Key, holder, ErrNotHeld)
+			observe.Lost(ctx, l.Config().Observer, errs.Package(), l.Config().Key, holder, ErrNotHeld)
 		},
 	})
 	return x
@@ -113,23 +114,23 @@ func (l *Limiter) AcquireLease(ctx context.Context, n int64) (*Lease, error) {
 
 // TryAcquireLease takes n units under a new random holder ID if they are
 // free, and never waits. When they are not, it returns a nil Lease and an
-// error matching ErrNotAcquired; nothing is held. On any other error it
-// returns a nil Lease too; when the error leaves the outcome unknown, the
-// new holder is released first, since no one else knows its ID. Callers
-// that want the refusal's Result call TryAcquireN with a holder of their
-// own.
+// error matching ErrNotAcquired. On any error it returns a nil Lease and
+// holds nothing: when the error leaves the outcome unknown, the new holder
+// is released first, since no one else knows its ID. Callers that want
+// the refusal's Result call TryAcquireN with a holder of their own.
 func (l *Limiter) TryAcquireLease(ctx context.Context, n int64) (*Lease, error) {
 	x := l.Lease(NewHolderID())
 	start := time.Now()
 	res, err := l.TryAcquireN(ctx, x.holder, n)
 	if err != nil {
-		if outcomeUnknown(err) {
+		if errors.Is(err, ErrOutcomeUnknown) {
 			l.releaseDetached(ctx, x.holder)
 		}
 		return nil, err
 	}
 	if !res.Acquired {
-		return nil, fmt.Errorf("%w: %d units wanted, %d of %d in use", ErrNotAcquired, n, res.Count, res.Limit)
+		return nil, errs.Op("TryAcquireLease", l.cfg.Key,
+			fmt.Errorf("%w: %d units wanted, %d of %d in use", ErrNotAcquired, n, res.Count, res.Limit))
 	}
 	x.res = res
 	x.heldUntil(res.ExpiresAt)
@@ -140,21 +141,20 @@ func (l *Limiter) TryAcquireLease(ctx context.Context, n int64) (*Lease, error) 
 // Do runs fn while holding n units under a new random holder ID: it waits
 // for them as AcquireLease does, keeps the lease alive while fn runs, and
 // releases it when fn returns or panics. fn's context is derived from ctx
-// and is cancelled, with cause ErrNotHeld, if the lease is lost, so that
-// the work stops once it no longer holds its units.
+// and is cancelled, with cause ErrNotHeld, if the lease is lost.
 //
 // When the units cannot be had, Do returns AcquireN's error and fn does
-// not run; the error matches ctx.Err() if ctx ended first. Otherwise Do
-// returns fn's error, joined with an error matching ErrNotHeld if the
-// lease was lost while fn ran, and with the release's error if the
-// release failed, in which case the lease lapses by itself after TTL. A
-// nil fn returns an error matching ErrInvalidArgument, with nothing sent.
+// not run. Otherwise Do returns fn's error, joined with an error matching
+// ErrNotHeld if the lease was lost while fn ran, and with the release's
+// error if the release failed, in which case the lease lapses by itself
+// after TTL. A nil fn returns an error matching ErrInvalidArgument, with
+// nothing sent.
 func (l *Limiter) Do(ctx context.Context, n int64, fn func(ctx context.Context) error) (err error) {
 	if fn == nil {
-		if err := l.usable(ctx); err != nil {
+		if err := l.usable(ctx, "Do"); err != nil {
 			return err
 		}
-		return fmt.Errorf("%w: Do with a nil function", ErrInvalidArgument)
+		return errs.Op("Do", l.cfg.Key, errs.Argument("nil function"))
 	}
 	lease, err := l.AcquireLease(ctx, n)
 	if err != nil {
@@ -164,7 +164,7 @@ func (l *Limiter) Do(ctx context.Context, n int64, fn func(ctx context.Context) 
 	defer func() {
 		lost := errors.Is(context.Cause(work), ErrNotHeld)
 		if lost {
-			err = errors.Join(err, opError("do", l.cfg.Key, fmt.Errorf("%w: the lease was lost while the work ran", ErrNotHeld)))
+			err = errors.Join(err, errs.Op("Do", l.cfg.Key, fmt.Errorf("%w: the lease was lost while the work ran", ErrNotHeld)))
 		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
@@ -206,48 +206,41 @@ func (x *Lease) Lost() <-chan struct{} {
 
 // Release frees the lease and stops KeepAlive. It returns nil when it
 // freed a live lease, and an error matching ErrNotHeld when the lease was
-// no longer held (it had lapsed, or was never taken). Releasing a nil
-// Lease, or one already released, does nothing and returns nil, so that
-// deferring Release is always safe; after a Release that failed, Release
-// tries again. A zero Lease, or one of a zero or nil Limiter, returns an
-// error matching ErrInvalidConfig.
+// not held: it had lapsed, was never taken, or was released already.
+// After a Release that failed otherwise, Release tries again. A nil or
+// zero Lease, or one of a zero or nil Limiter, returns an error matching
+// ErrInvalidConfig and sends nothing.
 //
-// Release frees the lease once however often its call is sent, and
-// answers as its first run did: a Lease knows its deadline on the
-// server's clock from the replies that took or renewed it, so a release
-// that finds the lease gone before that deadline (the go-redis client
-// sent it again after its first run freed the lease, and the reply was
-// lost) returns nil. Two edges follow. A lease freed before its deadline
-// by other means, such as the slotlimit command's release, also returns
-// nil; and a first run just before the deadline whose call is sent again
-// after it returns ErrNotHeld, as if the lease had lapsed first. After an
-// error matching ErrOutcomeUnknown, call Release again: it answers as the
-// first run did, by the same proof.
+// A Release sent again answers as its first run did, since the Lease
+// knows its deadline on the server's clock: a lease found gone before it
+// counts as freed by this call. So after an error matching
+// ErrOutcomeUnknown, call Release again. Two edges follow: a lease freed
+// before its deadline by other means (the slotlimit command's release)
+// also counts as freed, and a first run just before the deadline whose
+// call is sent again after it returns ErrNotHeld.
 func (x *Lease) Release(ctx context.Context) error {
-	if x == nil {
-		return nil
-	}
-	if err := x.limiter.usable(ctx); err != nil {
+	if err := x.usable(ctx, "Release"); err != nil {
 		return err
 	}
-	_, err := x.keep.Release(ctx)
+	freed, err := x.keep.Release(ctx)
+	if err == nil && !freed { // a Release before this one freed it
+		err = errs.Op("Release", x.limiter.cfg.Key, ErrNotHeld)
+	}
 	return err
 }
 
 // Renew extends the lease to TTL from now. It returns an error matching
-// ErrNotHeld, and the lease is lost, when the holder no longer holds it;
-// it never re-acquires. A nil Lease holds nothing: its Renew returns
-// ErrNotHeld. After an error matching ErrOutcomeUnknown, call Renew again.
+// ErrNotHeld, and the lease is lost, when the holder no longer holds it,
+// or the Lease was released; it never re-acquires. A nil or zero Lease
+// returns an error matching ErrInvalidConfig. After an error matching
+// ErrOutcomeUnknown, call Renew again.
 func (x *Lease) Renew(ctx context.Context) error {
-	if x == nil {
-		return fmt.Errorf("%w: Renew of a nil Lease", ErrNotHeld)
-	}
-	if err := x.limiter.usable(ctx); err != nil {
+	if err := x.usable(ctx, "Renew"); err != nil {
 		return err
 	}
 	ok, err := x.keep.Renew(ctx)
 	if err == nil && !ok {
-		err = opError("renew", x.limiter.cfg.Key, ErrNotHeld)
+		err = errs.Op("Renew", x.limiter.cfg.Key, ErrNotHeld)
 	}
 	return err
 }
@@ -258,20 +251,37 @@ func (x *Lease) Renew(ctx context.Context) error {
 // lease is lost (with cause ErrNotHeld) or released. A failed renewal is
 // retried sooner; if renewals keep failing past the point where the lease
 // must have lapsed, the lease is lost. Calling KeepAlive again returns the
-// same context. On a nil or released Lease it returns a context cancelled
-// with cause ErrNotHeld, on a zero Lease, or one of a zero or nil
-// Limiter, one cancelled with an error matching ErrInvalidConfig, and for
-// a nil ctx, a context of its own cancelled with an error matching
-// ErrInvalidArgument.
+// same context.
+//
+// The context it returns is cancelled at once when the Lease cannot be
+// kept: with cause ErrNotHeld for a released Lease, with an error matching
+// ErrInvalidArgument for a nil ctx (a context of its own), and one
+// matching ErrInvalidConfig for a nil or zero Lease, or one of a zero or
+// nil Limiter.
 func (x *Lease) KeepAlive(ctx context.Context) context.Context {
 	if ctx == nil {
-		return keepalive.Cancelled(context.Background(), errNilContext)
+		return keepalive.Cancelled(context.Background(), errs.Check(ctx, true, "KeepAlive", x.key()))
 	}
-	if x == nil {
-		return keepalive.Cancelled(ctx, ErrNotHeld)
-	}
-	if err := x.limiter.usable(ctx); err != nil {
+	if err := x.usable(ctx, "KeepAlive"); err != nil {
 		return keepalive.Cancelled(ctx, err)
 	}
 	return x.keep.KeepAlive(ctx)
+}
+
+// usable returns the error of a call of method made with ctx, or nil
+// when the call may go on: a nil or zero Lease, and one of a zero or nil
+// Limiter, was not made by New.
+func (x *Lease) usable(ctx context.Context, method string) error {
+	if x == nil || x.keep == nil {
+		return errs.Check(ctx, false, method, "")
+	}
+	return x.limiter.usable(ctx, method)
+}
+
+// key returns the key of x's Limiter; "" for a nil or zero Lease.
+func (x *Lease) key() string {
+	if x == nil {
+		return ""
+	}
+	return x.limiter.Config().Key
 }

@@ -15,18 +15,26 @@ import (
 	"github.com/slotlimit/slotlimit"
 )
 
-func TestNilAndRefusedLeasesReleaseSafely(t *testing.T) {
+// A nil Lease, such as the one a failed acquire returns, was not made by
+// New: each of its methods returns an error matching ErrInvalidConfig, and
+// none panics, so that deferring Release right after an acquire is safe.
+// A Lease already released holds nothing: its Release, Renew and
+// KeepAlive report ErrNotHeld, naming the method and the key.
+func TestNilAndReleasedLeases(t *testing.T) {
 	ctx := context.Background()
 	var nilLease *slotlimit.Lease
 	err := nilLease.Release(ctx)
-	assert.NoError(t, err, "a nil Lease releases safely")
+	assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig, "a nil Lease's Release")
+	assert.EqualError(t, err, "slotlimit: release: invalid config: not made by New")
 	err = nilLease.Renew(ctx)
-	assert.ErrorIs(t, err, slotlimit.ErrNotHeld)
+	assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig, "a nil Lease's Renew")
+	assert.EqualError(t, err, "slotlimit: renew: invalid config: not made by New")
 	work := nilLease.KeepAlive(ctx)
-	assert.ErrorIs(t, context.Cause(work), slotlimit.ErrNotHeld)
+	assert.ErrorIs(t, context.Cause(work), slotlimit.ErrInvalidConfig, "a nil Lease's KeepAlive")
 
 	b := newMiniredis(t)
-	l := newLimiter(t, b, testKey(t, b), 1, time.Minute)
+	key := testKey(t, b)
+	l := newLimiter(t, b, key, 1, time.Minute)
 	held, err := l.TryAcquireLease(ctx, 1)
 	require.NoError(t, err)
 	require.True(t, held.Result().Acquired)
@@ -34,13 +42,20 @@ func TestNilAndRefusedLeasesReleaseSafely(t *testing.T) {
 	require.ErrorIs(t, err, slotlimit.ErrNotAcquired, "a refusal takes the error path")
 	require.Nil(t, refused)
 	err = refused.Release(ctx)
-	assert.NoError(t, err)
+	assert.ErrorIs(t, err, slotlimit.ErrInvalidConfig)
 	assert.Equal(t, []string{held.Holder()}, holderIDs(t, l), "a refusal holds nothing, and releasing it touches no other")
 
 	err = held.Release(ctx)
 	assert.NoError(t, err)
 	err = held.Release(ctx)
-	assert.NoError(t, err, "a second release does nothing")
+	assert.ErrorIs(t, err, slotlimit.ErrNotHeld, "a second release frees nothing")
+	assert.EqualError(t, err, `slotlimit: release "`+key+`": not held`)
+	err = held.Renew(ctx)
+	assert.ErrorIs(t, err, slotlimit.ErrNotHeld, "a released lease is not renewed")
+	assert.EqualError(t, err, `slotlimit: renew "`+key+`": not held`)
+	work = held.KeepAlive(ctx)
+	assert.ErrorIs(t, context.Cause(work), slotlimit.ErrNotHeld, "a released lease is not kept alive")
+	assert.Empty(t, holderIDs(t, l))
 }
 
 func TestLeaseHoldersAreRandom128Bit(t *testing.T) {

@@ -3,78 +3,43 @@ package slotlimit
 import (
 	"context"
 	"crypto/rand"
-	_ "embed"
+	"embed"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/script"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
-// Each atomic operation is one Lua script. A script.Script runs it with
-// EVALSHA and falls back to EVAL when the server answers NOSCRIPT, which
-// also caches the script again, so a SCRIPT FLUSH or a restarted server
-// needs no care here. Scripts that write run through slots.runner, so
-// that Config.Replicas acknowledge them.
+// Each atomic operation is one Lua script in scripts/, whose lease scripts
+// include lib.lua, their helpers, where they first need them, so that a
+// call that returns before that line does not pay for defining them.
+// Scripts that write run through slots.Runner, so that Config.Replicas
+// acknowledge them; those that only read run on the client.
+//
+//go:embed scripts
+var scriptFiles embed.FS
+
 var (
-	//go:embed scripts/lib.lua
-	libLua string
-	// leaseLib is lib.lua, the helpers of the lease scripts. A lease script
-	// holds its include line where it first needs them, so that a call
-	// that returns before that line does not pay for defining them.
-	leaseLib = script.Lib{Include: "-- #include lib.lua\n", Source: libLua}
-
-	//go:embed scripts/acquire.lua
-	acquireLua    string
-	acquireScript = script.New(acquireLua, leaseLib)
-
-	//go:embed scripts/release.lua
-	releaseLua    string
-	releaseScript = script.New(releaseLua, leaseLib, waitqueue.Lib)
-
-	//go:embed scripts/acquire_queued.lua
-	acquireQueuedLua    string
-	acquireQueuedScript = script.New(acquireQueuedLua, leaseLib, waitqueue.Lib)
-
-	//go:embed scripts/claim.lua
-	claimLua    string
-	claimScript = script.New(claimLua, leaseLib)
-
-	//go:embed scripts/renew.lua
-	renewLua    string
-	renewScript = script.New(renewLua, leaseLib)
-
-	//go:embed scripts/count.lua
-	countLua    string
-	countScript = script.New(countLua, leaseLib)
-
-	//go:embed scripts/holders.lua
-	holdersLua    string
-	holdersScript = script.New(holdersLua, leaseLib)
-
-	//go:embed scripts/counter_acquire.lua
-	counterAcquireLua    string
-	counterAcquireScript = script.New(counterAcquireLua)
-
-	//go:embed scripts/counter_release.lua
-	counterReleaseLua    string
-	counterReleaseScript = script.New(counterReleaseLua)
+	acquireScript        = script.Load(scriptFiles, "scripts/acquire.lua")
+	acquireQueuedScript  = script.Load(scriptFiles, "scripts/acquire_queued.lua", waitqueue.Lib)
+	releaseScript        = script.Load(scriptFiles, "scripts/release.lua", waitqueue.Lib)
+	claimScript          = script.Load(scriptFiles, "scripts/claim.lua")
+	renewScript          = script.Load(scriptFiles, "scripts/renew.lua")
+	countScript          = script.Load(scriptFiles, "scripts/count.lua")
+	holdersScript        = script.Load(scriptFiles, "scripts/holders.lua")
+	inspectScript        = script.Load(scriptFiles, "scripts/inspect.lua", waitqueue.Lib)
+	counterAcquireScript = script.Load(scriptFiles, "scripts/counter_acquire.lua")
+	counterReleaseScript = script.Load(scriptFiles, "scripts/counter_release.lua")
 )
 
 // formatMillis formats d in whole milliseconds, as the scripts take times.
 func formatMillis(d time.Duration) string {
 	return strconv.FormatInt(d.Milliseconds(), 10)
 }
-
-// The scripts that read a Limiter's key for operators (inspect.go). They
-// write nothing, so they run on the client, not through slots.runner.
-var (
-	//go:embed scripts/inspect.lua
-	inspectLua    string
-	inspectScript = script.New(inspectLua, leaseLib, waitqueue.Lib)
-)
 
 // This file is the Go side of each lease script's contract: the keys it
 // takes, the arguments it is called with, and the one decoder of its
@@ -284,95 +249,104 @@ func (l *Limiter) acquireCall(n int64, join bool, holders ...string) acquireCall
 // leases and the weights.
 func (l *Limiter) readKeys() []string { return l.keys[keyLeases:keyFull] }
 
+// runRelease runs release.lua for holder (KEYS keys; ARGV see
+// releaseHeldArgs), whose lease the server gave deadline (ms; 0 when
+// unknown): it reports whether holder held a live lease.
+func (l *Limiter) runRelease(ctx context.Context, holder string, deadline int64) (bool, error) {
+	reply, err := l.Runner.Run(ctx, releaseScript, l.keys, l.releaseHeldArgs(holder, deadline)...).Result()
+	if err != nil {
+		return false, errs.Call(ctx, "Release", l.cfg.Key, err)
+	}
+	var one [1]bool
+	released, err := decodeReleased(one[:0], reply)
+	if err != nil || len(released) != 1 {
+		return false, errs.Op("Release", l.cfg.Key, callerr.UnexpectedReply(reply))
+	}
+	return released[0], nil
+}
+
 // runRenew runs renew.lua (KEYS leaseKeys; ARGV holder, lease ms): it
 // returns the lease's new deadline on the server's clock (ms), and false
 // when holder held no live lease.
 func (l *Limiter) runRenew(ctx context.Context, holder string) (int64, bool, error) {
-	reply, err := l.runner.Run(ctx, renewScript, l.leaseKeys(), holder, l.ttl).Slice()
-	if err != nil {
-		return 0, false, callError(ctx, "renew", l.cfg.Key, err)
-	}
-	return decodeHeldUntil("renew", l.cfg.Key, reply)
+	reply, err := l.Runner.Run(ctx, renewScript, l.leaseKeys(), holder, l.ttl).Result()
+	return l.heldUntil(ctx, "Renew", reply, err)
 }
 
 // runClaim runs claim.lua (KEYS readKeys; ARGV holder, the deadline ms
-// the notice stated): it returns the lease's deadline, and false when
-// holder held no live lease.
+// the notice stated), for a call of Acquire: it returns the lease's
+// deadline, and false when holder held no live lease.
 func (l *Limiter) runClaim(ctx context.Context, holder string, deadline time.Time) (int64, bool, error) {
-	reply, err := l.runner.Run(ctx, claimScript, l.readKeys(), holder, deadline.UnixMilli()).Slice()
-	if err != nil {
-		return 0, false, callError(ctx, "claim", l.cfg.Key, err)
-	}
-	return decodeHeldUntil("claim", l.cfg.Key, reply)
+	reply, err := l.Runner.Run(ctx, claimScript, l.readKeys(), holder, deadline.UnixMilli()).Result()
+	return l.heldUntil(ctx, "Acquire", reply, err)
 }
 
-// decodeHeldUntil reads the reply of renew.lua and claim.lua: {1,
-// deadline ms} when the holder held a live lease, else {0}.
-func decodeHeldUntil(op, key string, reply []any) (int64, bool, error) {
-	switch {
-	case len(reply) == 1 && reply[0] == int64(0):
-		return 0, false, nil
-	case len(reply) == 2 && reply[0] == int64(1):
-		if at, ok := reply[1].(int64); ok {
-			return at, true, nil
-		}
+// heldUntil reads the reply of renew.lua and claim.lua, or their error,
+// for a call of method: {1, deadline ms} when the holder held a live
+// lease, else {0}.
+func (l *Limiter) heldUntil(ctx context.Context, method string, reply any, err error) (int64, bool, error) {
+	if err != nil {
+		return 0, false, errs.Call(ctx, method, l.cfg.Key, err)
 	}
-	return 0, false, opError(op, key, callerr.UnexpectedReply(reply))
+	r := kernel.ReadReply(reply)
+	held := r.Status() == 1
+	var at int64
+	if held {
+		at = r.Int(0)
+	}
+	r.Want(r.Len() == 1 && held || r.Len() == 0 && r.Status() == 0)
+	if err := r.Err(); err != nil {
+		return 0, false, errs.Op(method, l.cfg.Key, err)
+	}
+	return at, held, nil
 }
 
 // runCount runs count.lua (KEYS readKeys; no ARGV), whose reply is {1,
 // units in use}.
 func (l *Limiter) runCount(ctx context.Context) (int64, error) {
-	reply, err := countScript.Run(ctx, l.client, l.readKeys()).Slice()
+	reply, err := countScript.Run(ctx, l.Client, l.readKeys()).Result()
 	if err != nil {
-		return 0, callError(ctx, "count", l.cfg.Key, err)
+		return 0, errs.Call(ctx, "Count", l.cfg.Key, err)
 	}
-	if len(reply) == 2 && reply[0] == int64(1) {
-		if n, ok := reply[1].(int64); ok {
-			return n, nil
-		}
+	r := kernel.ReadReply(reply)
+	n := r.Int(0)
+	r.Want(r.Status() == 1 && r.Len() == 1)
+	if err := r.Err(); err != nil {
+		return 0, errs.Op("Count", l.cfg.Key, err)
 	}
-	return 0, opError("count", l.cfg.Key, callerr.UnexpectedReply(reply))
+	return n, nil
 }
 
 // runHolders runs holders.lua (KEYS readKeys; no ARGV), whose reply is
 // {1, then a triple per live lease: holder, deadline ms, weight}.
 func (l *Limiter) runHolders(ctx context.Context) ([]Holder, error) {
-	reply, err := holdersScript.Run(ctx, l.client, l.readKeys()).Slice()
+	reply, err := holdersScript.Run(ctx, l.Client, l.readKeys()).Result()
 	if err != nil {
-		return nil, callError(ctx, "holders", l.cfg.Key, err)
+		return nil, errs.Call(ctx, "Holders", l.cfg.Key, err)
 	}
-	holders, ok := decodeHolders(reply)
-	if !ok {
-		return nil, opError("holders", l.cfg.Key, callerr.UnexpectedReply(reply))
+	holders, err := decodeHolders(reply)
+	if err != nil {
+		return nil, errs.Op("Holders", l.cfg.Key, err)
 	}
 	return holders, nil
 }
 
 // decodeHolders reads the reply of holders.lua.
-func decodeHolders(reply []any) ([]Holder, bool) {
-	if len(reply) == 0 || reply[0] != int64(1) || (len(reply)-1)%3 != 0 {
-		return nil, false
-	}
-	holders := make([]Holder, 0, (len(reply)-1)/3)
-	for i := 1; i < len(reply); i += 3 {
-		id, ok1 := reply[i].(string)
-		at, ok2 := reply[i+1].(string)
-		w, ok3 := reply[i+2].(string)
-		if !ok1 || !ok2 || !ok3 {
-			return nil, false
-		}
-		ms, err := strconv.ParseFloat(at, 64)
-		if err != nil {
-			return nil, false
-		}
-		weight, err := strconv.ParseInt(w, 10, 64)
-		if err != nil {
-			return nil, false
-		}
+func decodeHolders(reply any) ([]Holder, error) {
+	r := kernel.ReadReply(reply)
+	r.Want(r.Status() == 1 && r.Len()%3 == 0)
+	holders := make([]Holder, 0, r.Len()/3)
+	for i := 0; i+2 < r.Len(); i += 3 {
+		id, at, w := r.String(i), r.String(i+1), r.String(i+2)
+		ms, err1 := strconv.ParseFloat(at, 64)
+		weight, err2 := strconv.ParseInt(w, 10, 64)
+		r.Want(err1 == nil && err2 == nil)
 		holders = append(holders, Holder{ID: id, ExpiresAt: time.UnixMilli(int64(ms)), Weight: weight})
 	}
-	return holders, true
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return holders, nil
 }
 
 // runInspect runs inspect.lua (KEYS leases, weights, queue, queue
@@ -380,43 +354,45 @@ func decodeHolders(reply []any) ([]Holder, bool) {
 // the strings decodeSnapshot reads.
 func (l *Limiter) runInspect(ctx context.Context) (Snapshot, error) {
 	keys := []string{l.keys[keyLeases], l.keys[keyWeights], l.keys[keyQueue], l.keys[keyQueueDeadlines], l.keys[keyQueueWants]}
-	reply, err := inspectScript.Run(ctx, l.client, keys).Slice()
+	reply, err := inspectScript.Run(ctx, l.Client, keys).Result()
 	if err != nil {
-		return Snapshot{}, callError(ctx, "inspect", l.cfg.Key, err)
+		return Snapshot{}, errs.Call(ctx, "Inspect", l.cfg.Key, err)
 	}
-	if len(reply) > 0 && reply[0] == int64(1) {
-		rest := make([]string, len(reply)-1)
-		ok := true
-		for i, v := range reply[1:] {
-			rest[i], ok = v.(string)
-			if !ok {
-				break
-			}
-		}
-		if snap, decoded := decodeSnapshot(rest); ok && decoded {
-			return snap, nil
-		}
+	r := kernel.ReadReply(reply)
+	r.Want(r.Status() == 1)
+	fields := make([]string, r.Len())
+	for i := range fields {
+		fields[i] = r.String(i)
 	}
-	return Snapshot{}, opError("inspect", l.cfg.Key, callerr.UnexpectedReply(reply))
+	snap, ok := decodeSnapshot(fields)
+	r.Want(ok)
+	if err := r.Err(); err != nil {
+		return Snapshot{}, errs.Op("Inspect", l.cfg.Key, err)
+	}
+	return snap, nil
 }
 
 // runAcquire runs counter_acquire.lua (KEYS the counter; ARGV limit,
-// lease ms), whose reply is {acquired 0|1, count, ms}: the key's new
-// expiry when acquired, its remaining TTL (-1: none) when refused.
-func (c *Counter) runAcquire(ctx context.Context) (Result, error) {
-	reply, err := c.runner.Run(ctx, counterAcquireScript, c.keys, c.limit, c.ttl).Int64Slice()
+// lease ms) for a call of method, whose reply is {acquired 0|1, count,
+// ms}: the key's new expiry when acquired, its remaining TTL (-1: none)
+// when refused.
+func (c *Counter) runAcquire(ctx context.Context, method string) (Result, error) {
+	reply, err := c.Runner.Run(ctx, counterAcquireScript, c.keys, c.limit, c.ttl).Result()
 	if err != nil {
-		return Result{Limit: c.cfg.Limit}, callError(ctx, "acquire", c.cfg.Key, err)
+		return Result{Limit: c.cfg.Limit}, errs.Call(ctx, method, c.cfg.Key, err)
 	}
-	if len(reply) != 3 || (reply[0] != 0 && reply[0] != 1) {
-		return Result{Limit: c.cfg.Limit}, opError("acquire", c.cfg.Key, callerr.UnexpectedReply(reply))
+	r := kernel.ReadReply(reply)
+	res := Result{Acquired: r.Status() == 1, Count: r.Int(0), Limit: c.cfg.Limit}
+	ms := r.Int(1)
+	r.Want((r.Status() == 0 || r.Status() == 1) && r.Len() == 2)
+	if err := r.Err(); err != nil {
+		return Result{Limit: c.cfg.Limit}, errs.Op(method, c.cfg.Key, err)
 	}
-	res := Result{Acquired: reply[0] == 1, Count: reply[1], Limit: c.cfg.Limit}
 	if res.Acquired {
 		res.Weight = 1
-		res.ExpiresAt = time.UnixMilli(reply[2])
+		res.ExpiresAt = time.UnixMilli(ms)
 	} else {
-		res.EarliestLapse = time.Duration(max(reply[2], 0)) * time.Millisecond
+		res.EarliestLapse = time.Duration(max(ms, 0)) * time.Millisecond
 	}
 	return res, nil
 }
@@ -426,12 +402,12 @@ func (c *Counter) runAcquire(ctx context.Context) (Result, error) {
 // status alone: 1 when it gave a unit back, else 0.
 func (c *Counter) runRelease(ctx context.Context) (bool, error) {
 	keys := []string{c.cfg.Key, c.records + rand.Text()}
-	n, err := c.runner.Run(ctx, counterReleaseScript, keys, releaseRecordMillis).Int64()
+	n, err := c.Runner.Run(ctx, counterReleaseScript, keys, releaseRecordMillis).Int64()
 	if err != nil {
-		return false, callError(ctx, "release", c.cfg.Key, err)
+		return false, errs.Call(ctx, "Release", c.cfg.Key, err)
 	}
 	if n != 0 && n != 1 {
-		return false, opError("release", c.cfg.Key, callerr.UnexpectedReply(n))
+		return false, errs.Op("Release", c.cfg.Key, callerr.UnexpectedReply(n))
 	}
 	return n == 1, nil
 }

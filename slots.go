@@ -8,40 +8,50 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
-	"github.com/slotlimit/slotlimit/internal/script"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 )
 
-// slots is what a Limiter and a Counter share: a checked Config, the
-// client, the runner of their writing scripts, and the script arguments
-// that never change, formatted once.
+// slots is what a Limiter and a Counter share: what every package's New
+// makes (the client, the runner of writes, the Observer, the key and the
+// names beside it), a checked Config, and the script arguments that never
+// change, formatted once.
 type slots struct {
-	client redis.UniversalClient
-	runner script.Runner // writes, acknowledged by cfg.Replicas
-	cfg    Config
-	limit  any // cfg.Limit as a script argument, a string boxed once
-	ttl    any // cfg.TTL in ms as a script argument, a string boxed once
+	kernel.Base
+	cfg   Config
+	limit any // cfg.Limit as a script argument, a string boxed once
+	ttl   any // cfg.TTL in ms as a script argument, a string boxed once
 }
 
-func newSlots(client redis.UniversalClient, cfg Config, defaultTTL time.Duration) (slots, error) {
-	cfg, err := cfg.check(defaultTTL)
+// newSlots checks client and cfg, filling in defaultTTL, for a value that
+// keeps names ending in sides beside its key (Base.Keys).
+func newSlots(client redis.UniversalClient, cfg Config, defaultTTL time.Duration, sides ...string) (slots, error) {
+	b, err := errs.New(client, kernel.Settings{
+		Keyed:          true,
+		Key:            cfg.Key,
+		Sides:          sides,
+		Replicas:       cfg.Replicas,
+		ReplicaTimeout: cfg.ReplicaTimeout,
+		Observer:       cfg.Observer,
+	})
 	if err != nil {
 		return slots{}, err
 	}
-	if script.IsNil(client) {
-		return slots{}, invalidConfig("client is nil")
+	if cfg, err = cfg.check(defaultTTL); err != nil {
+		return slots{}, err
 	}
+	cfg.ReplicaTimeout = b.ReplicaTimeout
 	return slots{
-		client: client,
-		runner: script.Runner{
-			Client:         client,
-			Replicas:       cfg.Replicas,
-			ReplicaTimeout: cfg.ReplicaTimeout,
-			NotReplicated:  ErrNotReplicated,
-		},
+		Base:  b,
 		cfg:   cfg,
 		limit: strconv.FormatInt(cfg.Limit, 10),
 		ttl:   formatMillis(cfg.TTL),
 	}, nil
+}
+
+// usable returns the error of a call of method made with ctx, or nil when
+// the call may go on (see kernel.Errors.Check).
+func (s *slots) usable(ctx context.Context, method string) error {
+	return errs.Check(ctx, s.Usable(), method, s.cfg.Key)
 }
 
 // acquireOutcome settles what a waiting acquire returns: a failed acquire
@@ -52,7 +62,7 @@ func acquireOutcome(ctx context.Context, cfg Config, res Result, err error) (Res
 		return res, nil
 	}
 	if ctxErr := callerr.ContextDone(ctx); ctxErr != nil && outcomeUnknown(err) {
-		err = opError("acquire", cfg.Key, ctxErr)
+		err = errs.Op("Acquire", cfg.Key, ctxErr)
 	}
 	return Result{Limit: cfg.Limit}, err
 }

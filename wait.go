@@ -39,7 +39,7 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64, x *Lease, c 
 		Try: func(ctx context.Context) (waitqueue.Try, error) {
 			var try waitqueue.Try
 			var err error
-			res, try, err = l.try(ctx, holder, n, true)
+			res, try, err = l.try(ctx, "Acquire", holder, n, true)
 			if err == nil && res.Acquired {
 				try.Lease = l.cfg.TTL
 				if x != nil {

@@ -140,12 +140,7 @@ end
 
 for i = 4, #ARGV do
 	local holder = ARGV[i]
-	local units = redis.call('ZCARD', leases) + extra
-	local held = redis.call('ZSCORE', leases, holder)
-	local old = 0
-	if held then
-		old = weight_of(weights, extra, holder)
-	end
+	local units, held, old = holding(leases, weights, extra, holder)
 	if n <= old or n - old <= limit - units then
 		-- A lease that runs longer already keeps its deadline.
 		local until_ms = math.max(deadline, tonumber(held or 0))

@@ -44,12 +44,7 @@ local extra = prune(leases, weights, extra_units(weights), now)
 prune_queue(queue, qdeadlines, qwants, now)
 
 local function acquire_one(holder)
-	local units = redis.call('ZCARD', leases) + extra
-	local held = redis.call('ZSCORE', leases, holder)
-	local old = 0
-	if held then
-		old = weight_of(weights, extra, holder)
-	end
+	local units, held, old = holding(leases, weights, extra, holder)
 	local free = limit - units + old
 	local granted = n <= old or n <= free
 

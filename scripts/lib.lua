@@ -29,6 +29,18 @@ local function weight_of(weights, extra, holder)
 	return tonumber(redis.call('HGET', weights, holder) or 1)
 end
 
+-- holding returns the units in use, holder's lease deadline (false when
+-- it holds none) and the units it holds (0 when none).
+local function holding(leases, weights, extra, holder)
+	local units = redis.call('ZCARD', leases) + extra
+	local held = redis.call('ZSCORE', leases, holder)
+	local old = 0
+	if held then
+		old = weight_of(weights, extra, holder)
+	end
+	return units, held, old
+end
+
 -- set_weight records holder's weight going from old to new (0: none) and
 -- returns the new sum of extra units.
 local function set_weight(weights, extra, holder, old, new)
