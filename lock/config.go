@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/slotlimit/slotlimit/internal/hashtag"
 	"github.com/slotlimit/slotlimit/observe"
 )
 
@@ -63,32 +62,14 @@ type Config struct {
 	Observer observe.Observer
 }
 
-// check validates c and fills in the defaults.
+// check validates the fields of c that New's kernel does not, and fills
+// in TTL's default.
 func (c Config) check() (Config, error) {
-	switch {
-	case c.Key == "":
-		return c, invalidConfig("Key is empty")
-	case hashtag.Owned(c.Key):
-		return c, invalidConfig("Key %q is one that a package of this module keeps beside another key", c.Key)
-	case c.TTL < 0:
-		return c, invalidConfig("TTL is %v, must not be negative", c.TTL)
-	case c.TTL > 0 && c.TTL < time.Millisecond:
-		return c, invalidConfig("TTL is %v, must be at least 1ms", c.TTL)
-	case c.TTL > MaxTTL:
-		return c, invalidConfig("TTL is %v, must be at most MaxTTL, %v", c.TTL, MaxTTL)
-	case c.Replicas < 0:
-		return c, invalidConfig("Replicas is %d, must not be negative", c.Replicas)
-	case c.ReplicaTimeout < 0:
-		return c, invalidConfig("ReplicaTimeout is %v, must not be negative", c.ReplicaTimeout)
-	case c.ReplicaTimeout > 0 && c.ReplicaTimeout < time.Millisecond:
-		// WAIT counts in ms, and takes 0 as "for ever".
-		return c, invalidConfig("ReplicaTimeout is %v, must be at least 1ms", c.ReplicaTimeout)
+	if err := errs.Duration("TTL", c.TTL, MaxTTL); err != nil {
+		return c, err
 	}
 	if c.TTL == 0 {
 		c.TTL = DefaultTTL
-	}
-	if c.Replicas > 0 && c.ReplicaTimeout == 0 {
-		c.ReplicaTimeout = time.Second
 	}
 	return c, nil
 }

@@ -29,8 +29,8 @@ func allScripts() []*redis.Script {
 // SideKey returns the name of the key beside the lock at key with suffix
 // ("q", "qd", "qw"): its waiting queue.
 func SideKey(key, suffix string) string {
-	names, _, _ := keyNames(key)
-	for i, s := range sideSuffixes {
+	names, _ := keyNames(key)
+	for i, s := range sides[:numKeys-keyQueue] {
 		if s == sidePrefix+suffix {
 			return names[keyQueue+i]
 		}

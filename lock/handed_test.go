@@ -20,7 +20,7 @@ func TestTryAfterMissedNoticeTakesHandedLock(t *testing.T) {
 	m, err := New(b.Client, Config{Key: b.Key(t, "lock-test:"), TTL: time.Minute})
 	require.NoError(t, err)
 	obtain := func(token string) []int64 {
-		reply, err := m.runner.Run(ctx, obtainQueuedScript, m.keys, token, m.ttl, "3000").Int64Slice()
+		reply, err := m.base.Runner.Run(ctx, obtainQueuedScript, m.queueKeys(), token, m.ttl, "3000").Int64Slice()
 		require.NoError(t, err)
 		return reply
 	}
@@ -28,7 +28,7 @@ func TestTryAfterMissedNoticeTakesHandedLock(t *testing.T) {
 	require.Positive(t, obtain(owner)[0], "the owner takes the lock")
 	require.LessOrEqual(t, obtain("waiter")[0], int64(0), "the waiter queues")
 	require.Equal(t, owner+waitMark, b.Client.Get(ctx, m.cfg.Key).Val(), "the waiter marked the owner's token")
-	held, err := m.unlockRun(ctx, &m.runner, owner, 0)
+	held, err := m.unlockRun(ctx, &m.base.Runner, owner, 0)
 	require.NoError(t, err)
 	require.True(t, held)
 	require.Equal(t, "waiter", b.Client.Get(ctx, m.cfg.Key).Val(), "handed to the waiter")
@@ -36,7 +36,7 @@ func TestTryAfterMissedNoticeTakesHandedLock(t *testing.T) {
 	reply := obtain("waiter") // its notice was lost
 	assert.Positive(t, reply[0], "the waiter holds the lock, with a fence")
 	assert.Greater(t, b.Client.PTTL(ctx, m.cfg.Key).Val(), 50*time.Second, "for its full lease time")
-	assert.Zero(t, b.Client.ZCard(ctx, m.keys[keyQueue]).Val(), "and has left the queue")
+	assert.Zero(t, b.Client.ZCard(ctx, m.base.Keys[keyQueue]).Val(), "and has left the queue")
 }
 
 // A waiter that gives up just as the lock is handed to it, before its
@@ -48,7 +48,7 @@ func TestWaiterThatLeavesHandsOnWhatItWasHanded(t *testing.T) {
 		m, err := New(b.Client, Config{Key: b.Key(t, "lock-test:"), TTL: time.Minute})
 		require.NoError(t, err)
 		obtain := func(token string) int64 {
-			reply, err := m.runner.Run(ctx, obtainQueuedScript, m.keys, token, m.ttl, "3000").Int64Slice()
+			reply, err := m.base.Runner.Run(ctx, obtainQueuedScript, m.queueKeys(), token, m.ttl, "3000").Int64Slice()
 			require.NoError(t, err)
 			return reply[0]
 		}
@@ -59,7 +59,7 @@ func TestWaiterThatLeavesHandsOnWhatItWasHanded(t *testing.T) {
 			if next {
 				require.LessOrEqual(t, obtain("next"), int64(0), "another queues behind it")
 			}
-			held, err := m.unlockRun(ctx, &m.runner, owner, 0)
+			held, err := m.unlockRun(ctx, &m.base.Runner, owner, 0)
 			require.NoError(t, err)
 			require.True(t, held)
 			handed := "gave-up"
@@ -71,10 +71,10 @@ func TestWaiterThatLeavesHandsOnWhatItWasHanded(t *testing.T) {
 			(&Lock{mutex: m, token: "gave-up"}).leave(ctx)
 			if next {
 				assert.Equal(t, "next", b.Client.Get(ctx, m.cfg.Key).Val(), "handed on")
-				assert.Zero(t, b.Client.ZCard(ctx, m.keys[keyQueue]).Val())
+				assert.Zero(t, b.Client.ZCard(ctx, m.base.Keys[keyQueue]).Val())
 				(&Lock{mutex: m, token: "next"}).leave(ctx)
 			}
-			assert.Zero(t, b.Client.Exists(ctx, m.keys[keyLock], m.keys[keyQueue], m.keys[keyQueueDeadlines]).Val(), "freed, and no queue is left")
+			assert.Zero(t, b.Client.Exists(ctx, m.base.Keys[keyLock], m.base.Keys[keyQueue], m.base.Keys[keyQueueDeadlines]).Val(), "freed, and no queue is left")
 		}
 	})
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/slotlimit/slotlimit/internal/callerr"
-	"github.com/slotlimit/slotlimit/internal/observe"
 )
 
 // This file is for operators and tools, such as the slotlimit command:
@@ -44,14 +42,11 @@ func (i Info) Held() bool { return i.Token != "" }
 // nothing. A key of another type fails with WRONGTYPE. After an error
 // matching ErrOutcomeUnknown, call it again.
 func (m *Mutex) Inspect(ctx context.Context) (Info, error) {
-	if err := m.usable(ctx); err != nil {
+	if err := m.check(ctx, "Inspect"); err != nil {
 		return Info{}, err
 	}
 	info, err := m.inspect(ctx)
-	if err != nil {
-		return Info{}, callerr.Call(ctx, "lock", "inspect", m.cfg.Key, err)
-	}
-	return info, nil
+	return info, errs.Call(ctx, "Inspect", m.base.Key, err)
 }
 
 // Break frees the lock if the owner whose token it names still holds it,
@@ -79,24 +74,19 @@ func (m *Mutex) Inspect(ctx context.Context) (Info, error) {
 // held the lock, and ErrNotHeld if the first call broke it (or the owner
 // let it go meanwhile). Either way that owner no longer holds it.
 func (m *Mutex) Break(ctx context.Context, token string) error {
-	if err := m.usable(ctx); err != nil {
+	if err := m.check(ctx, "Break"); err != nil {
 		return err
 	}
 	if token == "" {
-		return callerr.Op("lock", "break", m.cfg.Key, errEmptyToken)
+		return errs.Op("Break", m.base.Key, errEmptyToken)
 	}
-	c := observe.Begin(m.cfg.Observer, "lock", "Break", m.cfg.Key, token, 1, 1)
+	c := m.base.Begin("Break", m.base.Key, token, 1, 1)
 	held, err := m.breakOwner(ctx, token)
-	if err != nil {
-		err = callerr.Call(ctx, "lock", "break", m.cfg.Key, err)
-		c.Failed(ctx, err)
-		return err
+	held, err = m.released(ctx, &c, "Break", held, err)
+	if err == nil && !held {
+		return errs.Op("Break", m.base.Key, ErrNotHeld)
 	}
-	c.Released(ctx, held)
-	if !held {
-		return callerr.Op("lock", "break", m.cfg.Key, ErrNotHeld)
-	}
-	return nil
+	return err
 }
 
 // breakOwner reads the lock and frees it if token holds it.
@@ -109,5 +99,5 @@ func (m *Mutex) breakOwner(ctx context.Context, token string) (bool, error) {
 	if info.TTL > 0 {
 		deadline = leaseFrom(info.FenceFloor/1000, info.TTL)
 	}
-	return m.unlockRun(ctx, &m.runner, token, deadline)
+	return m.unlockRun(ctx, &m.base.Runner, token, deadline)
 }

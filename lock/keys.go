@@ -7,17 +7,16 @@ import "github.com/slotlimit/slotlimit/internal/hashtag"
 // Mutex carries the package's name, "lock:", after the separator of the
 // names beside Config.Key in its hash slot: "{k}/lock:q" beside a key k
 // without a hash tag, "{t}:x:lock:q" beside "{t}:x". So no other package
-// given the same key meets them.
+// given the same key meets them, and New refuses them as a lock's Key.
 const sidePrefix = "lock:"
 
-// sideSuffixes are the suffixes of the keys beside a lock: its waiting
-// queue, which exists only while someone waits.
-var sideSuffixes = [...]string{sidePrefix + "q", sidePrefix + "qd", sidePrefix + "qw"}
+// sides are the suffixes of the names beside a lock, in the order of the
+// key constants below: its waiting queue, which exists only while someone
+// waits, and then the notice channel.
+var sides = []string{sidePrefix + "q", sidePrefix + "qd", sidePrefix + "qw", sidePrefix + "free"}
 
-// channelSuffix names the notice channel beside a lock.
-const channelSuffix = sidePrefix + "free"
-
-// The keys of a Mutex, in the order its scripts take them.
+// The keys of a Mutex, in the order its scripts take them; the notice
+// channel follows them in Base.Keys.
 const (
 	keyLock           = iota // the owner's token, with a PX expiry
 	keyQueue                 // sorted set, waiting token -> arrival number
@@ -26,18 +25,8 @@ const (
 	numKeys
 )
 
-// keyNames returns the keys of the lock at key, in the order above, and
-// its notice channel, all in key's Redis Cluster hash slot, or false for a
-// key that has a '}' but no hash tag.
-func keyNames(key string) (keys []string, channel string, ok bool) {
-	names, ok := hashtag.Names(key, append(sideSuffixes[:], channelSuffix)...)
-	if !ok {
-		return nil, "", false
-	}
-	return names[:numKeys], names[numKeys], true
-}
-
-// isSideKey reports whether key could be a key beside another lock.
-func isSideKey(key string) bool {
-	return hashtag.IsSideOfAny(key, sideSuffixes[:]...)
+// keyNames returns the names of the lock at key: the key, the keys above
+// and the notice channel, or false for a key with a '}' but no hash tag.
+func keyNames(key string) ([]string, bool) {
+	return hashtag.Names(key, sides...)
 }

@@ -34,6 +34,22 @@ func dumpKeys(t *testing.T, client redis.UniversalClient, key string) map[string
 	return dump
 }
 
+// New refuses, as a lock's Key, the name of every key beside another
+// lock (its queue), in both forms, so that a lock never meets a queue.
+func TestNewRefusesAnotherLocksSideKeys(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer client.Close()
+	for _, suffix := range []string{"q", "qd", "qw"} {
+		for _, key := range []string{lock.SideKey("orders", suffix), lock.SideKey("{orders}:x", suffix)} {
+			_, err := lock.New(client, lock.Config{Key: key})
+			assert.ErrorIs(t, err, lock.ErrInvalidConfig, key)
+			assert.ErrorContains(t, err, key, "the error names the key")
+		}
+	}
+	_, err := lock.New(client, lock.Config{Key: "{orders}:lock-q"})
+	assert.NoError(t, err, "a key that only looks like one")
+}
+
 // A lock's side keys carry the package's name, beside the key, in its
 // hash slot.
 func TestSideKeysCarryThePackagesName(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/keepalive"
 	"github.com/slotlimit/slotlimit/internal/observe"
 	"github.com/slotlimit/slotlimit/internal/script"
@@ -25,10 +24,10 @@ const cleanupTimeout = time.Second
 //	ctx = l.KeepAlive(ctx) // cancelled, with cause ErrNotHeld, if the lock is lost
 //	return store.Write(ctx, l.Fence(), data)
 //
-// A Lock never takes the lock again once it lost it. A nil *Lock holds
-// nothing: Unlock and Refresh return ErrNotHeld, Lost is closed, and
-// KeepAlive returns a cancelled context. Its methods are safe for
-// concurrent use. A zero Lock behaves as a nil one.
+// A Lock never takes the lock again once it lost it. Its methods are safe
+// for concurrent use. A nil or zero *Lock was not made by TryLock or
+// Lock: Unlock and Refresh return an error matching ErrInvalidConfig,
+// KeepAlive a context cancelled with such a cause, and Lost is closed.
 type Lock struct {
 	mutex *Mutex
 	token string
@@ -52,7 +51,7 @@ func (m *Mutex) newLock() *Lock {
 		Release: l.unlock,
 		ErrLost: ErrNotHeld,
 		OnLost: func(ctx context.Context) {
-			observe.Lost(ctx, m.cfg.Observer, "lock", m.cfg.Key, l.token, ErrNotHeld)
+			observe.Lost(ctx, m.base.Observer, "lock", m.base.Key, l.token, ErrNotHeld)
 		},
 	})
 	return l
@@ -60,8 +59,7 @@ func (m *Mutex) newLock() *Lock {
 
 // begin starts observing a call on l.
 func (l *Lock) begin(op string) observe.Call {
-	m := l.mutex
-	return observe.Begin(m.cfg.Observer, "lock", op, m.cfg.Key, l.token, 1, 1)
+	return l.mutex.base.Begin(op, l.mutex.base.Key, l.token, 1, 1)
 }
 
 // taken records that the lock was taken, with fence, by a call sent at
@@ -125,96 +123,79 @@ func (l *Lock) Fence() int64 {
 }
 
 // Refresh extends the lock's lease to TTL from now. It returns an error
-// matching ErrNotHeld when the lock is no longer held by this owner (and
-// the Lock is then lost); it never takes a lapsed lock again. Refresh can
-// be sent any number of times: a call that go-redis sends again after its
-// reply was lost answers as the first did. After an error matching
-// ErrOutcomeUnknown, call Refresh again: it answers as the first run
-// would have.
+// matching ErrNotHeld, and the Lock is then lost, when this owner no
+// longer holds the lock: a lock that lapsed is never taken again. A
+// Refresh sent again, by go-redis or by its caller after an error
+// matching ErrOutcomeUnknown, answers as the first run would have.
 func (l *Lock) Refresh(ctx context.Context) error {
-	if l == nil || l.keep == nil {
-		return ErrNotHeld
-	}
-	if ctx == nil {
-		return errNilContext
-	}
-	ok, err := l.keep.Renew(ctx)
-	if err != nil {
+	return l.end(ctx, "Refresh", (*keepalive.Lease).Renew)
+}
+
+// Unlock frees the lock, or hands it to the first waiter, and stops
+// KeepAlive. It returns nil when the lock was freed before the lease
+// deadline this owner learnt from the server: by this call, by an earlier
+// run of it whose reply was lost, or by an operator's Break. It returns an
+// error matching ErrNotHeld, and frees nothing, when the lock was
+// unlocked already, when a Refresh found it gone, or when this call finds
+// it gone after that deadline (a Lock whose TryLock was sent again does
+// not know its deadline until its first Refresh, and counts as past it).
+// After an error matching ErrOutcomeUnknown, call Unlock again: it answers
+// as the first run did, unless the deadline passed in between.
+func (l *Lock) Unlock(ctx context.Context) error {
+	return l.end(ctx, "Unlock", (*keepalive.Lease).Release)
+}
+
+// end runs method, the Renew or Release of l's lease, and returns its
+// error, or ErrNotHeld when l no longer held the lock.
+func (l *Lock) end(ctx context.Context, method string, op func(*keepalive.Lease, context.Context) (bool, error)) error {
+	if err := l.check(ctx, method); err != nil {
 		return err
 	}
-	if !ok {
-		return l.notHeld("refresh")
+	held, err := op(l.keep, ctx)
+	switch {
+	case err != nil:
+		return err
+	case !held:
+		return errs.Op(method, l.mutex.base.Key, ErrNotHeld)
 	}
 	return nil
 }
 
-// Unlock frees the lock and stops KeepAlive; a waiter, if any, gets the
-// lock at once. It returns an error matching ErrNotHeld when this owner no
-// longer held the lock (it lapsed, or was broken), or when it was unlocked
-// already. After an error matching ErrOutcomeUnknown, call Unlock again:
-// it answers as the first run would have, within the edges below.
-//
-// An Unlock whose first run freed the lock, or handed it on, and that
-// runs again (go-redis sends a call again when its reply was lost, and a
-// caller calls Unlock again after an error) reports success: the lock's
-// lease, whose deadline this owner learnt from the server when it took or
-// last refreshed the lock, had not run out, so nothing but this owner's
-// unlock can have freed it. Past that deadline, it reports ErrNotHeld; so
-// does a first run just before the deadline sent again just after it,
-// and one of a Lock that does not know its deadline: a Lock whose TryLock
-// was sent again, until its first Refresh. A lock broken by an operator
-// (Break, or a DEL) before its deadline is reported unlocked, not
-// ErrNotHeld, unless a Refresh found it gone first.
-func (l *Lock) Unlock(ctx context.Context) error {
+// check returns the error of a call of method with ctx on l, or nil when
+// it may go on (see kernel.Errors.Check).
+func (l *Lock) check(ctx context.Context, method string) error {
 	if l == nil || l.keep == nil {
-		return ErrNotHeld
+		return errs.Check(ctx, false, method, "")
 	}
-	if ctx == nil {
-		return errNilContext
-	}
-	ok, err := l.keep.Release(ctx)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return l.notHeld("unlock")
-	}
-	return nil
+	return errs.Check(ctx, true, method, l.mutex.base.Key)
 }
 
 // KeepAlive refreshes the lock about every third of its TTL, in the
 // background, until it is unlocked or lost or ctx ends, and returns a
-// context for the work, derived from ctx, that is cancelled when the lock
-// is lost (with cause ErrNotHeld) or unlocked. A failed refresh is retried
-// sooner; if refreshes keep failing past the point where the lease must
-// have lapsed, the lock is lost. Calling KeepAlive again returns the same
-// context. On a nil Lock it returns a context cancelled with cause
-// ErrNotHeld, and given a nil ctx, one cancelled with cause
-// ErrInvalidArgument.
+// context derived from ctx that is cancelled when the lock is lost (with
+// cause ErrNotHeld) or unlocked. Refreshes that keep failing until the
+// lease must have lapsed lose the lock. Calling it again returns the same
+// context. A nil ctx, or a Lock not made by TryLock or Lock, gives a
+// context cancelled with the cause Unlock would return.
 func (l *Lock) KeepAlive(ctx context.Context) context.Context {
-	if ctx == nil {
-		return keepalive.Cancelled(context.Background(), errNilContext)
-	}
-	if l == nil || l.keep == nil {
-		return keepalive.Cancelled(ctx, ErrNotHeld)
+	if err := l.check(ctx, "KeepAlive"); err != nil {
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		return keepalive.Cancelled(ctx, err)
 	}
 	return l.keep.KeepAlive(ctx)
 }
 
 // Lost returns a channel that is closed when the lock is found lost: a
 // refresh found it gone, or refreshes kept failing until it must have
-// lapsed. It is never closed for a lock that was unlocked. For a nil Lock
-// it is closed.
+// lapsed. It is never closed for a lock that was unlocked. For a nil or
+// zero Lock it is closed.
 func (l *Lock) Lost() <-chan struct{} {
 	if l == nil || l.keep == nil {
 		return (*keepalive.Lease)(nil).Lost() // closed
 	}
 	return l.keep.Lost()
-}
-
-// notHeld is the ErrNotHeld of operation op.
-func (l *Lock) notHeld(op string) error {
-	return callerr.Op("lock", op, l.mutex.cfg.Key, ErrNotHeld)
 }
 
 // refresh runs refresh.lua: Config.Renew of the Lock's keepalive.Lease.
@@ -223,7 +204,7 @@ func (l *Lock) refresh(ctx context.Context) (bool, error) {
 	c := l.begin("Refresh")
 	deadline, err := m.refreshRun(ctx, l.token)
 	if err != nil {
-		err = callerr.Call(ctx, "lock", "refresh", m.cfg.Key, err)
+		err = errs.Call(ctx, "Refresh", m.base.Key, err)
 		c.Failed(ctx, err)
 		return false, err
 	}
@@ -243,9 +224,16 @@ func (l *Lock) refresh(ctx context.Context) (bool, error) {
 func (l *Lock) unlock(ctx context.Context) (bool, error) {
 	m := l.mutex
 	c := l.begin("Unlock")
-	held, err := m.unlockRun(ctx, &m.runner, l.token, l.deadline.Load())
+	held, err := m.unlockRun(ctx, &m.base.Runner, l.token, l.deadline.Load())
+	return m.released(ctx, &c, "Unlock", held, err)
+}
+
+// released ends c, the report of a call of method that frees the lock,
+// with its outcome: held, whether the owner held the lock, or err, which
+// it returns named.
+func (m *Mutex) released(ctx context.Context, c *observe.Call, method string, held bool, err error) (bool, error) {
 	if err != nil {
-		err = callerr.Call(ctx, "lock", "unlock", m.cfg.Key, err)
+		err = errs.Call(ctx, method, m.base.Key, err)
 		c.Failed(ctx, err)
 		return false, err
 	}
@@ -259,6 +247,6 @@ func (l *Lock) unlock(ctx context.Context) (bool, error) {
 func (l *Lock) unlockDetached(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	noWait := script.Runner{Client: l.mutex.client}
+	noWait := script.Runner{Client: l.mutex.base.Client}
 	l.mutex.unlockRun(ctx, &noWait, l.token, 0) //nolint:errcheck // best effort; the lock lapses by itself
 }

@@ -213,17 +213,7 @@ func TestBadInputAndZeroValues(t *testing.T) {
 	_, err = new(lock.Mutex).TryLock(ctx)
 	assert.ErrorIs(t, err, lock.ErrInvalidConfig)
 
-	for _, l := range []*lock.Lock{nil, new(lock.Lock)} {
-		assert.ErrorIs(t, l.Unlock(ctx), lock.ErrNotHeld)
-		assert.ErrorIs(t, l.Refresh(ctx), lock.ErrNotHeld)
-		assert.ErrorIs(t, context.Cause(l.KeepAlive(ctx)), lock.ErrNotHeld)
-		select {
-		case <-l.Lost():
-		default:
-			t.Error("a Lock that holds nothing is lost")
-		}
-		assert.Zero(t, l.Fence())
-	}
+	// A nil or zero Lock: see TestLockNotMadeByMutexIsInvalid.
 }
 
 func TestRedisDownReturnsError(t *testing.T) {

@@ -42,10 +42,10 @@ func TestMarkedTokenIsTheOwners(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, token, info.Token, "Inspect reports the token without the mark")
 
-		held, err = m.unlockRun(ctx, &m.runner, "another"+token, 0)
+		held, err = m.unlockRun(ctx, &m.base.Runner, "another"+token, 0)
 		require.NoError(t, err)
 		assert.False(t, held, "another token is not the owner's")
-		held, err = m.unlockRun(ctx, &m.runner, token, 0)
+		held, err = m.unlockRun(ctx, &m.base.Runner, token, 0)
 		require.NoError(t, err)
 		assert.True(t, held, "the marked owner unlocks; no queue is left, so nobody is handed it")
 		assert.Zero(t, b.Client.Exists(ctx, key).Val())
@@ -55,14 +55,14 @@ func TestMarkedTokenIsTheOwners(t *testing.T) {
 		// not, are never marked by a waiter that queues behind them.
 		for _, other := range []string{"Ab3_xY9-Qm2Kp7Lw4Zt8Rv", "ABCDEFGHIJKLMNOPQRSTUVWXY1", token[:25]} {
 			require.NoError(t, b.Client.Set(ctx, key, other, time.Minute).Err())
-			reply, err := m.runner.Run(ctx, obtainQueuedScript, m.queueKeys(), newToken(), m.ttl, "3000").Int64Slice()
+			reply, err := m.base.Runner.Run(ctx, obtainQueuedScript, m.queueKeys(), newToken(), m.ttl, "3000").Int64Slice()
 			require.NoError(t, err)
 			assert.Equal(t, statusNotHeld, int(reply[0]), "queued behind %q", other)
 			assert.Equal(t, other, b.Client.Get(ctx, key).Val(), "left whole")
 		}
 		owner := newToken()
 		require.NoError(t, b.Client.Set(ctx, key, owner, time.Minute).Err())
-		_, err = m.runner.Run(ctx, obtainQueuedScript, m.queueKeys(), newToken(), m.ttl, "3000").Int64Slice()
+		_, err = m.base.Runner.Run(ctx, obtainQueuedScript, m.queueKeys(), newToken(), m.ttl, "3000").Int64Slice()
 		require.NoError(t, err)
 		assert.Equal(t, owner+waitMark, b.Client.Get(ctx, key).Val(), "an owner of this package is marked")
 	})

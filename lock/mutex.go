@@ -3,15 +3,14 @@ package lock
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/notice"
-	"github.com/slotlimit/slotlimit/internal/script"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
@@ -33,47 +32,36 @@ import (
 //
 // A Mutex is safe for concurrent use.
 type Mutex struct {
-	client  redis.UniversalClient
-	runner  script.Runner
+	base    kernel.Base // Keys: the keys in the order of keys.go, then the notice channel
 	cfg     Config
-	keys    []string // see keyNames
-	channel string   // the notice channel
 	notices *notice.Site
 
 	// Script arguments, boxed once: the lease time in ms, and how an
-	// unlock hands the lock to a waiter (see scripts/hand_off.lua).
+	// unlock hands the lock to a waiter (waitqueue.HandOff).
 	ttl, handOff any
 }
 
 // New returns a Mutex for cfg. It returns an error matching
-// ErrInvalidConfig when client is nil or cfg is invalid. New does not
-// contact Redis.
+// ErrInvalidConfig, naming the field, when client is nil (untyped, or a
+// typed nil) or cfg is invalid. New does not contact Redis.
 func New(client redis.UniversalClient, cfg Config) (*Mutex, error) {
-	if script.IsNil(client) {
-		return nil, invalidConfig("client is nil")
-	}
-	cfg, err := cfg.check()
+	b, err := errs.New(client, kernel.Settings{Keyed: true, Key: cfg.Key, Sides: sides,
+		Replicas: cfg.Replicas, ReplicaTimeout: cfg.ReplicaTimeout, Observer: cfg.Observer})
 	if err != nil {
 		return nil, err
 	}
-	keys, channel, ok := keyNames(cfg.Key)
-	if !ok {
-		return nil, invalidConfig("Key %q has a '}' but no hash tag", cfg.Key)
+	cfg, err = cfg.check()
+	if err != nil {
+		return nil, err
 	}
-	if isSideKey(cfg.Key) {
-		return nil, invalidConfig("Key %q is the name of a key beside another lock's: a key with a hash tag must not end in ':' or '/' and lock:q, lock:qd or lock:qw", cfg.Key)
-	}
-	m := &Mutex{
-		client:  client,
-		runner:  script.Runner{Client: client, Replicas: cfg.Replicas, ReplicaTimeout: cfg.ReplicaTimeout, NotReplicated: ErrNotReplicated},
+	cfg.ReplicaTimeout = b.ReplicaTimeout
+	return &Mutex{
+		base:    b,
 		cfg:     cfg,
-		keys:    keys,
-		channel: channel,
 		notices: waitqueue.Notices.Site(client),
 		ttl:     strconv.FormatInt(cfg.TTL.Milliseconds(), 10),
-	}
-	m.handOff = fmt.Sprintf("%s %d %s", notice.Command(client), waitqueue.EntryTTL.Milliseconds(), channel)
-	return m, nil
+		handOff: waitqueue.HandOff(client, b.Keys[numKeys]),
+	}, nil
 }
 
 // Config returns the Mutex's configuration, with the defaults filled in;
@@ -85,17 +73,17 @@ func (m *Mutex) Config() Config {
 	return m.cfg
 }
 
-// usable returns the error of a call to a zero or nil Mutex, or with a
-// nil ctx.
-func (m *Mutex) usable(ctx context.Context) error {
-	switch {
-	case m == nil || m.client == nil:
-		return errUnusable
-	case ctx == nil:
-		return errNilContext
+// check returns the error of a call of method with ctx on m, or nil when
+// it may go on (see kernel.Errors.Check).
+func (m *Mutex) check(ctx context.Context, method string) error {
+	if m == nil {
+		return errs.Check(ctx, false, method, "")
 	}
-	return nil
+	return errs.Check(ctx, m.base.Usable(), method, m.base.Key)
 }
+
+// channel is the lock's notice channel.
+func (m *Mutex) channel() string { return m.base.Keys[numKeys] }
 
 // TryLock takes the lock if no one holds it, and never waits. When another
 // owner holds it, TryLock returns a nil *Lock and an error matching
@@ -109,7 +97,7 @@ func (m *Mutex) usable(ctx context.Context) error {
 // ErrOutcomeUnknown; TryLock then unlocks what it may have taken before
 // it returns, so a failed TryLock holds nothing: call it again.
 func (m *Mutex) TryLock(ctx context.Context) (*Lock, error) {
-	if err := m.usable(ctx); err != nil {
+	if err := m.check(ctx, "TryLock"); err != nil {
 		return nil, err
 	}
 	l := m.newLock()
@@ -120,13 +108,13 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lock, error) {
 		if callerr.OutcomeUnknown(err) {
 			l.unlockDetached(ctx)
 		}
-		err = callerr.Call(ctx, "lock", "try lock", m.cfg.Key, err)
+		err = errs.Call(ctx, "TryLock", m.base.Key, err)
 		c.Failed(ctx, err)
 		return nil, err
 	}
 	if fence == 0 {
 		c.Refused(ctx, 1)
-		return nil, callerr.Op("lock", "try lock", m.cfg.Key, ErrNotObtained)
+		return nil, errs.Op("TryLock", m.base.Key, ErrNotObtained)
 	}
 	l.taken(start, fence, deadline)
 	c.Acquired(ctx, 1)

@@ -36,9 +36,9 @@ import (
 // run, which this one cannot see, so the deadline is unknown.
 func (m *Mutex) obtain(ctx context.Context, token string) (fence, deadline int64, err error) {
 	var exec *redis.Cmd
-	err = m.runner.Tx(ctx, m.cfg.Key, func(do func(args ...any) *redis.Cmd) {
+	err = m.base.Runner.Tx(ctx, m.base.Key, func(do func(args ...any) *redis.Cmd) {
 		do("multi")
-		do("set", m.cfg.Key, token, "nx", "get", "px", m.ttl)
+		do("set", m.base.Key, token, "nx", "get", "px", m.ttl)
 		do("time")
 		exec = do("exec")
 	}, func() bool {

@@ -2,13 +2,13 @@ package lock
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/script"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
@@ -16,6 +16,7 @@ import (
 // Each atomic operation is one Lua script, run with EVALSHA, and EVAL
 // when the server answers NOSCRIPT. Scripts that write run through a
 // script.Runner, the Mutex's, so that Config.Replicas acknowledge them.
+// A script's "-- #include x.lua" lines take the file x.lua beside it.
 // This file is the Go side of each script's contract, one section per
 // script: the keys it takes (in the order of the key constants in
 // keys.go), its arguments and the one decoder of its reply; the Lua side
@@ -33,6 +34,9 @@ import (
 // the token with or without it; Inspect reports the token without it.
 const waitMark = "+"
 
+//go:embed scripts
+var scriptFiles embed.FS
+
 // The statuses scripts reply with first.
 const (
 	statusNotHeld = 0 // the caller does not hold the lock (it is queued, for obtain_queued.lua)
@@ -42,20 +46,11 @@ const (
 
 // Each script's keys, in the order its KEYS take them: a prefix of the
 // Mutex's keys, or the two inspect.lua reads.
-func (m *Mutex) lockKeys() []string  { return m.keys[keyLock : keyLock+1] }       // unlock.lua, refresh.lua, claim.lua
-func (m *Mutex) queueKeys() []string { return m.keys[keyLock : keyQueueWants+1] } // obtain_queued.lua, hand_off.lua
+func (m *Mutex) lockKeys() []string  { return m.base.Keys[keyLock : keyLock+1] }       // unlock.lua, refresh.lua, claim.lua
+func (m *Mutex) queueKeys() []string { return m.base.Keys[keyLock : keyQueueWants+1] } // obtain_queued.lua, hand_off.lua
 func (m *Mutex) inspectKeys() []string { // inspect.lua
-	return []string{m.keys[keyLock], m.keys[keyQueueDeadlines]}
+	return []string{m.base.Keys[keyLock], m.base.Keys[keyQueueDeadlines]}
 }
-
-// gone.lua: the answer of hand_off.lua when the caller no longer holds
-// the lock, included on that path only; unlockRun gives unlock.lua's the
-// same way (beforeDeadline).
-var (
-	//go:embed scripts/gone.lua
-	goneLua string
-	goneLib = script.Lib{Include: "-- #include gone.lua\n", Source: goneLua}
-)
 
 // noDeadline is the deadline argument of a caller that does not know its
 // lease's deadline (see gone.lua).
@@ -78,55 +73,43 @@ func leaseFrom(now int64, ttl time.Duration) int64 {
 	return now + ttl.Milliseconds() - 1
 }
 
-// decodeHeld reads the reply of a script whose reply is its status alone
-// (unlock.lua, hand_off.lua, claim.lua): whether the caller held the lock.
-func decodeHeld(status int64, err error) (bool, error) {
-	switch {
-	case err != nil:
-		return false, err
-	case status != statusHeld && status != statusNotHeld:
-		return false, callerr.UnexpectedReply(status)
-	}
-	return status == statusHeld, nil
-}
-
 // obtain_queued.lua: KEYS lock, queue, queue deadlines, queue wants; ARGV
 // the owner's token, the lease time in ms, the queue entry's lease in ms.
-var (
-	//go:embed scripts/obtain_queued.lua
-	obtainQueuedLua    string
-	obtainQueuedScript = script.New(obtainQueuedLua, waitqueue.Lib)
-)
+var obtainQueuedScript = script.Load(scriptFiles, "scripts/obtain_queued.lua", waitqueue.Lib)
 
 // obtainQueued runs obtain_queued.lua for token and returns its reply: the
 // fence when token holds the lock (0 otherwise), what a waiter's try
 // reports otherwise, and the server's clock in ms.
 func (m *Mutex) obtainQueued(ctx context.Context, token string) (fence int64, try waitqueue.Try, now int64, err error) {
-	reply, err := m.runner.Run(ctx, obtainQueuedScript, m.queueKeys(), token, m.ttl, waitqueue.EntryTTLArg).Int64Slice()
+	v, err := m.base.Runner.Run(ctx, obtainQueuedScript, m.queueKeys(), token, m.ttl, waitqueue.EntryTTLArg).Result()
 	if err != nil {
 		return 0, try, 0, err
 	}
+	r := kernel.ReadReply(v)
 	switch {
-	case len(reply) == 3 && reply[0] == statusHeld: // {1, fence, now}
-		return reply[1], waitqueue.Try{Done: true}, reply[2], nil
-	case len(reply) == 4 && reply[0] == statusNotHeld: // {0, ms until the holder's lease lapses, arrival, now}
-		now = reply[3]
-		return 0, waitqueue.Try{Arrival: reply[2], Lapse: time.Duration(reply[1]) * time.Millisecond, Clock: time.UnixMilli(now)}, now, nil
+	case r.Status() == statusHeld && r.Len() == 2: // {1, fence, now}
+		fence, now, try.Done = r.Int(0), r.Int(1), true
+	case r.Status() == statusNotHeld && r.Len() == 3: // {0, ms until the holder's lease lapses, arrival, now}
+		now = r.Int(2)
+		try = waitqueue.Try{Lapse: time.Duration(r.Int(0)) * time.Millisecond, Arrival: r.Int(1), Clock: time.UnixMilli(now)}
+	default:
+		r.Want(false)
 	}
-	return 0, try, 0, callerr.UnexpectedReply(reply)
+	if err := r.Err(); err != nil {
+		return 0, waitqueue.Try{}, 0, err
+	}
+	return fence, try, now, nil
 }
 
 // unlock.lua: KEYS lock; ARGV the owner's token. hand_off.lua: KEYS
 // lock, queue, queue deadlines, queue wants; ARGV the caller's token,
 // Mutex.handOff, the caller's lease deadline (deadlineArg).
+// hand_off.lua includes gone.lua: its answer when the caller no longer
+// holds the lock, which unlockRun gives unlock.lua's the same way
+// (beforeDeadline).
 var (
-	//go:embed scripts/unlock.lua
-	unlockLua    string
-	unlockScript = script.New(unlockLua)
-
-	//go:embed scripts/hand_off.lua
-	handOffLua    string
-	handOffScript = script.New(handOffLua, waitqueue.Lib, goneLib)
+	unlockScript  = script.Load(scriptFiles, "scripts/unlock.lua")
+	handOffScript = script.Load(scriptFiles, "scripts/hand_off.lua", waitqueue.Lib)
 )
 
 // unlockRun runs unlock.lua, and hand_off.lua when someone may wait, for
@@ -139,11 +122,11 @@ func (m *Mutex) unlockRun(ctx context.Context, run *script.Runner, token string,
 	case err != nil:
 		return false, err
 	case status == statusWaiters:
-		return decodeHeld(run.Run(ctx, handOffScript, m.queueKeys(), token, m.handOff, deadlineArg(deadline)).Int64())
+		return kernel.Held(run.Run(ctx, handOffScript, m.queueKeys(), token, m.handOff, deadlineArg(deadline)).Int64())
 	case status == statusNotHeld && deadline > 0:
 		return m.beforeDeadline(ctx, deadline)
 	}
-	return decodeHeld(status, nil)
+	return kernel.Held(status, nil)
 }
 
 // beforeDeadline is the answer of an unlock that found the lock gone, as
@@ -156,8 +139,8 @@ func (m *Mutex) unlockRun(ctx context.Context, run *script.Runner, token string,
 // deadline, sent again just after it).
 func (m *Mutex) beforeDeadline(ctx context.Context, deadline int64) (bool, error) {
 	var clock *redis.Cmd
-	noWait := script.Runner{Client: m.client}
-	err := noWait.Tx(ctx, m.cfg.Key, func(do func(args ...any) *redis.Cmd) {
+	noWait := script.Runner{Client: m.base.Client}
+	err := noWait.Tx(ctx, m.base.Key, func(do func(args ...any) *redis.Cmd) {
 		clock = do("time")
 	}, func() bool { return false })
 	if err != nil {
@@ -177,89 +160,69 @@ func (m *Mutex) beforeDeadline(ctx context.Context, deadline int64) (bool, error
 // leaveQueue runs hand_off.lua for token through run: a waiter that gives up
 // leaves the queue, and hands on the lock if it was handed it.
 func (m *Mutex) leaveQueue(ctx context.Context, run *script.Runner, token string) error {
-	_, err := decodeHeld(run.Run(ctx, handOffScript, m.queueKeys(), token, m.handOff, noDeadline).Int64())
+	_, err := kernel.Held(run.Run(ctx, handOffScript, m.queueKeys(), token, m.handOff, noDeadline).Int64())
 	return err
 }
 
 // refresh.lua: KEYS lock; ARGV the owner's token, the lease time in ms.
-var (
-	//go:embed scripts/refresh.lua
-	refreshLua    string
-	refreshScript = script.New(refreshLua)
-)
+var refreshScript = script.Load(scriptFiles, "scripts/refresh.lua")
 
 // refreshRun runs refresh.lua for token, and returns the deadline its
 // lease lasts at least until, in ms, or 0 when token does not hold the
 // lock.
 func (m *Mutex) refreshRun(ctx context.Context, token string) (int64, error) {
-	reply, err := m.runner.Run(ctx, refreshScript, m.lockKeys(), token, m.ttl).Int64Slice()
-	switch {
-	case err != nil:
+	v, err := m.base.Runner.Run(ctx, refreshScript, m.lockKeys(), token, m.ttl).Result()
+	if err != nil {
 		return 0, err
-	case len(reply) == 2 && reply[0] == statusHeld && reply[1] > 0: // {1, now ms}
-		return leaseFrom(reply[1], m.cfg.TTL), nil
-	case len(reply) == 1 && reply[0] == statusNotHeld: // {0}
-		return 0, nil
 	}
-	return 0, callerr.UnexpectedReply(reply)
+	r := kernel.ReadReply(v)
+	var deadline int64
+	switch {
+	case r.Status() == statusHeld && r.Len() == 1: // {1, now ms}
+		now := r.Int(0)
+		r.Want(now > 0)
+		deadline = leaseFrom(now, m.cfg.TTL)
+	default: // {0}
+		r.Want(r.Status() == statusNotHeld && r.Len() == 0)
+	}
+	return deadline, r.Err()
 }
 
 // claim.lua: KEYS lock; ARGV the waiter's token, the deadline its notice
 // stated, in ms.
-var (
-	//go:embed scripts/claim.lua
-	claimLua    string
-	claimScript = script.New(claimLua)
-)
+var claimScript = script.Load(scriptFiles, "scripts/claim.lua")
 
 // claimRun runs claim.lua: token takes the lock handed to it until
 // deadline, and reports whether it holds it.
 func (m *Mutex) claimRun(ctx context.Context, token string, deadline time.Time) (bool, error) {
-	return decodeHeld(m.runner.Run(ctx, claimScript, m.lockKeys(), token, deadline.UnixMilli()).Int64())
+	return kernel.Held(m.base.Runner.Run(ctx, claimScript, m.lockKeys(), token, deadline.UnixMilli()).Int64())
 }
 
 // inspect.lua: KEYS lock, queue deadlines; no ARGV. It writes nothing, so
 // it runs on the client, not through Mutex.runner.
-var (
-	//go:embed scripts/inspect.lua
-	inspectLua    string
-	inspectScript = script.New(inspectLua)
-)
+var inspectScript = script.Load(scriptFiles, "scripts/inspect.lua")
 
-// inspect runs inspect.lua.
+// inspect runs inspect.lua, whose reply is {status, token, ms left,
+// waiters, server clock µs}: status 1 when the lock is held, and its
+// token then not empty.
 func (m *Mutex) inspect(ctx context.Context) (Info, error) {
-	reply, err := inspectScript.Run(ctx, m.client, m.inspectKeys()).Slice()
+	v, err := inspectScript.Run(ctx, m.base.Client, m.inspectKeys()).Result()
 	if err != nil {
 		return Info{}, err
 	}
-	info, ok := decodeInfo(reply)
-	if !ok {
-		return Info{}, callerr.UnexpectedReply(reply)
+	r := kernel.ReadReply(v)
+	info := Info{Token: r.String(0), Waiters: r.Int(2), FenceFloor: r.Int(3)}
+	left := r.Int(1)
+	r.Want(r.Len() == 4 && (r.Status() == statusHeld) == (info.Token != "") && (r.Status() == statusHeld || r.Status() == statusNotHeld))
+	if err := r.Err(); err != nil {
+		return Info{}, err
 	}
-	return info, nil
-}
-
-// decodeInfo reads the reply of inspect.lua: {status, token, ms left,
-// waiters, server clock µs}.
-func decodeInfo(reply []any) (Info, bool) {
-	if len(reply) != 5 {
-		return Info{}, false
-	}
-	status, ok0 := reply[0].(int64)
-	token, ok1 := reply[1].(string)
-	left, ok2 := reply[2].(int64)
-	waiters, ok3 := reply[3].(int64)
-	now, ok4 := reply[4].(int64)
-	if !ok0 || !ok1 || !ok2 || !ok3 || !ok4 || (status == statusHeld) != (token != "") {
-		return Info{}, false
-	}
-	info := Info{Token: token, Waiters: waiters, FenceFloor: now}
 	switch {
-	case token == "":
+	case info.Token == "":
 	case left == -1:
 		info.TTL = -1
 	case left >= 0:
 		info.TTL = time.Duration(left) * time.Millisecond
 	}
-	return info, true
+	return info, nil
 }

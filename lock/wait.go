@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/script"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
@@ -48,30 +47,24 @@ import (
 // whose reply came a TTL or more after it was sent. No claim is sent for
 // a hand-off that Lock does not return with.
 func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
-	if err := m.usable(ctx); err != nil {
+	if err := m.check(ctx, "Lock"); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, callerr.Op("lock", "lock", m.cfg.Key, err) // nothing was sent
+		return nil, errs.Op("Lock", m.base.Key, err) // nothing was sent
 	}
 	l := m.newLock()
 	c := l.begin("Lock")
 	start := time.Now()
 	var fence, deadline int64
-	var refused, released time.Time // the first refusal and the hand-over's release, when observed
-	err := waitqueue.Run(ctx, m.notices, m.channel, l.token, waitqueue.Steps{
+	err := waitqueue.Observed(ctx, &c, m.notices, m.channel(), l.token, waitqueue.Steps{
 		Try: func(ctx context.Context) (waitqueue.Try, error) {
 			f, try, now, err := m.obtainQueued(ctx, l.token)
-			if err != nil {
-				return try, err
-			}
-			if try.Done {
+			if err == nil && try.Done {
 				fence, deadline = f, leaseFrom(now, m.cfg.TTL)
 				try.Lease = m.cfg.TTL
-			} else if c.On() && refused.IsZero() {
-				refused = time.Now()
 			}
-			return try, nil
+			return try, err
 		},
 		Take: func(h waitqueue.Handed) (bool, error) {
 			if m.cfg.Replicas == 0 {
@@ -84,21 +77,11 @@ func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
 				go l.claimHanded(ctx, h.Deadline)
 			}
 			fence, deadline = h.Value, h.HeldUntil.UnixMilli()
-			released = h.HandedAt
 		},
 		Leave: l.leave,
 	})
-	if !refused.IsZero() {
-		c.Waited(ctx, refused)
-	}
-	if err == nil && !released.IsZero() {
-		c.HandedOver(ctx, released)
-	}
 	if err != nil {
-		if ctxErr := callerr.ContextDone(ctx); ctxErr != nil && callerr.OutcomeUnknown(err) {
-			err = ctxErr
-		}
-		err = callerr.Call(ctx, "lock", "lock", m.cfg.Key, err)
+		err = errs.Call(ctx, "Lock", m.base.Key, err)
 		c.Failed(ctx, err)
 		return nil, err
 	}
@@ -112,7 +95,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
 // detached from the wait's context. It sends no WAIT, which could only
 // delay it.
 func (l *Lock) leave(ctx context.Context) {
-	noWait := script.Runner{Client: l.mutex.client}
+	noWait := script.Runner{Client: l.mutex.base.Client}
 	l.mutex.leaveQueue(ctx, &noWait, l.token) //nolint:errcheck // best effort; the entry and the lock lapse by themselves
 }
 

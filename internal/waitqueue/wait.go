@@ -7,6 +7,7 @@ import (
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/notice"
+	"github.com/slotlimit/slotlimit/internal/observe"
 )
 
 // LeaveTimeout bounds the Leave of a waiter that failed (see Run).
@@ -54,6 +55,8 @@ type Steps struct {
 	// detached from the wait's context and bounded by LeaveTimeout, when
 	// the wait fails; it must do nothing to what another holds.
 	Leave func(ctx context.Context)
+
+	call *observe.Call // see Observed; nil: not reported
 }
 
 // Run is the whole life of one waiter, the same for every primitive that
@@ -72,6 +75,14 @@ func Run(ctx context.Context, site *notice.Site, channel, name string, steps Ste
 		defer cancel()
 		steps.Leave(ctx)
 	}
+	if c := steps.call; c != nil {
+		if !w.refused.IsZero() {
+			c.Waited(ctx, w.refused)
+		}
+		if err == nil && !w.released.IsZero() {
+			c.HandedOver(ctx, w.released)
+		}
+	}
 	return err
 }
 
@@ -85,6 +96,11 @@ type Wait struct {
 	sent    time.Time     // when that try was sent
 	trip    time.Duration // how long that try took, there and back
 	clock   time.Time     // the server's clock as that try ran; zero: unknown
+
+	// For an observed wait (see Observed): when its first try was
+	// refused, and when the release it was handed ran, on the server's
+	// clock; zero: none.
+	refused, released time.Time
 }
 
 // Join adds a Wait for name on channel at site. It must Leave.
@@ -200,6 +216,9 @@ func (w *Wait) loop(ctx context.Context, steps Steps) (mayHold bool, err error) 
 			continue
 		}
 		mayHold = mayHold || t.Arrival != 0
+		if steps.call != nil && steps.call.On() && w.refused.IsZero() {
+			w.refused = time.Now()
+		}
 		w.queued(t, sent, time.Now())
 		timer.Reset(w.sleep(t.Lapse))
 		select {
@@ -223,6 +242,7 @@ func (w *Wait) loop(ctx context.Context, steps Steps) (mayHold bool, err error) 
 			if steps.Accept != nil {
 				steps.Accept(h)
 			}
+			w.released = h.HandedAt
 			return false, nil
 		case <-timer.C:
 		}

@@ -43,7 +43,7 @@ local token = ARGV[1]
 local held = redis.call('GET', lock)
 if held ~= token and held ~= token .. '+' then
 	leave_queue(queue, qdeadlines, qwants, token)
-	-- #include gone.lua
+-- #include gone.lua
 	return gone(ARGV[3])
 end
 
