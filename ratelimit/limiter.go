@@ -9,23 +9,17 @@ import (
 )
 
 // A Limiter checks events against limits kept in Redis, shared by every
-// process that uses the same keys. It holds no state of its own but the
-// client and its Config: the limit is given with each call, so one
-// Limiter serves any number of keys and limits.
-//
-// Each call is one Lua script, on the Redis server's clock. A refused call
-// counts nothing. An error matching ErrOutcomeUnknown leaves the outcome
-// unknown: the events may or may not have been counted, and, since the
-// client may have sent the call more than once, may have been counted up
-// to once per try (see AllowN), each time within the limit. A Redis error
-// reply (such as WRONGTYPE for a key of another type) means nothing was
-// counted, and the key is left as it was.
+// process that uses the same keys. The limit is given with each call, so
+// one Limiter serves any number of keys and limits. Each call is one Lua
+// script, on the Redis server's clock: a refused call counts nothing, and
+// a call that fails with a Redis error reply (such as WRONGTYPE for a key
+// of another type) leaves the key as it was.
 //
 // Use one Algorithm per key. A key checked with several Limits of one
 // Algorithm follows each call's Limit, against the state the others left.
 //
 // A Limiter is safe for concurrent use. A zero or nil Limiter, one not
-// made by New, returns ErrInvalidConfig.
+// made by New, returns ErrInvalidConfig from every method.
 type Limiter struct {
 	base kernel.Base
 }
@@ -42,46 +36,24 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 	return &Limiter{base: b}, nil
 }
 
-// Allow counts one event on key against limit if it is allowed now. It is
-// shorthand for AllowN(ctx, key, limit, 1), and reports to the Observer
-// as "Allow".
+// Allow is shorthand for AllowN(ctx, key, limit, 1).
 func (l *Limiter) Allow(ctx context.Context, key string, limit Limit) (Result, error) {
 	return l.allowN(ctx, "Allow", key, limit, 1)
 }
 
 // AllowN counts n events on key against limit if all n are allowed now,
 // and otherwise counts none: Result.Allowed says which, with a nil error.
-// An n above what limit can ever allow at once is refused with RetryAfter
-// Never. n 0 counts nothing and reports the key's state: Allowed is false
-// only when the key is over its limit.
+// An n of 0 counts nothing and reports the key's state; an n above what
+// limit ever allows at once is refused with RetryAfter Never.
 //
-// A FixedWindow counts at key itself, as the classic INCR-and-EXPIRE
-// script does; a GCRA limit keeps its time at a name of this package's
-// beside key, in key's hash slot: "{k}/ratelimit" for a key "k",
-// "{t}:k:ratelimit" for a key "{t}:k" that has a hash tag.
+// Bad input returns ErrInvalidLimit, ErrInvalidKey, ErrInvalidN or
+// ErrInvalidArgument (a nil ctx), with nothing sent. A Redis error reply
+// counts nothing. An error matching ErrOutcomeUnknown (and ctx.Err(), when
+// ctx ended mid-call) leaves it open whether the events were counted.
 //
-// It returns an error matching ErrInvalidLimit, ErrInvalidKey,
-// ErrInvalidN (n negative or above MaxRate) or ErrInvalidArgument (a nil
-// ctx), all of which match ErrInvalidArgument, or ErrInvalidConfig, with
-// nothing sent, for bad input; an error matching ctx.Err() when ctx ended
-// first; a Redis error reply, such as WRONGTYPE for a key of another
-// type, with nothing counted; and an error matching ErrOutcomeUnknown
-// when the call was sent and no answer came back. Errors name the method
-// and the key.
-//
-// A re-sent call counts again. go-redis sends a command again when its
-// reply is lost (MaxRetries, 3 by default), and AllowN carries no
-// identity that the second run could recognise: that run is a call of its
-// own, made against what the first counted. So a re-send can count the
-// events twice and answer allowed, or find no room left and answer
-// refused for events its first run counted: it can refuse early, but it
-// never admits beyond the limit, and an answer of allowed always means
-// the events were counted. (An identity would cost Redis time that the
-// script's budget does not hold, and FixedWindow's key is a plain count,
-// with no room for one.) When the reply is lost on every try, the call
-// returns an error matching ErrOutcomeUnknown, and the events may have
-// been counted once per try, within the limit; calling again with the
-// same arguments counts anew, in the same safe direction.
+// A call sent again, by the client or the caller, counts anew against
+// what the first counted: it can refuse early, but never admits beyond
+// the limit, and Allowed always means the events were counted.
 func (l *Limiter) AllowN(ctx context.Context, key string, limit Limit, n int64) (Result, error) {
 	return l.allowN(ctx, "AllowN", key, limit, n)
 }
@@ -118,21 +90,10 @@ func (l *Limiter) allowRun(ctx context.Context, method, key string, limit Limit,
 }
 
 // Reset deletes what limit counts on key, so that key's next event finds
-// the full allowance: the count at key itself for a FixedWindow (and
-// nothing else there: a key that holds anything but a count fails with an
-// error and is left as it was), the time beside key for GCRA (see
-// AllowN). It is idempotent: a call that meets no count succeeds. It
-// returns, with nothing sent, the errors AllowN returns for bad input; a
-// Redis error reply; and an error matching ErrOutcomeUnknown when the
-// call was sent and no answer came back.
-//
-// After an error matching ErrOutcomeUnknown, call again with the same
-// arguments. A re-sent Reset (its reply lost, and the call sent again by
-// the client, or by the caller) deletes again: the key is at
-// its full allowance as of the last run. When nothing was counted on the
-// key between the runs, that is one call's effect; events counted between
-// them, in the moment before the client's retry, are deleted with the
-// rest, as if Reset had been called that moment later.
+// the full allowance; a key with nothing counted is no error. It returns
+// AllowN's errors for bad input, with nothing sent, a Redis error reply
+// (the key then left as it was), or an error matching ErrOutcomeUnknown.
+// A call sent again deletes again, as of its last run.
 func (l *Limiter) Reset(ctx context.Context, key string, limit Limit) error {
 	if err := l.check(ctx, "Reset", key); err != nil {
 		return err

@@ -12,34 +12,17 @@ type Rule struct {
 	N     int64  // events to count; 0 counts one
 }
 
-// AllowAll counts each rule's events against its limit if every rule
-// allows them now, and otherwise counts none: all or nothing, in one
-// script, so that, say, a user's 10 per second and its tenant's 1000 per
-// minute are both kept, and a call the tenant refuses costs the user
-// nothing. Each Result tells whether its own rule had room; Results.Allowed
-// tells whether the events were counted.
+// AllowAll counts every rule's events if every rule allows them now, and
+// otherwise counts none, all in one script: Results.Allowed says which,
+// and each Result whether its own rule had room. The keys must share one
+// Redis Cluster hash slot, on every client (give them a common hash tag,
+// as "{tenant:7}" and "{tenant:7}:user:42"), or it returns ErrCrossSlot.
 //
-// The keys must share one Redis Cluster hash slot, on every client, so
-// that a program that works on one server works on a Cluster: give them
-// a common hash tag, as "{tenant:7}" and "{tenant:7}:user:42". Keys in
-// more than one slot get ErrCrossSlot with nothing sent. (Callers who
-// cannot colocate their keys can call AllowN per key instead, which is
-// not all or nothing: an earlier key counts its events even when a later
-// one refuses.)
-//
-// It returns ErrInvalidLimit for no rules, and, with nothing sent, the
-// errors AllowN returns for bad input, and ErrInvalidKey for a key that
-// appears twice. A key of another type fails the call with WRONGTYPE and
-// nothing is written to any key.
-//
-// A re-sent AllowAll (its reply lost, and the call sent again by the
-// client) counts again, as AllowN does: the second run counts every
-// rule's events again only if every rule still has room for them, and
-// refuses otherwise. It can refuse early, but no rule is ever counted
-// beyond its limit, and Results.Allowed always means the events were
-// counted. An error matching ErrOutcomeUnknown (the reply lost on every
-// try) leaves it open whether the events were counted; call again with
-// the same arguments, which counts anew in the same safe direction.
+// It returns AllowN's errors for bad input, ErrInvalidLimit for no rules
+// and ErrInvalidKey for a key given twice, all with nothing sent; a Redis
+// error reply, with no key written; or an error matching
+// ErrOutcomeUnknown. A call sent again counts anew, as AllowN's does:
+// no rule is ever counted beyond its limit.
 func (l *Limiter) AllowAll(ctx context.Context, rules []Rule) (Results, error) {
 	name := ruleKeys(rules)
 	if err := l.check(ctx, "AllowAll", name); err != nil {

@@ -30,19 +30,13 @@ type Item struct {
 }
 
 // A List is the last Max items of one owner, newest first, kept in one
-// sorted set shared by every process that uses its Key.
-//
-// Add puts values at the front, moving a value already there, and drops
-// the oldest beyond Max in the same script, so no reader ever sees more
-// than Max items. The order is the order in which the server ran the
-// Adds, and within one Add the order of its values, whatever the values'
-// text and the callers' clocks. Items reads a page, newest first; Remove
-// takes values out; Len counts. Every call is one script: all of it
-// happens, or, when Redis replies with an error, none of it.
-//
-// Add and Remove may be called again with the same values, which is what
-// go-redis does when a reply is lost (see each for what that changes), so
-// a call whose outcome is unknown is safe to repeat.
+// sorted set shared by every process that uses its Key. The order is the
+// order in which the server ran the Adds, and within one Add the order of
+// its values, whatever the values' text and the callers' clocks. Every
+// call is one script: all of it happens, or, when Redis replies with an
+// error, none of it. Add and Remove may be sent again with the same
+// values (see each for what that changes), so a call whose outcome is
+// unknown is safe to repeat.
 //
 // A List is safe for concurrent use. A nil or zero List returns
 // ErrInvalidConfig from every method.
@@ -86,29 +80,15 @@ func (l *List) Config() Config {
 	return l.cfg
 }
 
-// Add puts values at the front of the list, the last of them newest, with
-// the server's time as their At, and drops, in the same step, the items
-// beyond Max and those older than MaxAge. A value already in the list
-// moves to the front; a value given twice counts as its last. It restarts
-// the list's TTL.
-//
-// No values send nothing and return nil. It returns an error matching
+// Add puts values at the front of the list, the last of them newest, at
+// the server's time, moving a value already there, and drops, in the same
+// step, the items beyond Max and those older than MaxAge; it restarts the
+// list's TTL. No values send nothing and return nil. It returns
 // ErrInvalidArgument, with nothing sent, for more than MaxBatch values or
-// a nil ctx, and one matching ctx.Err(), with nothing sent, for a ctx
-// that has ended. On any other error, all of the Add happened or none of
-// it.
-//
-// Adding values again is safe: it moves them to the front once more, with
-// the time of the second Add, and restarts the TTL. That is also what a
-// re-sent Add does. go-redis sends a command again when its reply was
-// lost (Options.MaxRetries), and the server then runs the Add twice: the
-// values end with the time of the second run, in front of any item added
-// between the two runs, and the list holds the values it would after one
-// Add, unless items added between the runs had dropped some of them
-// beyond Max (the second run brings those back, as a second Add would).
-// When the error matches ErrOutcomeUnknown (a timeout, a broken
-// connection, a ctx that ended mid-call), the values may have been added;
-// call Add again with the same values.
+// a nil ctx, and an error matching ctx.Err(), with nothing sent, for a
+// ctx that has ended; on any other error all of it happened or none of
+// it. A call sent again moves the values to the front again, with the
+// time of its last run.
 func (l *List) Add(ctx context.Context, values ...string) error {
 	if err := l.check(ctx, "Add", values); err != nil || len(values) == 0 {
 		return err
@@ -125,13 +105,10 @@ func (l *List) Add(ctx context.Context, values ...string) error {
 // Items returns up to count items, newest first, skipping the offset
 // newest: Items(ctx, 0, 10) is the first page of ten, Items(ctx, 10, 10)
 // the second. It reads only items within Max and not older than MaxAge,
-// by the server's clock, and writes nothing. Pages read in separate calls
-// may overlap or skip items added in between.
-//
-// An offset at or past the end returns no items and no error; so does a
-// count of 0, and an offset at or past Max, with nothing sent. It returns
-// an error matching ErrInvalidArgument, with nothing sent, for a negative
-// offset or count, or a nil ctx.
+// and writes nothing; pages read in separate calls may overlap or skip
+// items added in between. An offset at or past the end, or a count of 0,
+// returns no items and no error. It returns ErrInvalidArgument, with
+// nothing sent, for a negative offset or count, or a nil ctx.
 func (l *List) Items(ctx context.Context, offset, count int64) ([]Item, error) {
 	if err := l.check(ctx, "Items", nil); err != nil {
 		return nil, err
@@ -147,23 +124,11 @@ func (l *List) Items(ctx context.Context, offset, count int64) ([]Item, error) {
 }
 
 // Remove takes values out of the list and returns how many of them were
-// in it (items beyond Max or older than MaxAge, which Items no longer
-// reads, are dropped first and do not count). A list emptied leaves no
-// key. No values send nothing and return 0; more than MaxBatch values or
-// a nil ctx return an error matching ErrInvalidArgument, and a ctx that
-// has ended one matching ctx.Err(), with nothing sent. On any other
-// error, all of the Remove happened or none of it.
-//
-// Removing values again is safe: the list ends the same, and the count is
-// of the values still there. That is also what a re-sent Remove does.
-// go-redis sends a command again when its reply was lost
-// (Options.MaxRetries), and the server then runs the Remove twice: the
-// list is as after one Remove, but the count returned is the second
-// run's, which leaves out the values the first run removed. So the count
-// can be lower than the number removed, down to 0, and never higher.
-// When the error matches ErrOutcomeUnknown (a timeout, a broken
-// connection, a ctx that ended mid-call), the values may have been
-// removed; call Remove again with the same values.
+// in it; items that Items no longer reads do not count. No values send
+// nothing and return 0. It returns Add's errors for bad input, with
+// nothing sent; on any other error all of it happened or none of it. A
+// call sent again leaves the list as one call does, and counts what its
+// last run found: never more than were removed.
 func (l *List) Remove(ctx context.Context, values ...string) (int64, error) {
 	if err := l.check(ctx, "Remove", values); err != nil || len(values) == 0 {
 		return 0, err
