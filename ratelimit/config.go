@@ -14,6 +14,8 @@ type Config struct {
 	// for GCRA, Rate for FixedWindow) and InUse that less the Remaining
 	// the reply reported. For AllowAll, Key is the rules' keys joined by
 	// spaces, Units the events of every rule, and Limit and InUse are
-	// those of the first rule. A nil Observer costs nothing.
+	// those of the first rule. A call given a nil ctx, or made on a
+	// Limiter not made by New, reports nothing. A nil Observer costs
+	// nothing.
 	Observer observe.Observer
 }

@@ -13,15 +13,20 @@ import (
 const suffix = "ratelimit"
 
 // dataKey returns the Redis key that algorithm keeps key's data at, or an
-// error matching ErrInvalidKey. A FixedWindow, which keeps no name beside
-// key, takes a key with a '}' but no hash tag, as the classic script does.
+// error matching ErrInvalidKey.
 func dataKey(key string, algorithm Algorithm) (string, error) {
-	prefix, sides := hashtag.SidePrefix(key)
-	if fault := kernel.KeyFault(key); fault != "" && (sides || algorithm == GCRA) {
+	fault := kernel.KeyFault(key)
+	if algorithm == FixedWindow && key != "" && !hashtag.Has(key) {
+		// The one fault such a key can have, a '}' but no hash tag, keeps
+		// no name beside it; a FixedWindow counts at the key itself.
+		fault = ""
+	}
+	if fault != "" {
 		return "", invalid(ErrInvalidKey, "the key %s", fault)
 	}
 	if algorithm == FixedWindow {
 		return key, nil
 	}
+	prefix, _ := hashtag.SidePrefix(key)
 	return prefix + suffix, nil
 }
