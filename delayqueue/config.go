@@ -81,21 +81,14 @@ func DefaultBackoff(attempt int) time.Duration {
 	return d + rand.N(d/5+1)
 }
 
-// check validates c and fills in the defaults.
+// check validates c, but for Key, which New checks, and fills in the
+// defaults.
 func (c Config) check() (Config, error) {
-	switch {
-	case c.Key == "":
-		return c, invalidConfig("Key is empty")
-	case c.Visibility < 0:
-		return c, invalidConfig("Visibility is %v, must not be negative", c.Visibility)
-	case c.Visibility > 0 && c.Visibility < time.Millisecond:
-		return c, invalidConfig("Visibility is %v, must be at least 1ms", c.Visibility)
-	case c.Visibility > MaxDelay:
-		return c, invalidConfig("Visibility is %v, above MaxDelay %v", c.Visibility, MaxDelay)
-	case c.MaxAttempts < 0:
-		return c, invalidConfig("MaxAttempts is %d, must not be negative", c.MaxAttempts)
-	case c.MaxAttempts > math.MaxInt32:
-		return c, invalidConfig("MaxAttempts is %d, above %d", c.MaxAttempts, math.MaxInt32)
+	if err := errs.Duration("Visibility", c.Visibility, MaxDelay); err != nil {
+		return c, err
+	}
+	if c.MaxAttempts < 0 || c.MaxAttempts > math.MaxInt32 {
+		return c, errs.Config("MaxAttempts is %d, must be from 0 to %d", c.MaxAttempts, math.MaxInt32)
 	}
 	if c.Visibility == 0 {
 		c.Visibility = DefaultVisibility

@@ -2,7 +2,6 @@ package delayqueue
 
 import (
 	"context"
-	"strings"
 
 	"github.com/slotlimit/slotlimit/internal/script"
 )
@@ -13,19 +12,19 @@ import (
 // it was dead-lettered; Deadline is zero. It writes nothing. n must be
 // from 1 to MaxBatch, or it returns ErrInvalidArgument with nothing sent.
 func (q *Queue) DeadLetters(ctx context.Context, n int) ([]Message, error) {
-	if err := q.usable(ctx); err != nil {
+	if err := q.check(ctx, "DeadLetters"); err != nil {
 		return nil, err
 	}
 	if n < 1 || n > MaxBatch {
-		return nil, q.refuse("dead letters", invalidArgument("n is %d, must be from 1 to %d", n, MaxBatch))
+		return nil, q.refuse("DeadLetters", errs.Argument("n is %d, must be from 1 to %d", n, MaxBatch))
 	}
-	reply, err := q.run(ctx, "dead letters", deadScript, n)
+	r, err := q.run(ctx, "DeadLetters", deadScript, n)
 	if err != nil {
 		return nil, err
 	}
-	dead, err := decodeDead(reply)
+	dead, err := decodeDead(r)
 	if err != nil {
-		return nil, q.refuse("dead letters", err)
+		return nil, q.refuse("DeadLetters", err)
 	}
 	return dead, nil
 }
@@ -39,7 +38,10 @@ func (q *Queue) DeadLetters(ctx context.Context, n int) ([]Message, error) {
 // ErrOutcomeUnknown, call it again with the same ids. The others are left
 // alone. It refuses more than MaxBatch ids with ErrInvalidArgument.
 func (q *Queue) Requeue(ctx context.Context, ids ...string) (int, error) {
-	return q.deadOp(ctx, "Requeue", requeueScript, []any{q.notify}, ids)
+	if err := q.check(ctx, "Requeue"); err != nil {
+		return 0, err
+	}
+	return q.deadOp(ctx, "Requeue", requeueScript, q.notify, ids)
 }
 
 // Drop deletes the dead letters among ids for good, and returns how many
@@ -53,27 +55,24 @@ func (q *Queue) Drop(ctx context.Context, ids ...string) (int, error) {
 	return q.deadOp(ctx, "Drop", dropScript, nil, ids)
 }
 
-// deadOp runs a script that takes ids after args and returns a count.
-func (q *Queue) deadOp(ctx context.Context, method string, s *script.Script, args []any, ids []string) (int, error) {
-	op := strings.ToLower(method)
-	if err := q.usable(ctx); err != nil {
+// deadOp runs s, requeue.lua or drop.lua, with first (if not nil) and
+// ids, for method, and returns its count.
+func (q *Queue) deadOp(ctx context.Context, method string, s *script.Script, first any, ids []string) (int, error) {
+	if err := q.check(ctx, method); err != nil {
 		return 0, err
 	}
 	if len(ids) > MaxBatch {
-		return 0, q.refuse(op, invalidArgument("%d ids, above MaxBatch %d", len(ids), MaxBatch))
+		return 0, q.refuse(method, errs.Argument("%d ids, above MaxBatch %d", len(ids), MaxBatch))
 	}
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	c := q.begin(method, "", int64(len(ids)))
-	reply, err := q.run(ctx, op, s, args...)
+	c := q.Begin(method, q.Key, "", int64(len(ids)), 0)
+	r, err := q.run(ctx, method, s, idArgs(first, ids)...)
 	n := 0
 	if err == nil {
-		if n, err = decodeCount(reply, len(ids)); err != nil {
-			err = q.refuse(op, err)
+		if n, err = decodeCount(r, len(ids)); err != nil {
+			err = q.refuse(method, err)
 		}
 	}
 	if err != nil {

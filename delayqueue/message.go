@@ -1,19 +1,17 @@
 package delayqueue
 
-import (
-	"time"
-
-	"github.com/slotlimit/slotlimit/internal/callerr"
-)
+import "time"
 
 // A Message is one delivery of a message, as Poll returns it. Ack, Nack
 // and Extend act on that delivery only, named by its Token: once its
 // lease lapses, or it is acked or given back, they return ErrNotHeld for
 // it, even when the message is delivered again with the same Attempt
-// (after Requeue).
+// (after Requeue). A Message not made by Poll (a zero Message, a dead
+// letter) names no delivery: they return ErrInvalidConfig for it.
 type Message struct {
-	// ID names the message for as long as it is queued: 26 random
-	// letters and digits, minted by Push before it sends the message.
+	// ID names the message for as long as it is queued: the one its
+	// pusher gave (WithID, Job.ID), or 26 random letters and digits,
+	// minted by Push before it sends the message.
 	ID string
 
 	// Token names this delivery: minted by Poll before it sends its
@@ -40,21 +38,4 @@ type Message struct {
 	// Config.Visibility. Zero for a dead letter. Ack and Nack read it to
 	// answer a call sent again (see Ack).
 	Deadline time.Time
-}
-
-// decodeMessage reads {id, payload, attempt, due ms, deadline ms}.
-func decodeMessage(fields []any) (Message, error) {
-	id, ok1 := fields[0].(string)
-	payload, ok2 := fields[1].(string)
-	attempt, ok3 := fields[2].(int64)
-	due, ok4 := fields[3].(int64)
-	deadline, ok5 := fields[4].(int64)
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
-		return Message{}, callerr.UnexpectedReply(fields)
-	}
-	m := Message{ID: id, Payload: []byte(payload), Attempt: int(attempt), DueAt: time.UnixMilli(due)}
-	if deadline > 0 {
-		m.Deadline = time.UnixMilli(deadline)
-	}
-	return m, nil
 }

@@ -15,36 +15,19 @@ import (
 const leaveTimeout = time.Second
 
 // Poll waits until a message is due, by the server's clock, and delivers
-// it to the caller: in one script, the message moves from the queue to in
-// flight, with a lease that lapses Config.Visibility later unless Ack,
-// Nack or Extend comes first. While its lease lives, no other Poll gets
-// it. When it lapses, the message is due again, and its next delivery has
-// Attempt+1; a message whose MaxAttempts-th lease lapses goes to the dead
-// letters instead.
+// it to the caller, leased for Config.Visibility: until Ack, Nack or
+// Extend, or until the lease lapses, no other Poll gets it. A lapsed
+// lease makes the message due again, for delivery Attempt+1, or, after
+// its MaxAttempts-th delivery, a dead letter.
 //
-// Poll does not poll. A consumer with nothing due registers in Redis as a
-// waiter and sleeps. A push, a Nack or a lapse that makes a message due
-// wakes one waiter by a notice naming it, and that waiter alone, which
-// takes the message within a round trip; one waiter, the keeper, sleeps
-// until the next due time; the others poll once a second, so a notice
-// lost while a subscription is restored delays a message a second at
-// most, and an idle consumer costs Redis one command a second.
-//
-// Poll mints the delivery's Token before it sends its first call, so a
-// call that go-redis sends again after its reply was lost finds the
-// delivery its first run made and returns it: the same message, the same
-// Attempt, the same Deadline; no attempt is spent on a delivery nobody
-// got.
-//
-// Poll waits: it is not a try that returns when nothing is due. If ctx
-// ends first, Poll returns an error that matches ctx.Err() and leaves the
-// waiters. An error from Redis is returned at once. A Poll that fails
-// with an error matching ErrOutcomeUnknown (its reply lost for good, or
-// ctx ended while its call was out) gives back, before it returns, the
-// delivery its call may have made, so that calling it again is safe: the message is due again at once, with no attempt
-// spent, for the next Poll. If that give-back cannot reach Redis either,
-// the message is in flight for nobody, and is delivered again when its
-// lease lapses: delivery is at least once.
+// Poll blocks: if ctx ends first, it returns an error matching ctx.Err()
+// and delivers nothing. An error from Redis is returned at once. A call
+// that go-redis sends again returns the delivery its first run made. One
+// that fails with an error matching ErrOutcomeUnknown gives back, before
+// it returns, the delivery its call may have made, due again at once with
+// no attempt spent, so that calling it again is safe; if that give-back
+// cannot reach Redis either, the message is delivered again when its
+// lease lapses.
 func (q *Queue) Poll(ctx context.Context) (Message, error) {
 	m, _, err := q.poll(ctx, false)
 	return m, err
@@ -54,15 +37,15 @@ func (q *Queue) Poll(ctx context.Context) (Message, error) {
 // sent, so that its lease cannot lapse before that time plus Visibility.
 // In Run, quiet, a Poll that ctx ended reports nothing to the Observer.
 func (q *Queue) poll(ctx context.Context, quiet bool) (m Message, sent time.Time, err error) {
-	if err := q.usable(ctx); err != nil {
+	if err := q.check(ctx, "Poll"); err != nil {
 		return Message{}, time.Time{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Message{}, time.Time{}, q.refuse("poll", err)
+		return Message{}, time.Time{}, q.refuse("Poll", err)
 	}
 	name := crand.Text()
 	var slept time.Time // when it first found nothing due
-	if c := q.begin("Poll", name, 1); c.On() {
+	if c := q.Begin("Poll", q.Key, name, 1, 0); c.On() {
 		defer func() {
 			if !slept.IsZero() {
 				c.Waited(ctx, slept)
@@ -88,7 +71,7 @@ func (q *Queue) poll(ctx context.Context, quiet bool) (m Message, sent time.Time
 			if waiting || callerr.OutcomeUnknown(err) {
 				q.leave(ctx, name)
 			}
-			return Message{}, time.Time{}, q.fail(ctx, "poll", err)
+			return Message{}, time.Time{}, errs.Call(ctx, "Poll", q.Key, err)
 		}
 		if m.ID != "" {
 			return m, sent, nil
@@ -109,41 +92,11 @@ func (q *Queue) poll(ctx context.Context, quiet bool) (m Message, sent time.Time
 		select {
 		case <-ctx.Done():
 			q.leave(ctx, name)
-			return Message{}, time.Time{}, q.refuse("poll", ctx.Err())
+			return Message{}, time.Time{}, q.refuse("Poll", ctx.Err())
 		case <-w.Wake():
 		case <-timer.C:
 		}
 	}
-}
-
-// pollOnce runs poll.lua with name as the delivery's token: a message, or
-// how long to wait. A call with waiting false, the first of a Poll,
-// neither registers the consumer as a waiter nor reads the waiters: it
-// takes a due message, or answers that nothing is due (wait 0).
-func (q *Queue) pollOnce(ctx context.Context, name string, waiting bool) (Message, time.Duration, error) {
-	flag := "0"
-	if waiting {
-		flag = "1"
-	}
-	reply, err := q.runner.Run(ctx, pollScript, q.keys, name, q.vis, q.max, ms(registration), ms(refresh), q.notify, flag).Result()
-	if err != nil {
-		return Message{}, 0, err
-	}
-	m, wait, err := decodePoll(reply)
-	if m.ID != "" {
-		m.Token = name
-	}
-	return m, wait, err
-}
-
-// leave takes a consumer whose Poll ended off the waiters, and gives back
-// a delivery named by its name that the Poll never got (see leave.lua),
-// detached from ctx and bounded by leaveTimeout; a consumer it cannot
-// reach lapses from the waiters within the registration time.
-func (q *Queue) leave(ctx context.Context, name string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaveTimeout)
-	defer cancel()
-	q.runner.Run(ctx, leaveScript, q.keys, name, q.notify) //nolint:errcheck // best effort
 }
 
 // parseWake reads a notice: the name of the consumer it wakes.

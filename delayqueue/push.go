@@ -3,7 +3,6 @@ package delayqueue
 import (
 	"context"
 	crand "crypto/rand"
-	"strconv"
 	"time"
 )
 
@@ -20,94 +19,130 @@ const (
 	MaxDelay = 10 * 365 * 24 * time.Hour
 )
 
+// MaxIDLen bounds a message ID given by the caller, in bytes.
+const MaxIDLen = 256
+
 // A Job is one message of a PushBatch: its payload, due after Delay, or
-// at At when At is not zero.
+// at At when At is not zero, under ID when ID is not empty.
 type Job struct {
+	ID      string        // when not empty, the message's ID, as WithID gives it; else one is minted
 	Payload []byte        // at most MaxPayload bytes
 	Delay   time.Duration // due this long after the push, by the server's clock; 0: at once
 	At      time.Time     // when not zero, due at At instead, as PushAt
 }
 
-// Push queues payload, due delay from now by the server's clock (0: at
-// once), and returns its ID. Messages due at the same millisecond come
-// out in push order. A push that makes a message due before every other
-// wakes one waiting consumer, not all.
-//
-// Push mints the message's ID before it sends the call, so a call that
-// go-redis sends again after its reply was lost finds the message its
-// first run queued, and queues nothing twice. The one exception is a call
-// sent again after the message was delivered and acked in between, within
-// go-redis's retries: it queues the message again, under the same ID, and
-// it is delivered twice, never lost.
-//
-// It returns an error matching ErrInvalidArgument, with nothing sent, for
-// a delay that is negative or above MaxDelay, or a payload above
-// MaxPayload. An error matching ErrOutcomeUnknown (a timeout, a broken
-// connection) leaves the message queued or not: a Push called again mints
-// a new ID, so the message is queued once more if the first call queued
-// it, and is delivered twice, never lost.
-func (q *Queue) Push(ctx context.Context, payload []byte, delay time.Duration) (id string, err error) {
-	ids, err := q.push(ctx, "Push", []Job{{Payload: payload, Delay: delay}})
-	if err != nil {
-		return "", err
-	}
-	return ids[0], nil
+// A PushOption is an option of Push and PushAt.
+type PushOption struct {
+	id    string
+	hasID bool
 }
 
-// PushAt is Push of a message due at at. at is read on the server's
-// clock, to the millisecond: a caller whose clock is off from the
-// server's sees it due that much off. A time in the past is due at once,
-// with DueAt at. A zero at, one before 1970, or one more than 2^53 ms
-// after it (some 285,000 years), which the scripts cannot hold exactly,
-// is refused with ErrInvalidArgument.
-func (q *Queue) PushAt(ctx context.Context, payload []byte, at time.Time) (id string, err error) {
-	if err := q.usable(ctx); err != nil {
+// WithID gives the message the ID id instead of one Push mints, so that
+// a push can be made again without queueing the message twice: while a
+// message of that ID is queued, delayed, in flight or dead, another push
+// of it changes nothing and returns an error matching ErrDuplicate. Once
+// the message is acked or dropped, its ID is free again. id must be 1 to
+// MaxIDLen bytes, none of them a space or a control character, and must
+// not begin with '#'.
+func WithID(id string) PushOption { return PushOption{id: id, hasID: true} }
+
+// Push queues payload, due delay from now by the server's clock (0: at
+// once), and returns its ID. Messages due at the same millisecond come
+// out in push order.
+//
+// It returns an error matching ErrInvalidArgument, with nothing sent, for
+// a delay that is negative or above MaxDelay, a payload above MaxPayload
+// or a bad ID (see WithID); and the ID with an error matching
+// ErrDuplicate when a message of the ID that WithID gave is queued
+// already, and left as it was. A call that go-redis sends again answers
+// as its first run did. After an error matching ErrOutcomeUnknown, a Push
+// made again with the same WithID queues the message once, and returns
+// nil or ErrDuplicate; one without WithID mints another ID, and may queue
+// the message twice, never lose it.
+func (q *Queue) Push(ctx context.Context, payload []byte, delay time.Duration, opts ...PushOption) (id string, err error) {
+	return q.pushOne(ctx, "Push", Job{Payload: payload, Delay: delay}, opts)
+}
+
+// PushAt is Push of a message due at at, read on the server's clock to
+// the millisecond: a time in the past is due at once, with DueAt at. A
+// zero at, one before 1970, or one more than 2^53 ms after it, which the
+// scripts cannot hold exactly, is refused with ErrInvalidArgument.
+func (q *Queue) PushAt(ctx context.Context, payload []byte, at time.Time, opts ...PushOption) (id string, err error) {
+	if err := q.check(ctx, "PushAt"); err != nil {
 		return "", err
 	}
 	if at.IsZero() {
-		return "", q.refuse("push", invalidArgument("the time is zero"))
+		return "", q.refuse("PushAt", errs.Argument("the time is zero"))
 	}
-	ids, err := q.push(ctx, "PushAt", []Job{{Payload: payload, At: at}})
-	if err != nil {
-		return "", err
-	}
-	return ids[0], nil
+	return q.pushOne(ctx, "PushAt", Job{Payload: payload, At: at}, opts)
 }
 
-// PushBatch queues jobs in one script call, all or none, and returns
-// their IDs, in order. Jobs due at the same millisecond come out in the
-// order given. It refuses, with ErrInvalidArgument and nothing sent, more
-// than MaxBatch jobs, payloads above MaxBatchBytes together, and any job
-// Push or PushAt would refuse. No jobs send nothing and return no IDs. A
-// call sent again after its reply was lost queues each job once, as Push
-// does; after an error matching ErrOutcomeUnknown, a PushBatch called
-// again queues all of them again if the first call queued them, as Push
-// does.
+// PushBatch queues jobs in one script call and returns their IDs, in
+// order. Jobs due at the same millisecond come out in the order given.
+// Every job whose ID is new is queued; when some jobs' IDs were queued
+// already, those are left as they were, and the error matches
+// ErrDuplicate and is a *DuplicateError naming them. It refuses, with
+// ErrInvalidArgument and nothing sent, more than MaxBatch jobs, payloads
+// above MaxBatchBytes together, one ID given to two jobs, and any job
+// Push or PushAt would refuse. No jobs send nothing and return no IDs.
+// Sent again, or made again, it does what Push does, job by job.
 func (q *Queue) PushBatch(ctx context.Context, jobs []Job) (ids []string, err error) {
 	return q.push(ctx, "PushBatch", jobs)
 }
 
-// push is PushBatch, observed as the method named method.
+// pushOne is Push or PushAt, named method, of job with opts.
+func (q *Queue) pushOne(ctx context.Context, method string, job Job, opts []PushOption) (string, error) {
+	for _, o := range opts {
+		if o.hasID {
+			if o.id == "" {
+				return "", q.refuse(method, errs.Argument("the ID is empty"))
+			}
+			job.ID = o.id
+		}
+	}
+	ids, err := q.push(ctx, method, []Job{job})
+	if ids == nil {
+		return "", err
+	}
+	return ids[0], err
+}
+
+// push is PushBatch, named method.
 func (q *Queue) push(ctx context.Context, method string, jobs []Job) (ids []string, err error) {
-	if err := q.usable(ctx); err != nil {
+	if err := q.check(ctx, method); err != nil {
 		return nil, err
 	}
 	if len(jobs) == 0 {
 		return nil, nil
 	}
-	ids, args, err := pushArgs(q.notify, jobs)
-	if err != nil {
-		return nil, q.refuse("push", err)
+	if err := checkJobs(jobs); err != nil {
+		return nil, q.refuse(method, err)
+	}
+	// IDs are minted, and a push token for the IDs given, before the
+	// first send, so that a call sent again finds its own first run.
+	ids = make([]string, len(jobs))
+	token := ""
+	for i, job := range jobs {
+		switch {
+		case job.ID == "":
+			ids[i] = crand.Text()
+		case token == "":
+			token = crand.Text()
+			fallthrough
+		default:
+			ids[i] = job.ID
+		}
 	}
 	holder := ""
 	if len(ids) == 1 {
 		holder = ids[0]
 	}
-	c := q.begin(method, holder, int64(len(jobs)))
-	reply, err := q.run(ctx, "push", pushScript, args...)
+	c := q.Begin(method, q.Key, holder, int64(len(jobs)), 0)
+	r, err := q.run(ctx, method, pushScript, pushArgs(q.notify, token, jobs, ids)...)
+	var dups []int
 	if err == nil {
-		if _, err = decodeCount(reply, len(jobs)); err != nil {
-			err = q.refuse("push", err)
+		if dups, err = decodePush(r, len(jobs)); err != nil {
+			err = q.refuse(method, err)
 		}
 	}
 	if err != nil {
@@ -115,55 +150,85 @@ func (q *Queue) push(ctx context.Context, method string, jobs []Job) (ids []stri
 		return nil, err
 	}
 	c.Done(ctx)
+	if len(dups) > 0 {
+		d := &DuplicateError{IDs: make([]string, len(dups))}
+		for i, k := range dups {
+			d.IDs[i] = ids[k]
+		}
+		return ids, q.refuse(method, d)
+	}
 	return ids, nil
 }
 
 // maxAt is the latest due time the scripts hold exactly: 2^53 ms.
 var maxAt = time.UnixMilli(1 << 53)
 
-// pushArgs checks jobs, mints their IDs and returns them with push.lua's
-// ARGV.
-func pushArgs(notify any, jobs []Job) (ids []string, args []any, err error) {
+// checkJobs returns the error of jobs that cannot be pushed, or nil.
+func checkJobs(jobs []Job) error {
 	if len(jobs) > MaxBatch {
-		return nil, nil, invalidArgument("%d jobs, above MaxBatch %d", len(jobs), MaxBatch)
+		return errs.Argument("%d jobs, above MaxBatch %d", len(jobs), MaxBatch)
 	}
-	ids = make([]string, len(jobs))
-	args = make([]any, 0, 1+4*len(jobs))
-	args = append(args, notify)
 	total := 0
+	var given map[string]int // the jobs of each ID given, in a batch
 	for i, job := range jobs {
 		if err := checkDelay(job.Delay); err != nil {
-			return nil, nil, err
+			return err
 		}
 		if len(job.Payload) > MaxPayload {
-			return nil, nil, invalidArgument("job %d: payload of %d bytes, above MaxPayload %d", i, len(job.Payload), MaxPayload)
+			return errs.Argument("job %d: payload of %d bytes, above MaxPayload %d", i, len(job.Payload), MaxPayload)
 		}
 		total += len(job.Payload)
-		at := int64(0)
-		if !job.At.IsZero() {
-			if job.At.After(maxAt) {
-				return nil, nil, invalidArgument("job %d: time %v is more than 2^53 ms after 1970", i, job.At)
-			}
-			if at = job.At.UnixMilli(); at <= 0 {
-				return nil, nil, invalidArgument("job %d: time %v is before 1970", i, job.At)
-			}
+		switch {
+		case job.At.IsZero():
+		case job.At.After(maxAt):
+			return errs.Argument("job %d: time %v is more than 2^53 ms after 1970", i, job.At)
+		case job.At.UnixMilli() <= 0:
+			return errs.Argument("job %d: time %v is before 1970", i, job.At)
 		}
-		payload := job.Payload
-		if payload == nil {
-			payload = []byte{}
+		if job.ID == "" {
+			continue
 		}
-		ids[i] = crand.Text()
-		args = append(args, ids[i], payload, ms(job.Delay), strconv.FormatInt(at, 10))
+		if err := checkID(job.ID); err != nil {
+			return err
+		}
+		if len(jobs) > 1 {
+			if given == nil {
+				given = make(map[string]int)
+			}
+			if first, ok := given[job.ID]; ok {
+				return errs.Argument("jobs %d and %d have the same ID %q", first, i, job.ID)
+			}
+			given[job.ID] = i
+		}
 	}
 	if total > MaxBatchBytes {
-		return nil, nil, invalidArgument("payloads of %d bytes together, above MaxBatchBytes %d", total, MaxBatchBytes)
+		return errs.Argument("payloads of %d bytes together, above MaxBatchBytes %d", total, MaxBatchBytes)
 	}
-	return ids, args, nil
+	return nil
+}
+
+// checkID returns the error of an ID the queue cannot hold: above
+// MaxIDLen bytes; with a space or a control character, which its entries
+// use to separate fields; or beginning with '#', which marks a field of
+// its own beside the messages' bodies.
+func checkID(id string) error {
+	switch {
+	case len(id) > MaxIDLen:
+		return errs.Argument("ID of %d bytes, above MaxIDLen %d", len(id), MaxIDLen)
+	case id[0] == '#':
+		return errs.Argument("ID %q begins with '#'", id)
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c <= ' ' || c == 0x7f {
+			return errs.Argument("ID %q holds a space or a control character", id)
+		}
+	}
+	return nil
 }
 
 func checkDelay(delay time.Duration) error {
 	if delay < 0 || delay > MaxDelay {
-		return invalidArgument("delay %v is not within [0, %v]", delay, MaxDelay)
+		return errs.Argument("delay %v is not within [0, %v]", delay, MaxDelay)
 	}
 	return nil
 }

@@ -7,10 +7,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/notice"
-	"github.com/slotlimit/slotlimit/internal/observe"
-	"github.com/slotlimit/slotlimit/internal/script"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
@@ -32,10 +30,9 @@ const (
 //
 // A Queue is safe for concurrent use.
 type Queue struct {
-	client  redis.UniversalClient
-	runner  script.Runner
+	kernel.Base
 	cfg     Config
-	keys    []string // see keyNames
+	keys    []string // the queue's keys, in the order of keys.go
 	channel string   // the notice channel
 	notices *notice.Site
 
@@ -48,26 +45,21 @@ type Queue struct {
 // ErrInvalidConfig when client is nil or cfg is invalid. New does not
 // contact Redis.
 func New(client redis.UniversalClient, cfg Config) (*Queue, error) {
-	cfg, err := cfg.check()
+	b, err := errs.New(client, kernel.Settings{Keyed: true, Key: cfg.Key, Sides: sides[:], Observer: cfg.Observer})
 	if err != nil {
 		return nil, err
 	}
-	if script.IsNil(client) {
-		return nil, invalidConfig("client is nil")
+	if cfg, err = cfg.check(); err != nil {
+		return nil, err
 	}
-	keys, channel, ok := keyNames(cfg.Key)
-	if !ok {
-		return nil, invalidConfig("Key %q has a '}' but no hash tag", cfg.Key)
-	}
-	notify := notice.Command(client) + " "
+	channel := b.Keys[1+numKeys]
 	return &Queue{
-		client:  client,
-		runner:  script.Runner{Client: client},
+		Base:    b,
 		cfg:     cfg,
-		keys:    keys,
+		keys:    b.Keys[1 : 1+numKeys],
 		channel: channel,
 		notices: waitqueue.Notices.Site(client),
-		notify:  notify + channel,
+		notify:  notice.Command(client) + " " + channel,
 		vis:     strconv.FormatInt(cfg.Visibility.Milliseconds(), 10),
 		max:     strconv.Itoa(cfg.MaxAttempts),
 	}, nil
@@ -82,41 +74,19 @@ func (q *Queue) Config() Config {
 	return q.cfg
 }
 
-// begin starts observing a call of method, for holder and units.
-func (q *Queue) begin(method, holder string, units int64) observe.Call {
-	return observe.Begin(q.cfg.Observer, "delayqueue", method, q.cfg.Key, holder, units, 0)
-}
-
-// usable returns the error of a call to a zero or nil Queue, or with a
-// nil ctx.
-func (q *Queue) usable(ctx context.Context) error {
-	switch {
-	case q == nil || q.client == nil:
-		return errUnusable
-	case ctx == nil:
-		return errNilContext
+// check returns the error of a call of method with ctx: on a zero or nil
+// Queue, or with a nil ctx; nil when the call may go on.
+func (q *Queue) check(ctx context.Context, method string) error {
+	if q == nil {
+		return errs.Check(ctx, false, method, "")
 	}
-	return nil
+	return errs.Check(ctx, q.Usable(), method, q.Key)
 }
 
-// run runs s on the queue's keys, and names the operation op in an error.
-func (q *Queue) run(ctx context.Context, op string, s *script.Script, args ...any) (any, error) {
-	reply, err := q.runner.Run(ctx, s, q.keys, args...).Result()
-	if err != nil {
-		return nil, q.fail(ctx, op, err)
-	}
-	return reply, nil
-}
-
-// fail returns the error of operation op, naming the queue.
-func (q *Queue) fail(ctx context.Context, op string, err error) error {
-	return callerr.Call(ctx, "delayqueue", op, q.cfg.Key, err)
-}
-
-// refuse returns the error of operation op whose outcome is known, naming
-// the queue: input it refused with nothing sent, or a reply it read.
-func (q *Queue) refuse(op string, err error) error {
-	return callerr.Op("delayqueue", op, q.cfg.Key, err)
+// refuse returns err, of method, named as every error of the queue is:
+// input refused with nothing sent, or an answer read.
+func (q *Queue) refuse(method string, err error) error {
+	return errs.Op(method, q.Key, err)
 }
 
 // Len counts the queue's messages: ready (due by the server's clock and
@@ -124,21 +94,16 @@ func (q *Queue) refuse(op string, err error) error {
 // acked; a lapsed lease counts here until a Poll gives its message back)
 // and dead letters, all read at one instant. It writes nothing.
 func (q *Queue) Len(ctx context.Context) (ready, delayed, inflight, dead int64, err error) {
-	if err := q.usable(ctx); err != nil {
+	if err := q.check(ctx, "Len"); err != nil {
 		return 0, 0, 0, 0, err
 	}
-	reply, err := q.run(ctx, "len", lenScript)
+	r, err := q.run(ctx, "Len", lenScript)
 	if err != nil {
 		return 0, 0, 0, 0, err
 	}
-	counts, err := decodeLen(reply)
+	counts, err := decodeLen(r)
 	if err != nil {
-		return 0, 0, 0, 0, q.refuse("len", err)
+		return 0, 0, 0, 0, q.refuse("Len", err)
 	}
 	return counts[0], counts[1], counts[2], counts[3], nil
-}
-
-// ms is d in whole milliseconds, as the scripts take it.
-func ms(d time.Duration) string {
-	return strconv.FormatInt(d.Milliseconds(), 10)
 }

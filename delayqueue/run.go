@@ -42,14 +42,14 @@ type Handler func(ctx context.Context, m Message) error
 // error Run goes on from (a Poll, an Extend, an Ack or a Nack that
 // failed) is passed to Config.OnError, so that an outage shows.
 func (q *Queue) Run(ctx context.Context, workers int, handler Handler) error {
-	if err := q.usable(ctx); err != nil {
+	if err := q.check(ctx, "Run"); err != nil {
 		return err
 	}
 	if workers < 1 {
-		return q.refuse("run", invalidArgument("workers is %d, must be at least 1", workers))
+		return q.refuse("Run", errs.Argument("workers is %d, must be at least 1", workers))
 	}
 	if handler == nil {
-		return q.refuse("run", invalidArgument("handler is nil"))
+		return q.refuse("Run", errs.Argument("handler is nil"))
 	}
 	var wg sync.WaitGroup
 	for range workers {
@@ -115,7 +115,7 @@ func (q *Queue) handle(ctx context.Context, m Message, sent time.Time, handler H
 		},
 		ErrLost: ErrNotHeld,
 		OnLost: func(ctx context.Context) {
-			observe.Lost(ctx, q.cfg.Observer, "delayqueue", q.cfg.Key, m.Token, ErrNotHeld)
+			observe.Lost(ctx, q.Observer, errs.Package(), q.Key, m.Token, ErrNotHeld)
 		},
 	})
 	lease.Taken(sent)

@@ -1,191 +1,235 @@
 package delayqueue
 
 import (
-	_ "embed"
+	"context"
+	"embed"
+	"strconv"
 	"time"
 
-	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/script"
 )
 
-// Each atomic operation is one Lua script, run with EVALSHA, and EVAL when
-// the server answers NOSCRIPT. Every script takes the queue's keys,
-// q.keys, in the order of the key constants (see keys.go), and includes
-// lib.lua, and wake.lua and give.lua where it needs them. Every reply is
-// a table whose first element is a status (see lib.lua), read here by the
-// one decoder of each script:
-//
-//	script      ARGV (built by)                    reply, decoder
-//	push        pushArgs                           {1, queued}: decodeCount
-//	poll        pollOnce                           {1, message} or {2, wait ms}: decodePoll
-//	leave       leave                              {1, was a waiter}: unread
-//	ack         settle, deadlineArg                {1} or {0}: decodeSettle
-//	nack        settle, deadlineArg, delay, ...    {1} or {0}: decodeSettle
-//	extend      settle, visibility                 {1, deadline} or {0}: decodeSettle
-//	len         none                               {1, ready, delayed, in flight, dead}: decodeLen
-//	dead        n                                  {1, message fields...}: decodeDead
-//	requeue     notify, ids                        {1, requeued}: decodeCount
-//	drop        ids                                {1, dropped}: decodeCount
+// Each atomic operation is one Lua script in scripts/, run with EVALSHA,
+// and EVAL when the server answers NOSCRIPT. Every script takes the
+// queue's keys, q.keys, in the order of keys.go, and includes lib.lua,
+// and wake.lua and give.lua where it needs them. Every reply leads with a
+// status. Below, each script's ARGV is built, and its reply read, in one
+// place.
+
+//go:embed scripts
+var scriptFiles embed.FS
+
 var (
-	//go:embed scripts/lib.lua
-	libLua string
-	lib    = script.Lib{Include: "-- #include lib.lua\n", Source: libLua}
-
-	//go:embed scripts/wake.lua
-	wakeLua string
-	wake    = script.Lib{Include: "-- #include wake.lua\n", Source: wakeLua}
-
-	//go:embed scripts/give.lua
-	giveLua string
-	give    = script.Lib{Include: "-- #include give.lua\n", Source: giveLua}
-
-	//go:embed scripts/push.lua
-	pushLua    string
-	pushScript = script.New(pushLua, lib, wake)
-
-	//go:embed scripts/poll.lua
-	pollLua    string
-	pollScript = script.New(pollLua, lib, wake, give)
-
-	//go:embed scripts/leave.lua
-	leaveLua    string
-	leaveScript = script.New(leaveLua, lib, wake, give)
-
-	//go:embed scripts/ack.lua
-	ackLua    string
-	ackScript = script.New(ackLua, lib)
-
-	//go:embed scripts/nack.lua
-	nackLua    string
-	nackScript = script.New(nackLua, lib, wake, give)
-
-	//go:embed scripts/extend.lua
-	extendLua    string
-	extendScript = script.New(extendLua, lib)
-
-	//go:embed scripts/len.lua
-	lenLua    string
-	lenScript = script.New(lenLua, lib)
-
-	//go:embed scripts/dead.lua
-	deadLua    string
-	deadScript = script.New(deadLua, lib)
-
-	//go:embed scripts/requeue.lua
-	requeueLua    string
-	requeueScript = script.New(requeueLua, lib, wake, give)
-
-	//go:embed scripts/drop.lua
-	dropLua    string
-	dropScript = script.New(dropLua, lib, give)
+	pushScript    = script.Load(scriptFiles, "scripts/push.lua")
+	pollScript    = script.Load(scriptFiles, "scripts/poll.lua")
+	leaveScript   = script.Load(scriptFiles, "scripts/leave.lua")
+	ackScript     = script.Load(scriptFiles, "scripts/ack.lua")
+	nackScript    = script.Load(scriptFiles, "scripts/nack.lua")
+	extendScript  = script.Load(scriptFiles, "scripts/extend.lua")
+	lenScript     = script.Load(scriptFiles, "scripts/len.lua")
+	deadScript    = script.Load(scriptFiles, "scripts/dead.lua")
+	requeueScript = script.Load(scriptFiles, "scripts/requeue.lua")
+	dropScript    = script.Load(scriptFiles, "scripts/drop.lua")
 )
 
-// The statuses that begin a reply.
+// The statuses that lead a reply.
 const (
 	statusNotHeld = 0 // the delivery no longer holds its lease
 	statusDone    = 1 // done as asked
-	statusWait    = 2 // nothing due: the reply's second element is how long to sleep
+	statusWait    = 2 // nothing due: the field is how long to sleep
 )
 
-// decodeReply splits a reply into its status and the rest.
-func decodeReply(reply any) (int64, []any, error) {
-	r, ok := reply.([]any)
-	if !ok || len(r) == 0 {
-		return 0, nil, callerr.UnexpectedReply(reply)
-	}
-	status, ok := r[0].(int64)
-	if !ok {
-		return 0, nil, callerr.UnexpectedReply(reply)
-	}
-	return status, r[1:], nil
-}
-
-// decodeCount reads {1, n} with n from 0 to most.
-func decodeCount(reply any, most int) (int, error) {
-	status, r, err := decodeReply(reply)
+// run runs s on the queue's keys with args for method, and returns its
+// reply to read, or the call's error, named.
+func (q *Queue) run(ctx context.Context, method string, s *script.Script, args ...any) (kernel.Reply, error) {
+	v, err := q.Runner.Run(ctx, s, q.keys, args...).Result()
 	if err != nil {
-		return 0, err
+		return kernel.Reply{}, errs.Call(ctx, method, q.Key, err)
 	}
-	if status == statusDone && len(r) == 1 {
-		if n, ok := r[0].(int64); ok && n >= 0 && n <= int64(most) {
-			return int(n), nil
-		}
-	}
-	return 0, callerr.UnexpectedReply(reply)
+	return kernel.ReadReply(v), nil
 }
 
-// decodePoll reads poll.lua's reply: a message, or how long to wait.
-func decodePoll(reply any) (Message, time.Duration, error) {
-	status, r, err := decodeReply(reply)
+// push.lua: ARGV notify, then for each job its id, its push token
+// (token for a job whose ID the caller gave, else empty), payload, delay
+// (ms) and due time (ms, 0: now plus the delay). Reply {1, queued, the
+// 1-based indexes of the jobs whose ID another push had queued...}.
+
+func pushArgs(notify any, token string, jobs []Job, ids []string) []any {
+	args := make([]any, 0, 1+5*len(jobs))
+	args = append(args, notify)
+	var given any = token // boxed once
+	for i, job := range jobs {
+		tok := any("")
+		if job.ID != "" {
+			tok = given
+		}
+		payload := job.Payload
+		if payload == nil {
+			payload = []byte{}
+		}
+		at := int64(0)
+		if !job.At.IsZero() {
+			at = job.At.UnixMilli()
+		}
+		args = append(args, ids[i], tok, payload, ms(job.Delay), strconv.FormatInt(at, 10))
+	}
+	return args
+}
+
+// decodePush returns the 0-based indexes, of n jobs, of those whose ID
+// another push had queued.
+func decodePush(r kernel.Reply, n int) ([]int, error) {
+	queued := r.Int(0)
+	r.Want(r.Status() == statusDone && queued >= 0 && queued <= int64(n) && r.Len() <= 1+n)
+	var dups []int
+	for i := 1; i < r.Len(); i++ {
+		k := r.Int(i)
+		r.Want(k >= 1 && k <= int64(n))
+		dups = append(dups, int(k-1))
+	}
+	return dups, r.Err()
+}
+
+// poll.lua: ARGV token, visibility, max attempts, registration, refresh,
+// notify, waiting. Reply {1, id, payload, attempt, due ms, deadline ms}
+// or {2, ms to wait}.
+
+// pollOnce runs poll.lua with token as the delivery's token, and returns
+// a message, or how long to wait. A call with waiting false, the first
+// of a Poll, neither registers the consumer as a waiter nor reads the
+// waiters: it takes a due message, or answers that nothing is due (wait
+// 0). Its error is the call's, not named.
+func (q *Queue) pollOnce(ctx context.Context, token string, waiting bool) (Message, time.Duration, error) {
+	flag := "0"
+	if waiting {
+		flag = "1"
+	}
+	v, err := q.Runner.Run(ctx, pollScript, q.keys, token, q.vis, q.max, ms(registration), ms(refresh), q.notify, flag).Result()
 	if err != nil {
 		return Message{}, 0, err
 	}
-	switch {
-	case status == statusWait && len(r) == 1:
-		if wait, ok := r[0].(int64); ok {
-			return Message{}, time.Duration(wait) * time.Millisecond, nil
-		}
-	case status == statusDone && len(r) == 5:
-		m, err := decodeMessage(r)
-		return m, 0, err
+	r := kernel.ReadReply(v)
+	if r.Status() == statusWait {
+		wait := r.Int(0)
+		r.Want(r.Len() == 1)
+		return Message{}, time.Duration(wait) * time.Millisecond, r.Err()
 	}
-	return Message{}, 0, callerr.UnexpectedReply(reply)
+	r.Want(r.Status() == statusDone && r.Len() == 5)
+	m := readMessage(&r, 0)
+	m.Token = token
+	if deadline := r.Int(4); deadline > 0 {
+		m.Deadline = time.UnixMilli(deadline)
+	}
+	if err := r.Err(); err != nil {
+		return Message{}, 0, err
+	}
+	return m, 0, nil
 }
 
-// decodeSettle reads the reply of ack.lua, nack.lua or extend.lua:
-// whether the delivery held its lease, and extend's new deadline (ms).
-func decodeSettle(reply any) (held bool, deadline int64, err error) {
-	status, r, err := decodeReply(reply)
-	if err != nil {
-		return false, 0, err
-	}
-	switch {
-	case status == statusNotHeld && len(r) == 0:
-		return false, 0, nil
-	case status == statusDone && len(r) == 0:
-		return true, 0, nil
-	case status == statusDone && len(r) == 1:
-		if deadline, ok := r[0].(int64); ok {
-			return true, deadline, nil
-		}
-	}
-	return false, 0, callerr.UnexpectedReply(reply)
+// readMessage reads the fields id, payload, attempt and due ms from i on.
+func readMessage(r *kernel.Reply, i int) Message {
+	return Message{ID: r.String(i), Payload: []byte(r.String(i + 1)),
+		Attempt: int(r.Int(i + 2)), DueAt: time.UnixMilli(r.Int(i + 3))}
 }
 
-// decodeLen reads len.lua's reply: ready, delayed, in flight, dead.
-func decodeLen(reply any) (counts [4]int64, err error) {
-	status, r, err := decodeReply(reply)
-	if err != nil {
-		return counts, err
+// leave.lua: ARGV token, notify. Reply {1, was a waiter}, unread.
+
+// leave takes a consumer whose Poll ended off the waiters, and gives back
+// a delivery named by its token that the Poll never got (see leave.lua),
+// detached from ctx and bounded by leaveTimeout; a consumer it cannot
+// reach lapses from the waiters within the registration time.
+func (q *Queue) leave(ctx context.Context, token string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaveTimeout)
+	defer cancel()
+	q.Runner.Run(ctx, leaveScript, q.keys, token, q.notify) //nolint:errcheck // best effort
+}
+
+// ack.lua: ARGV id, token, deadline. nack.lua: ARGV id, token, deadline,
+// delay ms, max attempts, notify. extend.lua: ARGV id, token, visibility.
+// Reply {1} (extend: {1, new deadline ms}), or {0} when the delivery no
+// longer holds its lease.
+
+func (q *Queue) ackArgs(m Message) []any { return []any{m.ID, m.Token, deadlineArg(m)} }
+
+func (q *Queue) nackArgs(m Message, delay time.Duration) []any {
+	return []any{m.ID, m.Token, deadlineArg(m), ms(delay), q.max, q.notify}
+}
+
+func (q *Queue) extendArgs(m Message) []any { return []any{m.ID, m.Token, q.vis} }
+
+// deadlineArg is m's lease deadline as the scripts take it: ms on the
+// server's clock, 0 when unknown.
+func deadlineArg(m Message) string {
+	if m.Deadline.IsZero() || m.Deadline.After(maxAt) {
+		return "0"
 	}
-	if status != statusDone || len(r) != len(counts) {
-		return counts, callerr.UnexpectedReply(reply)
+	return strconv.FormatInt(max(m.Deadline.UnixMilli(), 0), 10)
+}
+
+// decodeSettle returns whether the delivery held its lease, and extend's
+// new deadline (ms).
+func decodeSettle(r kernel.Reply) (held bool, deadline int64, err error) {
+	switch {
+	case r.Status() == statusNotHeld:
+		r.Want(r.Len() == 0)
+	case r.Len() == 1:
+		held, deadline = true, r.Int(0)
+		r.Want(r.Status() == statusDone)
+	default:
+		held = true
+		r.Want(r.Status() == statusDone && r.Len() == 0)
 	}
+	return held, deadline, r.Err()
+}
+
+// len.lua: no ARGV. Reply {1, ready, delayed, in flight, dead}.
+
+func decodeLen(r kernel.Reply) (counts [4]int64, err error) {
+	r.Want(r.Status() == statusDone && r.Len() == len(counts))
 	for i := range counts {
-		var ok bool
-		if counts[i], ok = r[i].(int64); !ok {
-			return counts, callerr.UnexpectedReply(reply)
-		}
+		counts[i] = r.Int(i)
 	}
-	return counts, nil
+	return counts, r.Err()
 }
 
-// decodeDead reads dead.lua's reply: dead letters, oldest first.
-func decodeDead(reply any) ([]Message, error) {
-	status, r, err := decodeReply(reply)
-	if err != nil {
+// dead.lua: ARGV n. Reply {1, id, payload, attempts, dead-lettered at
+// ms, ...}, oldest first.
+
+func decodeDead(r kernel.Reply) ([]Message, error) {
+	r.Want(r.Status() == statusDone && r.Len()%4 == 0)
+	dead := make([]Message, 0, r.Len()/4)
+	for i := 0; i+4 <= r.Len(); i += 4 {
+		dead = append(dead, readMessage(&r, i))
+	}
+	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	if status != statusDone || len(r)%4 != 0 {
-		return nil, callerr.UnexpectedReply(reply)
-	}
-	dead := make([]Message, 0, len(r)/4)
-	for i := 0; i < len(r); i += 4 {
-		m, err := decodeMessage(append(r[i:i+4:i+4], int64(0)))
-		if err != nil {
-			return nil, err
-		}
-		dead = append(dead, m)
-	}
 	return dead, nil
+}
+
+// requeue.lua: ARGV notify, then the ids. drop.lua: ARGV the ids. Reply
+// {1, count}.
+
+func idArgs(first any, ids []string) []any {
+	args := make([]any, 0, 1+len(ids))
+	if first != nil {
+		args = append(args, first)
+	}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return args
+}
+
+// decodeCount reads a count from 0 to most.
+func decodeCount(r kernel.Reply, most int) (int, error) {
+	n := r.Int(0)
+	r.Want(r.Status() == statusDone && r.Len() == 1 && n >= 0 && n <= int64(most))
+	return int(n), r.Err()
+}
+
+// ms is d in whole milliseconds, as the scripts take it.
+func ms(d time.Duration) string {
+	return strconv.FormatInt(d.Milliseconds(), 10)
 }

@@ -13,8 +13,8 @@
 -- message is due again, or was delivered again), or the delivery was
 -- given back. A queue left without messages leaves no keys.
 --
--- Its commands: TIME, ZSCORE of the lease 'token id', HDEL of the body
--- and the delivery, ZREM of the lease, and EXISTS of the queue's three
+-- Its commands: TIME, ZSCORE of the lease 'token id', HDEL of the body,
+-- its push token and the delivery, ZREM of the lease, and EXISTS of the queue's three
 -- sorted sets; once they are all gone, HDEL of bodies' '#lease' and of
 -- info's fields. The ZSCORE fails on leases, and the HDEL, the first
 -- write, on bodies, when either holds another type; info of another type
@@ -32,7 +32,7 @@ if deadline == nil or deadline <= now then
 	end
 	return {0}
 end
-redis.call('HDEL', bodies, id, token)
+redis.call('HDEL', bodies, id, '#push ' .. id, token)
 redis.call('ZREM', leases, lease)
 if redis.call('EXISTS', queue, leases, dead) == 0 then
 	redis.call('HDEL', bodies, '#lease')

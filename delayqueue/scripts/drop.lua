@@ -18,7 +18,7 @@ end
 local dropped = 0
 for _, id in ipairs(ARGV) do
 	if redis.call('ZREM', dead, id) == 1 then
-		redis.call('HDEL', bodies, id)
+		redis.call('HDEL', bodies, id, '#push ' .. id)
 		redis.call('HDEL', attempts, id)
 		dropped = dropped + 1
 	end

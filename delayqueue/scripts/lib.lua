@@ -14,7 +14,9 @@
 --                      so equal times come out in push order
 --   KEYS[2]  leases    sorted set, 'token id' -> lease deadline (ms), one
 --                      per message in flight
---   KEYS[3]  bodies    hash, id -> payload; delivery token -> 'due
+--   KEYS[3]  bodies    hash, id -> payload; '#push id' -> the push token
+--                      of a message whose id its pusher's caller gave (see
+--                      push.lua); delivery token -> 'due
 --                      attempt id' for each message in flight; and, while
 --                      a message is in flight, '#lease' -> a time (ms) at
 --                      or before the earliest lease deadline, so that a
@@ -34,11 +36,14 @@
 -- it did what it was asked, 0 when the delivery it names no longer holds
 -- its lease (ack, nack, extend), 2 when nothing is due (poll).
 --
--- A message's id is minted by its pusher, and a delivery's token by its
--- poller, each before the first send, so a call sent again finds what its
--- first run wrote. A message in flight has its lease in leases and its
+-- A message's id is minted by its pusher, or given by its caller with a
+-- push token minted per call, and a delivery's token by its poller, each
+-- before the first send, so a call sent again finds what its first run
+-- wrote. An id holds no space or control character and does not begin
+-- with '#', so that it is never a field of bodies' own. A message in flight has its lease in leases and its
 -- delivery under its token in bodies: every script that removes the one
--- removes the other. info's fields, and bodies' '#lease', are deleted
+-- removes the other; and every script that removes a body removes its
+-- push token. info's fields, and bodies' '#lease', are deleted
 -- when queue, leases and dead are all empty, and the hashes empty
 -- themselves, so an empty queue leaves no key but waiters.
 --

@@ -49,7 +49,8 @@
 -- it writes but leases is read before its first write, which is to
 -- leases, so a key of another type fails it with WRONGTYPE before
 -- anything is written; when leases lapsed, check_types runs first.
--- give.lua, which only lapses need, is defined only then.
+-- give.lua, which only lapses need, is defined only then (its include
+-- line, which starts its line, stands in that branch).
 
 -- #include lib.lua
 -- #include wake.lua
@@ -91,7 +92,7 @@ if err then
 	return err
 end
 if known[2] and known[2] + 0 <= now then
-	-- #include give.lua
+-- #include give.lua
 	chain = true
 	err = lapse(now, tonumber(ARGV[3])) or look()
 	if err then

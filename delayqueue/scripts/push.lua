@@ -4,28 +4,35 @@
 -- KEYS     the queue's seven keys (see lib.lua)
 -- ARGV[1]  'command channel': the notice command ('publish' or
 --          'spublish') and the notice channel
--- ARGV[2+4k], ARGV[3+4k], ARGV[4+4k], ARGV[5+4k]  message k: its id,
---          minted by the pusher, payload, delay (ms), and due time (ms; 0:
---          now plus the delay)
+-- ARGV[2+5k] .. ARGV[6+5k]  message k: its id; its push token, minted
+--          per call by the pusher for an id its caller gave, else empty;
+--          payload; delay (ms); and due time (ms; 0: now plus the delay)
 --
--- Returns {1, how many messages it queued}. A message is queued when HSET
--- adds its body: a push sent again after its reply was lost finds the
--- bodies its first run wrote and queues nothing twice. Message k takes
--- the order number n - K + k, where n is info's 'seq' after HINCRBY adds
--- K, the number of messages: order numbers only grow while the queue
--- holds a message (a push sent again skips some, which only leaves gaps).
--- Its order key is the number plus 10^13, 14 digits, for a number below
--- 8 * 10^13, else 'b' and the number in 16 digits: order keys sort as
--- their numbers, after a given-back message's '0', so messages due at the
--- same ms come out in push order.
+-- Returns {1, how many messages it queued, then the 1-based number of
+-- each message whose id another push queued}. A message is queued when
+-- HSETNX adds its body; a body already there is left as it is. It is this
+-- push's own, written by its first run before the push was sent again
+-- after its reply was lost, when the id was minted (no push token: no
+-- other push has it) or when the push token kept beside the body, as
+-- '#push id', is this one's; else it is another push's, and the message's
+-- number is in the reply. Message k takes the order number n - K + k,
+-- where n is info's 'seq' after HINCRBY adds K, the number of messages:
+-- order numbers only grow while the queue holds a message (a push sent
+-- again skips some, which only leaves gaps). Its order key is the number
+-- plus 10^13, 14 digits, for a number below 8 * 10^13, else 'b' and the
+-- number in 16 digits: order keys sort as their numbers, after a
+-- given-back message's '0', so messages due at the same ms come out in
+-- push order.
 --
 -- Its commands: TIME; ZRANGE of the waiter that registered last (see
--- live_waiter); HINCRBY; one HSET per message; one ZADD of every message
--- queued; and, when it wakes a waiter, ZREM and the notice. A key of another type fails the
--- push with WRONGTYPE before anything is written: the read fails on
--- waiters, the first write on info, and the HSET of the first message on
--- bodies; a ZADD that fails on queue has the bodies and the order number
--- this run wrote taken back first.
+-- live_waiter); HINCRBY; one HSETNX per message, and an HSET of its push
+-- token, or an HGET of it when the body was there; one ZADD of every
+-- message queued; and, when it wakes a waiter, ZREM and the notice. A key
+-- of another type fails the push with WRONGTYPE before anything is
+-- written: the read fails on waiters, the first write on info, and the
+-- HSETNX of the first message on bodies; a ZADD that fails on queue has
+-- the bodies, push tokens and the order number this run wrote taken back
+-- first.
 
 -- #include lib.lua
 -- #include wake.lua
@@ -33,24 +40,36 @@
 local notify = ARGV[1]
 local now = now_ms()
 local first = live_waiter(now)
-local count = (#ARGV - 1) / 4
+local count = (#ARGV - 1) / 5
 local seq = redis.call('HINCRBY', info, 'seq', count) - count
 
--- failed is the error of a write that failed, and wrote the bodies this
--- run wrote before it, to take back.
+-- another tells whether the body of id, found there, is another push's:
+-- with no push token, id was minted for this push.
+local function another(id, token)
+	return token ~= '' and redis.call('HGET', bodies, '#push ' .. id) ~= token
+end
+
+-- failed is the error of a write that failed, and wrote the ids of the
+-- bodies this run wrote before it, to take back.
 local failed, wrote
 if count == 1 then
 	-- One message, the common case, without the tables of a batch.
-	local id = ARGV[2]
-	local added = redis.pcall('HSET', bodies, id, ARGV[3])
+	local id, token = ARGV[2], ARGV[3]
+	local added = redis.pcall('HSETNX', bodies, id, ARGV[4])
 	if added == 0 then
+		if another(id, token) then
+			return {1, 0, 1}
+		end
 		return {1, 0}
 	elseif added ~= 1 then
 		failed, wrote = added, {}
 	else
-		local due = ARGV[5] + 0
+		if token ~= '' then
+			redis.call('HSET', bodies, '#push ' .. id, token)
+		end
+		local due = ARGV[6] + 0
 		if due == 0 then
-			due = now + ARGV[4]
+			due = now + ARGV[5]
 		end
 		seq = seq + 1
 		local e
@@ -68,20 +87,23 @@ if count == 1 then
 		end
 	end
 else
-	local ids, add, earliest = {}, {}, nil
-	for k = 2, #ARGV, 4 do
-		local id = ARGV[k]
+	local ids, add, earliest, out = {}, {}, nil, {1, 0}
+	for k = 2, #ARGV, 5 do
+		local id, token = ARGV[k], ARGV[k + 1]
 		seq = seq + 1
-		local added = redis.pcall('HSET', bodies, id, ARGV[k + 1])
+		local added = redis.pcall('HSETNX', bodies, id, ARGV[k + 2])
 		if type(added) == 'table' then
 			failed = added
 			break
 		end
 		if added == 1 then
 			ids[#ids + 1] = id
-			local due = tonumber(ARGV[k + 3])
+			if token ~= '' then
+				redis.call('HSET', bodies, '#push ' .. id, token)
+			end
+			local due = tonumber(ARGV[k + 4])
 			if due == 0 then
-				due = now + tonumber(ARGV[k + 2])
+				due = now + tonumber(ARGV[k + 3])
 			end
 			add[#add + 1] = due
 			if seq < 8e13 then
@@ -90,6 +112,8 @@ else
 				add[#add + 1] = string.format('b%016d %s', seq, id)
 			end
 			earliest = math.min(earliest or due, due)
+		elseif another(id, token) then
+			out[#out + 1] = (k + 3) / 5
 		end
 	end
 	if not failed and #ids > 0 then
@@ -101,15 +125,16 @@ else
 		end
 	end
 	if not failed then
-		return {1, #ids}
+		out[2] = #ids
+		return out
 	end
 	wrote = ids
 end
 
--- A write failed: take back the bodies and the order numbers this run
--- wrote, and fail with its error.
-if #wrote > 0 then
-	redis.call('HDEL', bodies, unpack(wrote))
+-- A write failed: take back the bodies, the push tokens and the order
+-- numbers this run wrote, and fail with its error.
+for _, id in ipairs(wrote) do
+	redis.call('HDEL', bodies, id, '#push ' .. id)
 end
 if redis.call('HINCRBY', info, 'seq', -count) <= 0 then
 	redis.call('HDEL', info, 'seq')
