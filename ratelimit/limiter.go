@@ -43,8 +43,9 @@ func (l *Limiter) Allow(ctx context.Context, key string, limit Limit) (Result, e
 
 // AllowN counts n events on key against limit if all n are allowed now,
 // and otherwise counts none: Result.Allowed says which, with a nil error.
-// An n of 0 counts nothing and reports the key's state; an n above what
-// limit ever allows at once is refused with RetryAfter Never.
+// An n of 0 counts nothing and reports the key's state (Allowed is false
+// only when the key is over its limit); an n above what limit ever allows
+// at once is refused with RetryAfter Never.
 //
 // Bad input returns ErrInvalidLimit, ErrInvalidKey, ErrInvalidN or
 // ErrInvalidArgument (a nil ctx), with nothing sent. A Redis error reply
