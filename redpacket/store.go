@@ -198,9 +198,21 @@ func (s *Store) fail(ctx context.Context, method, id string, err error) error {
 
 // refused returns err, known before anything is sent or a refusal, as the
 // error of method on packet id: `redpacket: grab "p1": sold out`. It
-// matches err.
+// matches err. It is errs.Op with the method's words made once, so that a
+// refused Grab allocates no more than it must.
 func refused(method, id string, err error) error {
-	return errs.Op(method, name(id), err)
+	w, ok := methodWords[method]
+	if !ok {
+		w = kernel.Words(method)
+	}
+	return callerr.Op(errs.Package(), w, name(id), err)
+}
+
+// methodWords holds the words of the methods that name a packet id.
+var methodWords = map[string]string{
+	"Create": kernel.Words("Create"), "Grab": kernel.Words("Grab"),
+	"Remaining": kernel.Words("Remaining"), "Inspect": kernel.Words("Inspect"),
+	"Reconcile": kernel.Words("Reconcile"),
 }
 
 // name is id as an error names it: whole, unless it is too long to be an
