@@ -500,9 +500,9 @@ func TestAdversaryZeroValuesNeverPanic(t *testing.T) {
 		}
 		for _, s := range []*adaptive.Slot{nil, {}} {
 			assert.NotPanics(t, func() {
-				assert.ErrorIs(t, s.Success(ctx), adaptive.ErrNotHeld)
-				assert.ErrorIs(t, s.Dropped(ctx), adaptive.ErrNotHeld)
-				assert.ErrorIs(t, s.Ignore(ctx), adaptive.ErrNotHeld)
+				assert.ErrorIs(t, s.Success(ctx), adaptive.ErrInvalidConfig)
+				assert.ErrorIs(t, s.Dropped(ctx), adaptive.ErrInvalidConfig)
+				assert.ErrorIs(t, s.Ignore(ctx), adaptive.ErrInvalidConfig)
 				assert.Empty(t, s.ID())
 			})
 		}

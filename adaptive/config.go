@@ -119,42 +119,26 @@ type Config struct {
 	Observer observe.Observer
 }
 
-// check validates c and fills in the defaults.
+// check validates the fields of c that New's kernel does not, and fills
+// in their defaults.
 func (c Config) check() (Config, error) {
+	if err := errs.Duration("TTL", c.TTL, MaxTTL); err != nil {
+		return c, err
+	}
+	if err := errs.Duration("Window", c.Window, MaxTTL); err != nil {
+		return c, err
+	}
 	switch {
-	case c.Key == "":
-		return c, invalidConfig("Key is empty")
-	case isSideKey(c.Key):
-		return c, invalidConfig("Key %q is one that a package of this module keeps beside another key", c.Key)
 	case c.Min < 0:
-		return c, invalidConfig("Min is %d, must be at least 1", c.Min)
+		return c, errs.Config("Min is %d, must be at least 1", c.Min)
 	case c.Max <= 0:
-		return c, invalidConfig("Max is %d, must be at least Min", c.Max)
+		return c, errs.Config("Max is %d, must be at least Min", c.Max)
 	case c.Initial < 0:
-		return c, invalidConfig("Initial is %d, must be between Min and Max", c.Initial)
-	case c.TTL < 0:
-		return c, invalidConfig("TTL is %v, must not be negative", c.TTL)
-	case c.TTL > 0 && c.TTL < time.Millisecond:
-		return c, invalidConfig("TTL is %v, must be at least 1ms", c.TTL)
-	case c.TTL > MaxTTL:
-		return c, invalidConfig("TTL is %v, must be at most MaxTTL, %v", c.TTL, MaxTTL)
-	case c.Window < 0:
-		return c, invalidConfig("Window is %v, must not be negative", c.Window)
-	case c.Window > 0 && c.Window < time.Millisecond:
-		return c, invalidConfig("Window is %v, must be at least 1ms", c.Window)
-	case c.Window > MaxTTL:
-		return c, invalidConfig("Window is %v, must be at most %v", c.Window, MaxTTL)
+		return c, errs.Config("Initial is %d, must be between Min and Max", c.Initial)
 	case c.Step < 0:
-		return c, invalidConfig("Step is %d, must not be negative", c.Step)
+		return c, errs.Config("Step is %d, must not be negative", c.Step)
 	case math.IsNaN(c.Factor) || c.Factor < 0 || c.Factor >= 1:
-		return c, invalidConfig("Factor is %v, must be in (0, 1)", c.Factor)
-	case c.Replicas < 0:
-		return c, invalidConfig("Replicas is %d, must not be negative", c.Replicas)
-	case c.ReplicaTimeout < 0:
-		return c, invalidConfig("ReplicaTimeout is %v, must not be negative", c.ReplicaTimeout)
-	case c.ReplicaTimeout > 0 && c.ReplicaTimeout < time.Millisecond:
-		// WAIT counts in ms, and takes 0 as "for ever".
-		return c, invalidConfig("ReplicaTimeout is %v, must be at least 1ms", c.ReplicaTimeout)
+		return c, errs.Config("Factor is %v, must be in (0, 1)", c.Factor)
 	}
 	if c.Min == 0 {
 		c.Min = 1
@@ -164,15 +148,15 @@ func (c Config) check() (Config, error) {
 	}
 	switch {
 	case c.Max < c.Min:
-		return c, invalidConfig("Max is %d, must be at least Min, %d", c.Max, c.Min)
+		return c, errs.Config("Max is %d, must be at least Min, %d", c.Max, c.Min)
 	case c.Max >= handedBase:
 		// A hand-off's notice packs the limit and the slots in use in one
 		// Lua number, exact to 2^53; a limit that high is no limit.
-		return c, invalidConfig("Max is %d, must be below 2^26", c.Max)
+		return c, errs.Config("Max is %d, must be below 2^26", c.Max)
 	case c.Initial < c.Min || c.Initial > c.Max:
-		return c, invalidConfig("Initial is %d, must be between Min (%d) and Max (%d)", c.Initial, c.Min, c.Max)
+		return c, errs.Config("Initial is %d, must be between Min (%d) and Max (%d)", c.Initial, c.Min, c.Max)
 	case c.Step > c.Max:
-		return c, invalidConfig("Step is %d, must be at most Max, %d", c.Step, c.Max)
+		return c, errs.Config("Step is %d, must be at most Max, %d", c.Step, c.Max)
 	}
 	if c.TTL == 0 {
 		c.TTL = DefaultTTL
@@ -185,9 +169,6 @@ func (c Config) check() (Config, error) {
 	}
 	if c.Factor == 0 {
 		c.Factor = DefaultFactor
-	}
-	if c.Replicas > 0 && c.ReplicaTimeout == 0 {
-		c.ReplicaTimeout = time.Second
 	}
 	return c, nil
 }

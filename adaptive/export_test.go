@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/slotlimit/slotlimit/internal/hashtag"
 )
 
 // LoadScripts caches every script of the package on each master of client.
@@ -26,6 +28,11 @@ func LoadScripts(ctx context.Context, client redis.UniversalClient) error {
 // take them (state, leases, queue, queue deadlines, queue wants), and the
 // notice channel.
 func Keys(key string) ([]string, string) {
-	keys, channel, _ := keyNames(key)
-	return keys, channel
+	names, _ := hashtag.Names(key, sides...)
+	return names[1 : 1+numKeys], names[1+numKeys]
+}
+
+// InspectReply returns inspect.lua's reply for l, as the server sent it.
+func InspectReply(ctx context.Context, l *Limiter) ([]any, error) {
+	return inspectScript.Run(ctx, l.base.Client, l.inspectKeys(), l.bounds).Slice()
 }

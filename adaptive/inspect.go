@@ -3,8 +3,6 @@ package adaptive
 import (
 	"context"
 	"time"
-
-	"github.com/slotlimit/slotlimit/internal/callerr"
 )
 
 // Info is the state of a shared limit at one moment, read by one script
@@ -55,12 +53,9 @@ type Holder struct {
 // waiters at one moment, in one script that writes nothing. After an
 // error matching ErrOutcomeUnknown, call it again.
 func (l *Limiter) Inspect(ctx context.Context) (Info, error) {
-	if err := l.usable(ctx); err != nil {
+	if err := l.check(ctx, "Inspect"); err != nil {
 		return Info{}, err
 	}
 	info, err := l.inspect(ctx)
-	if err != nil {
-		return Info{}, callerr.Call(ctx, "adaptive", "inspect", l.cfg.Key, err)
-	}
-	return info, nil
+	return info, errs.Call(ctx, "Inspect", l.base.Key, err)
 }

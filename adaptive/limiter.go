@@ -3,14 +3,14 @@ package adaptive
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/notice"
-	"github.com/slotlimit/slotlimit/internal/script"
+	"github.com/slotlimit/slotlimit/internal/observe"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
@@ -28,11 +28,9 @@ import (
 // process, so any number of Limiters, in any number of processes, share
 // one key.
 type Limiter struct {
-	client  redis.UniversalClient
-	runner  script.Runner // runs the scripts that write, with WAIT for Config.Replicas
+	base    kernel.Base
 	cfg     Config
-	keys    []string // see keyNames
-	channel string   // the notice channel
+	keys    []string // the keys in the order of keys.go
 	notices *notice.Site
 
 	// Script arguments, boxed once (see scripts.go).
@@ -40,32 +38,28 @@ type Limiter struct {
 }
 
 // New returns a Limiter for cfg. It returns an error matching
-// ErrInvalidConfig when client is nil (untyped, or a typed nil) or cfg is
-// invalid, naming the field. New does not contact Redis.
+// ErrInvalidConfig, naming the field, when client is nil (untyped, or a
+// typed nil) or cfg is invalid. New does not contact Redis.
 func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
-	if script.IsNil(client) {
-		return nil, invalidConfig("client is nil")
-	}
-	cfg, err := cfg.check()
+	b, err := errs.New(client, kernel.Settings{Keyed: true, Key: cfg.Key, Sides: sides,
+		Replicas: cfg.Replicas, ReplicaTimeout: cfg.ReplicaTimeout, Observer: cfg.Observer})
 	if err != nil {
 		return nil, err
 	}
-	keys, channel, ok := keyNames(cfg.Key)
-	if !ok {
-		return nil, invalidConfig("Key %q has a '}' but no hash tag", cfg.Key)
+	cfg, err = cfg.check()
+	if err != nil {
+		return nil, err
 	}
+	cfg.ReplicaTimeout = b.ReplicaTimeout
 	return &Limiter{
-		client: client,
-		runner: script.Runner{Client: client, Replicas: cfg.Replicas, ReplicaTimeout: cfg.ReplicaTimeout,
-			NotReplicated: ErrNotReplicated},
+		base:    b,
 		cfg:     cfg,
-		keys:    keys,
-		channel: channel,
+		keys:    b.Keys[1 : 1+numKeys],
 		notices: waitqueue.Notices.Site(client),
 		bounds:  boundsArg(cfg),
 		ttl:     strconv.FormatInt(cfg.TTL.Milliseconds(), 10),
 		tuning:  tuningArg(cfg),
-		handOff: fmt.Sprintf("%s %d %s", notice.Command(client), waitqueue.EntryTTL.Milliseconds(), channel),
+		handOff: waitqueue.HandOff(client, b.Keys[1+numKeys]),
 	}, nil
 }
 
@@ -78,17 +72,23 @@ func (l *Limiter) Config() Config {
 	return l.cfg
 }
 
-// usable returns the error of a call to a zero or nil Limiter, or with a
-// nil ctx.
-func (l *Limiter) usable(ctx context.Context) error {
-	switch {
-	case l == nil || l.client == nil:
-		return errUnusable
-	case ctx == nil:
-		return errNilContext
+// check returns the error of a call of method with ctx on l, or nil when
+// it may go on (see kernel.Errors.Check).
+func (l *Limiter) check(ctx context.Context, method string) error {
+	if l == nil {
+		return errs.Check(ctx, false, method, "")
 	}
-	return nil
+	return errs.Check(ctx, l.base.Usable(), method, l.base.Key)
 }
+
+// begin starts the report of a call of method that takes or frees one
+// slot for holder; the limit is learnt from its answer (Call.SetLimit).
+func (l *Limiter) begin(method, holder string) observe.Call {
+	return l.base.Begin(method, l.base.Key, holder, 1, 0)
+}
+
+// channel is the limit's notice channel.
+func (l *Limiter) channel() string { return l.base.Keys[1+numKeys] }
 
 // TryAcquire takes a slot if fewer than the shared limit are in use, and
 // never waits. When every slot is in use, or the limit went down below
@@ -105,7 +105,7 @@ func (l *Limiter) usable(ctx context.Context) error {
 // call it again. That release, detached from ctx, may take TryAcquire up
 // to a second past ctx's end.
 func (l *Limiter) TryAcquire(ctx context.Context) (*Slot, error) {
-	if err := l.usable(ctx); err != nil {
+	if err := l.check(ctx, "TryAcquire"); err != nil {
 		return nil, err
 	}
 	s := l.newSlot()
@@ -115,16 +115,17 @@ func (l *Limiter) TryAcquire(ctx context.Context) (*Slot, error) {
 		if callerr.OutcomeUnknown(err) || errors.Is(err, ErrNotReplicated) {
 			s.leave(ctx)
 		}
-		err = callerr.Call(ctx, "adaptive", "try acquire", l.cfg.Key, err)
-		c.failed(ctx, err)
+		err = errs.Call(ctx, "TryAcquire", l.base.Key, err)
+		c.Failed(ctx, err)
 		return nil, err
 	}
+	c.SetLimit(g.limit)
 	if !g.held {
-		c.refused(ctx, g.inUse, g.limit)
-		return nil, callerr.Op("adaptive", "try acquire", l.cfg.Key, ErrLimited)
+		c.Refused(ctx, g.inUse)
+		return nil, errs.Op("TryAcquire", l.base.Key, ErrLimited)
 	}
 	s.granted(g.now, g.deadline)
-	c.acquired(ctx, g.inUse, g.limit)
+	c.Acquired(ctx, g.inUse)
 	return s, nil
 }
 
@@ -132,15 +133,15 @@ func (l *Limiter) TryAcquire(ctx context.Context) (*Slot, error) {
 // within the Limiter's Min and Max, or Config.Initial when the key holds
 // none yet. It reads one value and writes nothing.
 func (l *Limiter) Limit(ctx context.Context) (int64, error) {
-	if err := l.usable(ctx); err != nil {
+	if err := l.check(ctx, "Limit"); err != nil {
 		return 0, err
 	}
-	stored, err := l.client.HGet(ctx, l.keys[keyState], "limit").Int64()
+	stored, err := l.base.Client.HGet(ctx, l.keys[keyState], "limit").Int64()
 	switch {
 	case err == redis.Nil:
 		return l.cfg.Initial, nil
 	case err != nil:
-		return 0, callerr.Call(ctx, "adaptive", "limit", l.cfg.Key, err)
+		return 0, errs.Call(ctx, "Limit", l.base.Key, err)
 	}
 	return min(max(stored, l.cfg.Min), l.cfg.Max), nil
 }

@@ -2,11 +2,11 @@ package adaptive
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"strconv"
 	"time"
 
-	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/script"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
@@ -16,17 +16,15 @@ import (
 // script's contract, one section per script: the keys it takes (in the
 // order of the key constants in keys.go), its arguments and the one
 // decoder of its reply; the Lua side is the header of each file in
-// scripts/. Every reply begins with a status. Scripts that write run
-// through a script.Runner: Limiter.runner, which waits for
-// Config.Replicas, or one without WAIT for the cleanup of a failed call;
-// inspect.lua, which writes nothing, runs on the client.
+// scripts/. Every reply begins with a status; claim.lua's is its status
+// alone. Scripts that write run through a script.Runner: the Limiter's,
+// which waits for Config.Replicas, or one without WAIT for the cleanup of
+// a failed call; inspect.lua, which writes nothing, runs on the client.
+// Every script but claim.lua includes lib.lua, the helpers beside it, at
+// its "-- #include lib.lua" line.
 
-// lib.lua: the helpers every script but claim.lua includes.
-var (
-	//go:embed scripts/lib.lua
-	libLua string
-	lib    = script.Lib{Include: "-- #include lib.lua\n", Source: libLua}
-)
+//go:embed scripts
+var scriptFiles embed.FS
 
 // Each script's keys, in the order its KEYS take them.
 func (l *Limiter) queueKeys() []string { return l.keys[keyState:numKeys] }        // acquire.lua, release.lua
@@ -66,11 +64,7 @@ func tuningArg(c Config) string {
 // acquire.lua: KEYS state, leases, queue, queue deadlines, queue wants;
 // ARGV holder, bounds, lease time ms, join ('1' or '0'), queue entry
 // lease ms.
-var (
-	//go:embed scripts/acquire.lua
-	acquireLua    string
-	acquireScript = script.New(acquireLua, lib, waitqueue.Lib)
-)
+var acquireScript = script.Load(scriptFiles, "scripts/acquire.lua", waitqueue.Lib)
 
 // A grant is the reply of acquire.lua.
 type grant struct {
@@ -88,29 +82,32 @@ func (l *Limiter) acquire(ctx context.Context, holder string, join bool) (grant,
 	if join {
 		joinArg = "1"
 	}
-	r, err := l.runner.Run(ctx, acquireScript, l.queueKeys(), holder, l.bounds, l.ttl, joinArg, waitqueue.EntryTTLArg).Int64Slice()
+	v, err := l.base.Runner.Run(ctx, acquireScript, l.queueKeys(), holder, l.bounds, l.ttl, joinArg, waitqueue.EntryTTLArg).Result()
 	if err != nil {
 		return grant{}, err
 	}
+	r := kernel.ReadReply(v)
+	var g grant
 	switch {
-	case len(r) == 5 && r[0] == 1: // {1, deadline, in use, limit, granted}
-		return grant{held: true, deadline: r[1], inUse: r[2], limit: r[3], now: r[4], try: waitqueue.Try{Done: true}}, nil
-	case len(r) == 6 && r[0] == 0: // {0, lapse ms, in use, limit, now, arrival}
-		return grant{inUse: r[2], limit: r[3], now: r[4], try: waitqueue.Try{
-			Arrival: r[5], Lapse: time.Duration(r[1]) * time.Millisecond, Clock: time.UnixMilli(r[4]),
-		}}, nil
+	case r.Status() == 1 && r.Len() == 4: // {1, deadline, in use, limit, granted}
+		g = grant{held: true, deadline: r.Int(0), inUse: r.Int(1), limit: r.Int(2), now: r.Int(3), try: waitqueue.Try{Done: true}}
+	case r.Status() == 0 && r.Len() == 5: // {0, lapse ms, in use, limit, now, arrival}
+		g = grant{inUse: r.Int(1), limit: r.Int(2), now: r.Int(3), try: waitqueue.Try{
+			Arrival: r.Int(4), Lapse: time.Duration(r.Int(0)) * time.Millisecond, Clock: time.UnixMilli(r.Int(3)),
+		}}
+	default:
+		r.Want(false)
 	}
-	return grant{}, callerr.UnexpectedReply(r)
+	if err := r.Err(); err != nil {
+		return grant{}, err
+	}
+	return g, nil
 }
 
 // release.lua: KEYS state, leases, queue, queue deadlines, queue wants;
 // ARGV holder, outcome, bounds, tuning, granted ms, known deadline ms,
 // hand-off.
-var (
-	//go:embed scripts/release.lua
-	releaseLua    string
-	releaseScript = script.New(releaseLua, lib, waitqueue.Lib)
-)
+var releaseScript = script.Load(scriptFiles, "scripts/release.lua", waitqueue.Lib)
 
 // A freed is the reply of release.lua.
 type freed struct {
@@ -122,101 +119,67 @@ type freed struct {
 // release runs release.lua for holder with outcome; granted and known
 // are the slot's grant and lease deadline, in ms (0: unknown).
 func (l *Limiter) release(ctx context.Context, holder, outcome string, granted, known int64) (freed, error) {
-	return l.releaseOn(ctx, &l.runner, holder, outcome, granted, known)
+	return l.releaseOn(ctx, &l.base.Runner, holder, outcome, granted, known)
 }
 
 // releaseOn is release, run through run.
 func (l *Limiter) releaseOn(ctx context.Context, run *script.Runner, holder, outcome string, granted, known int64) (freed, error) {
-	r, err := run.Run(ctx, releaseScript, l.queueKeys(), holder, outcome, l.bounds, l.tuning,
-		granted, known, l.handOff).Int64Slice()
+	v, err := run.Run(ctx, releaseScript, l.queueKeys(), holder, outcome, l.bounds, l.tuning,
+		granted, known, l.handOff).Result()
 	if err != nil {
 		return freed{}, err
 	}
-	if len(r) != 4 || (r[0] != 0 && r[0] != 1) {
-		return freed{}, callerr.UnexpectedReply(r)
+	r := kernel.ReadReply(v) // {held, limit before, limit after, in use}
+	f := freed{held: r.Status() == 1, before: r.Int(0), after: r.Int(1), inUse: r.Int(2)}
+	r.Want(r.Len() == 3 && (r.Status() == 0 || r.Status() == 1))
+	if err := r.Err(); err != nil {
+		return freed{}, err
 	}
-	return freed{held: r[0] == 1, before: r[1], after: r[2], inUse: r[3]}, nil
+	return f, nil
 }
 
 // claim.lua: KEYS leases; ARGV holder, the deadline its notice stated, ms.
-var (
-	//go:embed scripts/claim.lua
-	claimLua    string
-	claimScript = script.New(claimLua)
-)
+var claimScript = script.Load(scriptFiles, "scripts/claim.lua")
 
 // claim runs claim.lua: holder takes the slot handed to it until
 // deadline, and reports whether it holds it.
 func (l *Limiter) claim(ctx context.Context, holder string, deadline time.Time) (bool, error) {
-	status, err := l.runner.Run(ctx, claimScript, l.leaseKeys(), holder, deadline.UnixMilli()).Int64()
-	switch {
-	case err != nil:
-		return false, err
-	case status != 0 && status != 1:
-		return false, callerr.UnexpectedReply(status)
-	}
-	return status == 1, nil
+	return kernel.Held(l.base.Runner.Run(ctx, claimScript, l.leaseKeys(), holder, deadline.UnixMilli()).Int64())
 }
 
 // inspect.lua: KEYS state, leases, queue deadlines; ARGV bounds. It
 // writes nothing.
-var (
-	//go:embed scripts/inspect.lua
-	inspectLua    string
-	inspectScript = script.New(inspectLua, lib)
-)
+var inspectScript = script.Load(scriptFiles, "scripts/inspect.lua")
 
-// inspect runs inspect.lua.
+// inspect runs inspect.lua, whose reply is {1, now, limit, stored,
+// down, up, drop delay, waiters, then pairs holder, deadline}.
 func (l *Limiter) inspect(ctx context.Context) (Info, error) {
-	r, err := inspectScript.Run(ctx, l.client, l.inspectKeys(), l.bounds).StringSlice()
+	v, err := inspectScript.Run(ctx, l.base.Client, l.inspectKeys(), l.bounds).Result()
 	if err != nil {
 		return Info{}, err
 	}
-	info, ok := decodeInfo(r)
-	if !ok {
-		return Info{}, callerr.UnexpectedReply(r)
-	}
-	return info, nil
-}
-
-// decodeInfo reads the reply of inspect.lua: {now, limit, stored limit or
-// ”, down, up, drop delay, waiters, then pairs {holder, deadline}}.
-func decodeInfo(r []string) (Info, bool) {
 	const head = 7
-	if len(r) < head || (len(r)-head)%2 != 0 {
-		return Info{}, false
-	}
-	var n [head]int64
-	for i, s := range r[:head] {
-		if i == 2 {
-			continue
-		}
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return Info{}, false
-		}
-		n[i] = v
-	}
+	r := kernel.ReadReply(v)
+	r.Want(r.Status() == 1 && r.Len() >= head && (r.Len()-head)%2 == 0)
 	info := Info{
-		ServerTime: time.UnixMilli(n[0]),
-		Limit:      n[1],
-		Stored:     r[2] != "",
-		DropDelay:  time.Duration(n[5]) * time.Millisecond,
-		Waiters:    n[6],
+		ServerTime: time.UnixMilli(r.Int(0)),
+		Limit:      r.Int(1),
+		Stored:     r.Int(2) == 1,
+		DropDelay:  time.Duration(r.Int(5)) * time.Millisecond,
+		Waiters:    r.Int(6),
 	}
-	if n[3] > 0 {
-		info.LastDecrease = time.UnixMilli(n[3])
+	if down := r.Int(3); down > 0 {
+		info.LastDecrease = time.UnixMilli(down)
 	}
-	if n[4] > 0 {
-		info.LastIncrease = time.UnixMilli(n[4])
+	if up := r.Int(4); up > 0 {
+		info.LastIncrease = time.UnixMilli(up)
 	}
-	for i := head; i < len(r); i += 2 {
-		deadline, err := strconv.ParseInt(r[i+1], 10, 64)
-		if err != nil {
-			return Info{}, false
-		}
-		info.Holders = append(info.Holders, Holder{ID: r[i], ExpiresAt: time.UnixMilli(deadline)})
+	for i := head; i+1 < r.Len(); i += 2 {
+		info.Holders = append(info.Holders, Holder{ID: r.String(i), ExpiresAt: time.UnixMilli(r.Int(i + 1))})
+	}
+	if err := r.Err(); err != nil {
+		return Info{}, err
 	}
 	info.InUse = int64(len(info.Holders))
-	return info, true
+	return info, nil
 }

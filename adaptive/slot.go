@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/script"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
@@ -37,8 +36,9 @@ const cleanupTimeout = time.Second
 // A slot not freed lapses TTL after it was granted, by the server's
 // clock, and counts nothing. The first of Success, Dropped and Ignore
 // that gets an answer frees the slot; every later call on the Slot sends
-// nothing and returns ErrNotHeld. A nil Slot holds nothing: its methods
-// return ErrNotHeld. A Slot's methods are safe for concurrent use.
+// nothing and returns ErrNotHeld. A Slot's methods are safe for
+// concurrent use. A nil or zero *Slot was not made by TryAcquire or
+// Acquire: its methods return an error matching ErrInvalidConfig.
 type Slot struct {
 	l  *Limiter
 	id string
@@ -99,7 +99,7 @@ func (s *Slot) ID() string {
 // often the call is sent. A call sent again whose first run freed the
 // slot returns nil before the lease's deadline and ErrNotHeld after it.
 func (s *Slot) Success(ctx context.Context) error {
-	return s.free(ctx, "Success", "success", outcomeSuccess)
+	return s.free(ctx, "Success", outcomeSuccess)
 }
 
 // Dropped frees the slot and reports that the system behind the limit
@@ -115,7 +115,7 @@ func (s *Slot) Success(ctx context.Context) error {
 //
 // Errors are as for Success.
 func (s *Slot) Dropped(ctx context.Context) error {
-	return s.free(ctx, "Dropped", "dropped", outcomeDropped)
+	return s.free(ctx, "Dropped", outcomeDropped)
 }
 
 // Ignore frees the slot and leaves the limit as it is: the call's
@@ -124,41 +124,41 @@ func (s *Slot) Dropped(ctx context.Context) error {
 //
 // Errors are as for Success.
 func (s *Slot) Ignore(ctx context.Context) error {
-	return s.free(ctx, "Ignore", "ignore", outcomeIgnore)
+	return s.free(ctx, "Ignore", outcomeIgnore)
 }
 
-// free runs release.lua for the slot with outcome, as operation op (for
-// the Observer) and name (for errors).
-func (s *Slot) free(ctx context.Context, op, name, outcome string) error {
+// free runs release.lua for the slot with outcome, as method.
+func (s *Slot) free(ctx context.Context, method, outcome string) error {
 	if s == nil || s.l == nil {
-		return ErrNotHeld
-	}
-	if ctx == nil {
-		return errNilContext
+		return errs.Check(ctx, false, method, "")
 	}
 	l := s.l
+	if err := errs.Check(ctx, true, method, l.base.Key); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
-		return callerr.Op("adaptive", name, l.cfg.Key, ErrNotHeld)
+		return errs.Op(method, l.base.Key, ErrNotHeld)
 	}
 	if s.claim != nil && s.claim.Stop() {
 		s.claim = nil // freed before its claim was due: no claim is needed
 	}
-	c := l.begin(op, s.id)
+	c := l.begin(method, s.id)
 	f, err := l.release(ctx, s.id, outcome, s.grantedAt, s.deadline.Load())
 	if err != nil {
-		err = callerr.Call(ctx, "adaptive", name, l.cfg.Key, err)
-		c.failed(ctx, err)
+		err = errs.Call(ctx, method, l.base.Key, err)
+		c.Failed(ctx, err)
 		return err
 	}
 	s.done = true
+	c.SetLimit(f.after)
 	if f.held && f.after != f.before {
-		c.limitChanged(ctx, f.before, f.after, f.inUse)
+		c.LimitChanged(ctx, f.before, f.after, f.inUse)
 	}
-	c.released(ctx, f.held, f.after)
+	c.Released(ctx, f.held)
 	if !f.held {
-		return callerr.Op("adaptive", name, l.cfg.Key, ErrNotHeld)
+		return errs.Op(method, l.base.Key, ErrNotHeld)
 	}
 	return nil
 }
@@ -171,7 +171,7 @@ func (s *Slot) free(ctx context.Context, op, name, outcome string) error {
 func (s *Slot) leave(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	noWait := script.Runner{Client: s.l.client}
+	noWait := script.Runner{Client: s.l.base.Client}
 	s.l.releaseOn(ctx, &noWait, s.id, outcomeIgnore, 0, 0) //nolint:errcheck // best effort; the lease and the entry lapse by themselves
 }
 

@@ -2,9 +2,7 @@ package adaptive
 
 import (
 	"context"
-	"time"
 
-	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
@@ -45,17 +43,16 @@ import (
 // what its first run did: the slot taken, or the same place in the
 // queue.
 func (l *Limiter) Acquire(ctx context.Context) (*Slot, error) {
-	if err := l.usable(ctx); err != nil {
+	if err := l.check(ctx, "Acquire"); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, callerr.Op("adaptive", "acquire", l.cfg.Key, err) // nothing was sent
+		return nil, errs.Op("Acquire", l.base.Key, err) // nothing was sent
 	}
 	s := l.newSlot()
 	c := l.begin("Acquire", s.id)
 	var g grant
-	var refused, released time.Time // the first refusal and the hand-over's release, when observed
-	err := waitqueue.Run(ctx, l.notices, l.channel, s.id, waitqueue.Steps{
+	err := waitqueue.Observed(ctx, &c, l.notices, l.channel(), s.id, waitqueue.Steps{
 		Try: func(ctx context.Context) (waitqueue.Try, error) {
 			r, err := l.acquire(ctx, s.id, true)
 			if err != nil {
@@ -63,8 +60,6 @@ func (l *Limiter) Acquire(ctx context.Context) (*Slot, error) {
 			}
 			if r.held {
 				r.try.Lease = l.cfg.TTL
-			} else if c.on() && refused.IsZero() {
-				refused = time.Now()
 			}
 			g = r
 			return r.try, nil
@@ -83,25 +78,16 @@ func (l *Limiter) Acquire(ctx context.Context) (*Slot, error) {
 			}
 			inUse, limit := unpackHanded(h.Value)
 			g = grant{held: true, deadline: deadline.UnixMilli(), now: h.HandedAt.UnixMilli(), inUse: inUse, limit: limit}
-			released = h.HandedAt
 		},
 		Leave: s.leave,
 	})
-	if !refused.IsZero() {
-		c.interim(ctx, kindWaited, refused)
-	}
-	if err == nil && !released.IsZero() {
-		c.interim(ctx, kindHandedOver, released)
-	}
 	if err != nil {
-		if ctxErr := callerr.ContextDone(ctx); ctxErr != nil && callerr.OutcomeUnknown(err) {
-			err = ctxErr
-		}
-		err = callerr.Call(ctx, "adaptive", "acquire", l.cfg.Key, err)
-		c.failed(ctx, err)
+		err = errs.Call(ctx, "Acquire", l.base.Key, err)
+		c.Failed(ctx, err)
 		return nil, err
 	}
 	s.granted(g.now, g.deadline)
-	c.acquired(ctx, g.inUse, g.limit)
+	c.SetLimit(g.limit)
+	c.Acquired(ctx, g.inUse)
 	return s, nil
 }

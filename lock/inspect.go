@@ -3,7 +3,6 @@ package lock
 import (
 	"context"
 	"time"
-
 )
 
 // This file is for operators and tools, such as the slotlimit command:

@@ -6,12 +6,14 @@
 -- KEYS[3]  queue deadlines: sorted set, waiting holder -> when its entry lapses (ms)
 -- ARGV[1]  'min max initial', as acquire.lua takes it
 --
--- Returns a flat array of strings: the server's clock (ms), the limit
--- (within min and max; initial when none is stored), the stored limit or
--- '' when none is, when it last went down and up (ms; 0: never), the
--- drop delay (ms; 0: none known), the
--- waiters whose entries are live, and the live leases, earliest deadline
--- first, as pairs {holder, deadline ms}. The slots in use are the leases.
+-- Returns {1, now, limit, stored, down, up, drop delay, waiters, then
+-- pairs holder, deadline}, integers but the holders: the status 1, the
+-- server's clock (ms), the limit (within min and max; initial when none
+-- is stored), 1 when a limit is stored (else 0), when it last went down
+-- and up (ms; 0: never), the drop delay (ms; 0: none known), the waiters
+-- whose entries are live, and the live leases, earliest deadline first,
+-- each as its holder and its deadline (ms). The slots in use are the
+-- leases.
 
 -- #include lib.lua
 
@@ -20,14 +22,18 @@ local min, max, initial = bounds(ARGV[1])
 local now = now_ms()
 local limit = read_limit(state, min, max, initial)
 local fields = redis.call('HMGET', state, 'limit', 'down', 'up', 'delay')
+local stored = 0
+if fields[1] then
+	stored = 1
+end
 local reply = {
-	string.format('%d', now), string.format('%d', limit), fields[1] or '',
-	fields[2] or '0', fields[3] or '0', fields[4] or '0',
-	string.format('%d', redis.call('ZCOUNT', qdeadlines, '(' .. now, '+inf')),
+	1, now, limit, stored,
+	tonumber(fields[2] or '0'), tonumber(fields[3] or '0'), tonumber(fields[4] or '0'),
+	redis.call('ZCOUNT', qdeadlines, '(' .. now, '+inf'),
 }
 local live = redis.call('ZRANGEBYSCORE', leases, '(' .. now, '+inf', 'WITHSCORES')
 for i = 1, #live, 2 do
 	local n = #reply
-	reply[n + 1], reply[n + 2] = live[i], string.format('%d', tonumber(live[i + 1]))
+	reply[n + 1], reply[n + 2] = live[i], tonumber(live[i + 1])
 end
 return reply
