@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,10 +28,10 @@ func keysOf(ctx context.Context, t *testing.T, client redis.UniversalClient, key
 }
 
 // contents returns the value of each key of key (see keysOf), read by
-// its type, with key in the names replaced by "K".
+// its type, by its name with key replaced by "K".
 func contents(t *testing.T, client redis.UniversalClient, key string) map[string]string {
 	t.Helper()
-	return read(t, client, key, func(ctx context.Context, k, typ string) string {
+	return read(t, client, key, false, func(ctx context.Context, k, typ string) string {
 		var v any
 		var err error
 		switch typ {
@@ -54,11 +55,12 @@ func contents(t *testing.T, client redis.UniversalClient, key string) map[string
 
 // shape returns the type and size of each key of key: a string's value
 // when it is a small count, else its length; the number of members of
-// any other type. Two runs of the same calls on two keys have the same
-// shape, though the IDs and times they hold differ.
+// any other type; by the name with key replaced by "K" and every ID in
+// it by "ID". Two runs of the same calls on two keys have the same shape,
+// though the IDs and times they hold differ.
 func shape(t *testing.T, client redis.UniversalClient, key string) map[string]string {
 	t.Helper()
-	return read(t, client, key, func(ctx context.Context, k, typ string) string {
+	return read(t, client, key, true, func(ctx context.Context, k, typ string) string {
 		var n int64
 		var err error
 		switch typ {
@@ -85,19 +87,33 @@ func shape(t *testing.T, client redis.UniversalClient, key string) map[string]st
 	})
 }
 
+// ids are the IDs a package mints and names keys by (a holder's, a
+// release's), which differ between two runs of the same calls.
+var ids = regexp.MustCompile(`[A-Za-z0-9_-]{16,}`)
+
 // read returns what value says of each key of key, by the name with key
-// replaced by "K".
-func read(t *testing.T, client redis.UniversalClient, key string, value func(ctx context.Context, k, typ string) string) map[string]string {
+// replaced by "K", and every ID in it by "ID" when anonymous (the values
+// of the names that then meet are joined, in order).
+func read(t *testing.T, client redis.UniversalClient, key string, anonymous bool, value func(ctx context.Context, k, typ string) string) map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	out := map[string]string{}
+	values := map[string][]string{}
 	for _, k := range keysOf(ctx, t, client, key) {
 		typ, err := client.Type(ctx, k).Result()
 		require.NoError(t, err, "type of %s", k)
 		if typ == "none" {
 			continue // gone since the scan
 		}
-		out[strings.ReplaceAll(k, key, "K")] = value(ctx, k, typ)
+		name := strings.ReplaceAll(k, key, "K")
+		if anonymous {
+			name = ids.ReplaceAllString(name, "ID")
+		}
+		values[name] = append(values[name], value(ctx, k, typ))
+	}
+	out := map[string]string{}
+	for name, vs := range values {
+		sort.Strings(vs)
+		out[name] = strings.Join(vs, "; ")
 	}
 	return out
 }

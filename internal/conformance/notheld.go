@@ -9,37 +9,55 @@ import (
 )
 
 // checkNotHeld: a release or a renewal of something the caller no longer
-// holds (released already) returns ErrNotHeld, named, and changes
-// nothing: not the hold another caller took once it was free.
+// holds (released already, see Hold.Lose) returns ErrNotHeld, named, and
+// changes none of the data there was: not the hold another caller took
+// once it was free. (It may note the call itself, as a release that
+// remembers its ID to answer a re-sent run does.)
 func (s *suite[M]) checkNotHeld(t *testing.T) {
 	if s.p.NotHeld == nil {
 		t.Skipf("%s hands out nothing to hold", s.p.Name)
 	}
-	ctx := context.Background()
 	for i := range s.p.Verbs {
 		v := &s.p.Verbs[i]
 		if v.hold == "" || (v.Kind != Release && v.Kind != Renew) {
 			continue
 		}
-		free := s.releaseOf(v.hold)
-		require.NotNil(t, free, "%s: no Release verb of %s to let it go", v.title(), v.hold)
 		m, key := s.make(t, s.b.Client, nil)
-		held := take(t, v, m, key)
-		_, err := call(t, free, ctx, m, key, held)
-		require.NoError(t, err, "%s of what is held", free.title())
-		if v.take != nil { // another's, taken once it is free, which must stay held
-			ctx, cancel := context.WithTimeout(ctx, callTimeout)
-			_, err := v.take(ctx, m, key)
+		lost := s.lose(t, v, m, key, take(t, v, m, key))
+		if !v.alone {
+			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+			_, err := v.take(ctx, m, key) // another's, which must stay held
 			cancel()
-			require.NoError(t, err, "take another %s", v.hold)
+			require.NoError(t, err, "take another %s once the first is let go", v.hold)
 		}
 
 		before := contents(t, s.b.Client, key)
-		_, err = call(t, v, ctx, m, key, held)
-		assert.ErrorIs(t, err, s.p.NotHeld, "%s of what was released", v.title())
+		_, err := call(t, v, context.Background(), m, key, lost)
+		assert.ErrorIs(t, err, s.p.NotHeld, "%s of what is no longer held", v.title())
 		s.assertNamed(t, v, err, key, true)
-		assert.Equal(t, before, contents(t, s.b.Client, key), "%s of what was released changed the data", v.title())
+		after := contents(t, s.b.Client, key)
+		for name, was := range before {
+			assert.Equal(t, was, after[name], "%s of what is no longer held changed %s", v.title(), name)
+		}
 	}
+}
+
+// lose lets held go, by v's Hold.Lose or by the first Release verb of
+// the hold, and returns it as the caller then has it.
+func (s *suite[M]) lose(t *testing.T, v *Verb[M], m M, key string, held any) any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	if v.lose != nil {
+		lost, err := v.lose(ctx, m, held)
+		require.NoError(t, err, "let a %s go", v.hold)
+		return lost
+	}
+	free := s.releaseOf(v.hold)
+	require.NotNil(t, free, "%s: no Release verb of %s to let it go", v.title(), v.hold)
+	_, err := call(t, free, ctx, m, key, held)
+	require.NoError(t, err, "%s of what is held", free.title())
+	return held
 }
 
 // releaseOf returns the first Release verb of hold, or nil.

@@ -75,7 +75,9 @@ type Verb[M any] struct {
 
 	hold  string // the name of what call is given to hold, or ""
 	take  func(ctx context.Context, m M, key string) (any, error)
-	zeros []any // the nil and zero values of what is held, when it is a handle
+	lose  func(ctx context.Context, m M, h any) (any, error) // or nil
+	alone bool                                               // Hold.Nameless
+	zeros []any                                              // the nil and zero values of what is held, when it is a handle
 	call  func(ctx context.Context, m M, key string, held any) (any, error)
 }
 
@@ -95,16 +97,28 @@ type Hold[M, H any] struct {
 	Name string
 	// Take returns one, held by the caller, from m made with key.
 	Take func(ctx context.Context, m M, key string) (H, error)
+	// Lose, if set, lets h go as the package's docs say a caller can
+	// lose it (a release, then a lapse), and returns it as the caller
+	// then has it: something the caller no longer holds. Without it, the
+	// first Release verb of the hold lets h go: a release made twice.
+	Lose func(ctx context.Context, m M, h H) (H, error)
+	// Nameless says that what is held carries no name of its holder (a
+	// Counter's slot), so that a release frees anyone's: "not held" is
+	// then checked with no other caller holding one.
+	Nameless bool
 }
 
 // On returns the verb name, of kind, called on something of hold: call
 // makes the call with m and h, and returns as Method's call does. When H
 // is a handle (a pointer or a struct), its nil and zero values are
-// checked too. For a Release or Renew, "not held" is h after the first
-// Release verb of the same hold: a release called twice, or a renewal
-// after a release.
+// checked too. For a Release or Renew, "not held" is what hold.Lose
+// returns.
 func On[M, H any](hold Hold[M, H], name string, kind Kind, call func(ctx context.Context, m M, h H) (any, error)) Verb[M] {
-	return Verb[M]{Name: name, Kind: kind, hold: hold.Name,
+	var lose func(ctx context.Context, m M, h any) (any, error)
+	if hold.Lose != nil {
+		lose = func(ctx context.Context, m M, h any) (any, error) { return hold.Lose(ctx, m, h.(H)) }
+	}
+	return Verb[M]{Name: name, Kind: kind, hold: hold.Name, lose: lose, alone: hold.Nameless,
 		take:  func(ctx context.Context, m M, key string) (any, error) { return hold.Take(ctx, m, key) },
 		zeros: zeros[H](),
 		call: func(ctx context.Context, m M, _ string, h any) (any, error) {
@@ -171,5 +185,11 @@ func Stopped(work context.Context) error {
 // Again returns v, marked as answering Again.
 func Again[M any](v Verb[M]) Verb[M] {
 	v.Again = true
+	return v
+}
+
+// Keyless returns v, marked Keyless.
+func Keyless[M any](v Verb[M]) Verb[M] {
+	v.Keyless = true
 	return v
 }
