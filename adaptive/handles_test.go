@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -84,4 +85,20 @@ func TestInspectReplyLeadsWithStatus(t *testing.T) {
 		require.NotEmpty(t, reply)
 		assert.Equal(t, int64(1), reply[0], "the status")
 	})
+}
+
+// New refuses, as a Key, the name of every key and channel beside
+// another limit, in both forms, and the keys of the module's other
+// packages, so that a Limiter never meets their data.
+func TestNewRefusesKeysBesideAnother(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer client.Close()
+	for _, base := range []string{"payments", "{t}:payments"} {
+		keys, channel := adaptive.Keys(base)
+		for _, key := range append(keys, channel, "{t}/lock:q", "{t}:x:recent") {
+			_, err := adaptive.New(client, adaptive.Config{Key: key, Max: 10})
+			assert.ErrorIs(t, err, adaptive.ErrInvalidConfig, key)
+			assert.ErrorContains(t, err, key, "the error names the key")
+		}
+	}
 }

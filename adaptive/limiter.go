@@ -8,9 +8,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/notice"
 	"github.com/slotlimit/slotlimit/internal/observe"
-	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
