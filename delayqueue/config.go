@@ -27,7 +27,8 @@ type Config struct {
 	// Nothing is kept at Key itself, so another package's primitive given
 	// the same Key (a slotlimit.Limiter, a recent.List) never touches the
 	// queue's messages, nor the queue its data. A Key with a '}' but no
-	// hash tag is refused. Required.
+	// hash tag, and one that a package of this module keeps beside
+	// another key (such as "{k}/recent"), are refused. Required.
 	Key string
 
 	// Visibility is the lease on a polled message: unacked by then, by
@@ -56,7 +57,8 @@ type Config struct {
 	// Observer, if set, is told of each call's outcome, as one final
 	// event, with Package "delayqueue" and Op the method's name:
 	// Push, PushAt and PushBatch report Done, Units the messages given
-	// and Holder the message's ID (empty for a PushBatch); Poll reports
+	// and Holder the message's ID (empty for a PushBatch), even when an ID
+	// was queued already (ErrDuplicate); Poll reports
 	// Acquired, after Waited when it slept; Ack and Nack report Released,
 	// and Extend Renewed, Held false when they returned ErrNotHeld;
 	// Requeue and Drop report Done, Units the IDs given; a call that

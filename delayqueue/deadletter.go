@@ -30,13 +30,11 @@ func (q *Queue) DeadLetters(ctx context.Context, n int) ([]Message, error) {
 }
 
 // Requeue moves the dead letters among ids back to the queue, due now,
-// their attempts counted from 0 again, and wakes one waiting consumer. It
-// returns how many of ids are requeued: those it moved, and those a
-// Requeue moved before that are not delivered yet, so that a call that
-// go-redis sends again after its reply was lost, or a repeat, counts what
-// the first moved, and moves nothing twice: after an error matching
-// ErrOutcomeUnknown, call it again with the same ids. The others are left
-// alone. It refuses more than MaxBatch ids with ErrInvalidArgument.
+// their attempts counted from 0 again, leaves the other ids alone, and
+// returns how many of ids are requeued: moved now, or by an earlier
+// Requeue and not delivered since. So a call made again, or sent again,
+// counts what the first moved and moves nothing twice. It refuses more
+// than MaxBatch ids with ErrInvalidArgument.
 func (q *Queue) Requeue(ctx context.Context, ids ...string) (int, error) {
 	if err := q.check(ctx, "Requeue"); err != nil {
 		return 0, err
@@ -44,13 +42,11 @@ func (q *Queue) Requeue(ctx context.Context, ids ...string) (int, error) {
 	return q.deadOp(ctx, "Requeue", requeueScript, q.notify, ids)
 }
 
-// Drop deletes the dead letters among ids for good, and returns how many
-// of ids were dead letters. It refuses more than MaxBatch ids with
-// ErrInvalidArgument. A call that go-redis sends again after its reply was
-// lost, or a repeat after an error matching ErrOutcomeUnknown, deletes
-// nothing more, and counts only the ids that are still dead letters when
-// it runs: it may report fewer than were deleted, never more, and deletes
-// nothing but dead letters.
+// Drop deletes the dead letters among ids for good, leaves the other ids
+// alone, and returns how many of ids were dead letters. A call made
+// again, or sent again, deletes nothing more, and counts only what is
+// still there: fewer than were deleted, never more. It refuses more than
+// MaxBatch ids with ErrInvalidArgument.
 func (q *Queue) Drop(ctx context.Context, ids ...string) (int, error) {
 	return q.deadOp(ctx, "Drop", dropScript, nil, ids)
 }

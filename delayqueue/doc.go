@@ -14,43 +14,23 @@
 // Poll, Ack, Nack and Extend are the parts Run is made of, for callers
 // that drive their own loop.
 //
-// How it works:
+// Due times are read on the server's clock, so clients whose clocks are
+// off from each other still agree, and messages due at the same
+// millisecond come out in push order. A consumer with nothing due sleeps
+// until a push, a Nack or a lapsed lease makes a message due: an idle
+// consumer costs Redis about one command a second. Delivery is at least
+// once: a message whose lease lapses is delivered again, with Attempt+1,
+// and after Config.MaxAttempts deliveries it becomes a dead letter, to
+// read, requeue or drop.
 //
-//   - No polling. A consumer with nothing due registers in Redis as a
-//     waiter and sleeps. A push of a message due before the others wakes
-//     one waiter, through a notice naming it on pub/sub (one subscription
-//     per client, shared by every consumer of the process), and only that
-//     one; a woken waiter that takes a message wakes one more if another
-//     is due; and one waiter, the keeper, sleeps until the next due time. An
-//     idle consumer costs one command a second, the poll that keeps its
-//     registration (a notice lost while a subscription is restored delays
-//     a message by that second at most). Notices are used rather than a
-//     blocking pop (BZPOPMIN) on a marker: a blocking pop ties up a
-//     connection per waiting consumer, and its timeout cannot be shorter
-//     than the next due time without polling.
-//   - The server's clock. Due times are ms on the server's clock (TIME,
-//     read in the scripts), so clients whose clocks are off from each
-//     other still agree, and each message is queued under an order key
-//     that grows in push order, so messages due at the same ms come out
-//     in push order.
-//   - Delivery at least once. Poll moves a message to in flight with a
-//     lease (Config.Visibility); Ack removes it; a lapsed lease makes it
-//     due again, with Attempt+1; after MaxAttempts deliveries it goes to a
-//     dead-letter set, to read, requeue or drop. Run keeps the lease alive
-//     while a handler works.
-//
-// Every call that writes takes effect once, however often it is sent:
-// go-redis sends a call again when its reply is lost (MaxRetries), so
-// Push mints each message's ID, and Poll each delivery's Token, before the
-// first send, and a call sent again finds what its first run wrote and
-// answers as it did. Ack, Nack and Extend act on one delivery, named by
-// its Token, which no later delivery of the message repeats. Each
-// method's doc says what a repeat does.
-//
+// Every call that writes takes effect once, however often go-redis sends
+// it (MaxRetries): a call sent again after its reply was lost answers as
+// its first run did. Each method's doc says what a call made again does.
 // A call that fails with an error matching ErrOutcomeUnknown (sent, but
 // no answer came back) may or may not have taken effect: call it again
-// with the same arguments, but for Push, PushAt and PushBatch, which mint
-// new IDs and so may queue a message twice (never lose it).
+// with the same arguments. A Push made again queues the message once when
+// it carries the caller's ID (WithID, Job.ID), and may queue it twice
+// (never lose it) without one, since each Push mints a new ID.
 //
 // Payloads are binary-safe, up to MaxPayload bytes. A queue's keys carry
 // the package's name inside its Key's hash tag ("{jobs}/delayqueue" and
@@ -68,5 +48,6 @@
 // until the call's context ends. Replication is asynchronous: an
 // operator's CLUSTER FAILOVER loses nothing, since the replica catches up
 // first, but a forced takeover can lose the last writes the old master
-// acknowledged: a message pushed there is lost, and an ack or a delete made there is undone, so the message is delivered again.
+// acknowledged: a message pushed there is lost, and an ack or a delete
+// made there is undone, so the message is delivered again.
 package delayqueue

@@ -2,6 +2,7 @@ package delayqueue_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -104,4 +105,41 @@ func ExampleQueue_Nack() {
 	// ready 0 delayed 0 in flight 0 dead 1
 	// dead letter: welcome mail after 2 attempts, the one pushed: true
 	// requeued 1; welcome mail: attempt 1
+}
+
+// A message pushed with the caller's ID is queued once, however often the
+// push is made: after an error matching ErrOutcomeUnknown, push again
+// with the same ID, and take ErrDuplicate as "it is queued".
+func ExampleWithID() {
+	mr := miniredis.NewMiniRedis()
+	if err := mr.Start(); err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer client.Close()
+	ctx := context.Background()
+
+	q, err := delayqueue.New(client, delayqueue.Config{Key: "jobs:invoices"})
+	if err != nil {
+		panic(err)
+	}
+	push := func() error {
+		_, err := q.Push(ctx, []byte("invoice 42"), time.Hour, delayqueue.WithID("invoice-42"))
+		if errors.Is(err, delayqueue.ErrDuplicate) {
+			return nil // queued by an earlier push
+		}
+		return err
+	}
+	for range 3 {
+		if err := push(); err != nil {
+			panic(err)
+		}
+	}
+	_, delayed, _, _, err := q.Len(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("delayed", delayed)
+	// Output: delayed 1
 }

@@ -32,11 +32,14 @@ func (q *Queue) Ack(ctx context.Context, m Message) error {
 // negative or above MaxDelay. Made again, or sent again, it answers as
 // Ack does, and gives nothing back twice.
 func (q *Queue) Nack(ctx context.Context, m Message, delay time.Duration) error {
-	if err := q.checkDelivery(ctx, "Nack", m); err != nil {
+	if err := q.check(ctx, "Nack"); err != nil {
 		return err
 	}
 	if err := checkDelay(delay); err != nil {
 		return q.refuse("Nack", err)
+	}
+	if err := q.checkDelivery(ctx, "Nack", m); err != nil {
+		return err
 	}
 	_, err := q.settle(ctx, "Nack", m, nackScript, q.nackArgs(m, delay))
 	return err

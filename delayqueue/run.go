@@ -23,24 +23,20 @@ const settleTimeout = 5 * time.Second
 type Handler func(ctx context.Context, m Message) error
 
 // Run is the consumer loop: workers goroutines Poll the queue, each
-// handling one message at a time with handler, until ctx ends.
+// handling one message at a time with handler, until ctx ends, when Run
+// waits for the handlers to return and returns ctx's error.
 //
-// While a handler runs, its lease is renewed about every third of
-// Config.Visibility, so a handler may outlast the Visibility; if the
-// lease is lost (renewals fail until it must have lapsed), the handler's
-// ctx is cancelled with cause ErrNotHeld. A handler that returns nil has
-// its message acked. One that returns an error, or panics, has it given
-// back (Nack), due again after Config.Backoff(Attempt), until its
-// MaxAttempts-th delivery sends it to the dead letters. A Poll that fails
-// (Redis down) is tried again after a pause that grows to a second.
-//
-// When ctx ends, Run waits for the handlers to return; a message whose
-// handler then failed is given back due at once. Run returns ctx's error.
-// It returns an error matching ErrInvalidArgument, with nothing sent,
-// when workers is below 1 or handler is nil. An Ack or Nack that fails
-// leaves the message to be delivered again when its lease lapses. Every
-// error Run goes on from (a Poll, an Extend, an Ack or a Nack that
-// failed) is passed to Config.OnError, so that an outage shows.
+// A handler keeps its message's lease while it runs, however long; if
+// the lease is lost, its ctx is cancelled with cause ErrNotHeld. A
+// handler that returns nil has its message acked; one that returns an
+// error, or panics, has it given back, due again after
+// Config.Backoff(Attempt) (at once when ctx has ended), until its
+// MaxAttempts-th delivery makes it a dead letter. A Poll that fails is
+// tried again after a pause of up to a second; an Ack or Nack that fails
+// leaves the message to be delivered again when its lease lapses; each
+// such error is passed to Config.OnError. Run returns an error matching
+// ErrInvalidArgument, with nothing sent, when workers is below 1 or
+// handler is nil.
 func (q *Queue) Run(ctx context.Context, workers int, handler Handler) error {
 	if err := q.check(ctx, "Run"); err != nil {
 		return err
