@@ -6,10 +6,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/slotlimit/slotlimit/internal/kernel"
 )
 
 // checkNotHeld: a release or a renewal of something the caller no longer
-// holds (released already, see Hold.Lose) returns ErrNotHeld, named, and
+// holds (released already, see Hold.Lose) returns ErrNotHeld, named, a
+// known outcome (not ErrOutcomeUnknown), and
 // changes none of the data there was: not the hold another caller took
 // once it was free. (It may note the call itself, as a release that
 // remembers its ID to answer a re-sent run does.)
@@ -34,6 +37,7 @@ func (s *suite[M]) checkNotHeld(t *testing.T) {
 		before := contents(t, s.b.Client, key)
 		_, err := call(t, v, context.Background(), m, key, lost)
 		assert.ErrorIs(t, err, s.p.NotHeld, "%s of what is no longer held", v.title())
+		assert.NotErrorIs(t, err, kernel.ErrOutcomeUnknown, "%s of what is no longer held: a known outcome", v.title())
 		s.assertNamed(t, v, err, key, true)
 		after := contents(t, s.b.Client, key)
 		for name, was := range before {

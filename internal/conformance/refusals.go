@@ -7,6 +7,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
+
+	"github.com/slotlimit/slotlimit/internal/kernel"
 )
 
 // checkNilClient: New refuses a nil client, untyped or a typed nil, with
@@ -29,8 +31,9 @@ func checkNilClient[M any](t *testing.T, p Package[M]) {
 
 // checkZeroHandles: every verb of a nil or zero value, one not made by
 // New, and every verb given a nil or zero handle by a value made by New,
-// returns an error matching ErrInvalidConfig that names the package and
-// the method, without a panic and without sending anything.
+// returns an error matching ErrInvalidConfig, and not ErrOutcomeUnknown,
+// that names the package and the method, without a panic and without
+// sending anything.
 func (s *suite[M]) checkZeroHandles(t *testing.T) {
 	ctx := context.Background()
 	for _, m := range zeroOf[M]() {
@@ -42,6 +45,7 @@ func (s *suite[M]) checkZeroHandles(t *testing.T) {
 			}
 			_, err := call(t, v, ctx, m, "k", held)
 			assert.ErrorIs(t, err, s.p.InvalidConfig, "%s of a %s %T", v.title(), nilOrZero(m), m)
+			assert.NotErrorIs(t, err, kernel.ErrOutcomeUnknown, "%s of a %s %T", v.title(), nilOrZero(m), m)
 			s.assertNamed(t, v, err, "k", false)
 		}
 	}
@@ -57,6 +61,7 @@ func (s *suite[M]) checkZeroHandles(t *testing.T) {
 			sent := counter.Commands()
 			_, err := call(t, v, ctx, m, key, h)
 			assert.ErrorIs(t, err, s.p.InvalidConfig, "%s of a %s %T", v.title(), nilOrZero(h), h)
+			assert.NotErrorIs(t, err, kernel.ErrOutcomeUnknown, "%s of a %s %T", v.title(), nilOrZero(h), h)
 			s.assertNamed(t, v, err, key, false)
 			assert.Equal(t, sent, counter.Commands(), "%s of a %s %T sent a command", v.title(), nilOrZero(h), h)
 		}
@@ -64,8 +69,9 @@ func (s *suite[M]) checkZeroHandles(t *testing.T) {
 }
 
 // checkNilContext: every verb called with a nil context returns an error
-// matching ErrInvalidArgument that names the package, the method and the
-// key, without a panic and without sending anything.
+// matching ErrInvalidArgument, and not ErrOutcomeUnknown, that names the
+// package, the method and the key, without a panic and without sending
+// anything.
 func (s *suite[M]) checkNilContext(t *testing.T) {
 	client, counter := s.counted(t)
 	for i := range s.p.Verbs {
@@ -75,6 +81,7 @@ func (s *suite[M]) checkNilContext(t *testing.T) {
 		sent := counter.Commands()
 		_, err := call(t, v, nil, m, key, held) //nolint:staticcheck // the nil context is the check
 		assert.ErrorIs(t, err, s.p.InvalidArgument, "%s with a nil context", v.title())
+		assert.NotErrorIs(t, err, kernel.ErrOutcomeUnknown, "%s with a nil context", v.title())
 		s.assertNamed(t, v, err, key, true)
 		assert.Equal(t, sent, counter.Commands(), "%s with a nil context sent a command", v.title())
 	}

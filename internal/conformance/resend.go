@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/slotlimit/slotlimit/internal/kernel"
 )
 
 // checkLostReply: a write whose reply is lost once, so that go-redis
@@ -59,6 +61,27 @@ func (s *suite[M]) checkLostReply(t *testing.T) {
 				assert.Equal(t, third, s.outcome(t, v, m, key, held), "the next call answers as a third")
 			}
 		})
+	}
+}
+
+// checkLostForGood: a write whose every reply is lost, each try that
+// go-redis makes, fails with an error matching ErrOutcomeUnknown, named.
+func (s *suite[M]) checkLostForGood(t *testing.T) {
+	cutClient, cutter := s.b.CutClient(t)
+	for i := range s.p.Verbs {
+		v := &s.p.Verbs[i]
+		if !v.Kind.writes() {
+			continue
+		}
+		m, key := s.make(t, cutClient, nil)
+		held := take(t, v, m, key)
+		cuts := cutter.Cuts()
+		cutter.Arm(100, key)
+		_, err := call(t, v, context.Background(), m, key, held)
+		cutter.Arm(0)
+		assert.Greater(t, cutter.Cuts(), cuts, "%s: no reply was cut", v.title())
+		assert.ErrorIs(t, err, kernel.ErrOutcomeUnknown, "%s whose replies were lost", v.title())
+		s.assertNamed(t, v, err, key, true)
 	}
 }
 

@@ -45,6 +45,10 @@ func Run[M any](t *testing.T, p Package[M]) {
 		s := &suite[M]{p: p, b: redistest.Redis(t)}
 		s.checkLostReply(t)
 	})
+	t.Run("LostForGood", func(t *testing.T) {
+		s := &suite[M]{p: p, b: redistest.Redis(t)}
+		s.checkLostForGood(t)
+	})
 }
 
 // A suite runs the checks of one Package on one backend.
