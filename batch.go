@@ -15,11 +15,10 @@ import (
 const batchSize = 1000
 
 // TryAcquireBatch runs TryAcquire for each holder, in order, in one round
-// trip: the results are exactly those of the same calls made one by one,
-// in the same order. Every holder is checked first; an invalid one fails
-// the whole batch with ErrInvalidHolder and nothing is sent. An error
-// after sending leaves each call's outcome unknown; as with TryAcquire,
-// sending the batch again or releasing its holders is safe.
+// trip: the results are exactly those of the same calls made one by one.
+// An invalid holder fails the whole batch with ErrInvalidHolder, and
+// nothing is sent. As with TryAcquire, a batch sent again, or after an
+// error matching ErrOutcomeUnknown, takes each holder's units once.
 //
 // Config.Observer is told of each holder's outcome, as its TryAcquire
 // would report it, with Op "TryAcquireBatch"; a batch that fails after

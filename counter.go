@@ -97,7 +97,7 @@ func (c *Counter) Acquire(ctx context.Context) (Result, error) {
 	}
 	o := c.Begin("Acquire", c.cfg.Key, "", 1, c.cfg.Limit)
 	res, err := poll(ctx, func() (Result, error) { return c.runAcquire(ctx, "Acquire") })
-	res, err = acquireOutcome(ctx, c.cfg, res, err)
+	res, err = acquireOutcome(ctx, "Acquire", c.cfg, res, err)
 	observeResult(ctx, &o, res, err)
 	return res, err
 }

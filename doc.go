@@ -38,6 +38,6 @@
 // Deadlines and errors are as a Go Redis library's should be: every call
 // honours its context, bad input returns [ErrInvalidConfig],
 // [ErrInvalidHolder] or [ErrInvalidWeight] and touches nothing, and a
-// Redis that is down returns the client's error, wrapped with the
-// operation and key.
+// Redis that is down returns the client's error; every error names the
+// package, the method and the key.
 package slotlimit

@@ -122,19 +122,13 @@ func parseInts(v []int64, s []string) bool {
 }
 
 // Limits returns the limits that the Limiters on key have left in Redis,
-// lowest first, each once: the limit in the name of each full marker
-// beside key, which lives while that many units are in use, and the
-// limit each queued waiter recorded. The limit is an argument of every
-// call and is stored nowhere else, so Limits returns none when the key is
-// not full and nobody waits. More than one means that Limiters with
-// different limits share the key, as during a rolling change of the limit.
-//
-// It finds the markers with SCAN MATCH on the node that holds key (on a
-// Cluster, the master of key's slot; on a Ring, every shard), which walks
-// every key on that node, so it is for operators and tools, not for a
-// busy path. It writes nothing. It returns an error matching
-// ErrInvalidConfig for a nil client, or a key that New refuses, and one
-// matching ErrInvalidArgument for a nil ctx.
+// lowest first, each once: those of a full key's markers and of queued
+// waiters, since the limit is stored nowhere else. It returns none when
+// the key is not full and nobody waits, and more than one when Limiters
+// with different limits share it, as during a rolling change. It writes
+// nothing, but walks every key on the node of key with SCAN, so it is for
+// operators, not a busy path. It refuses a client and a key as New does,
+// and a nil ctx with ErrInvalidArgument.
 func Limits(ctx context.Context, client redis.UniversalClient, key string) ([]int64, error) {
 	switch fault := kernel.KeyFault(key); {
 	case script.IsNil(client):

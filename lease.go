@@ -40,11 +40,18 @@ type Lease struct {
 // Lease returns a handle on holder's lease, whether or not holder holds
 // one; it sends nothing to Redis.
 func (l *Limiter) Lease(holder string) *Lease {
+	return l.lease(holder, true)
+}
+
+// lease is Lease; reported says whether its renewals and its release
+// report to the Observer as calls of their own, as they do but for the
+// lease of Do, which is one call.
+func (l *Limiter) lease(holder string, reported bool) *Lease {
 	x := &Lease{limiter: l, holder: holder}
 	x.keep = keepalive.New(keepalive.Config{
 		TTL: l.Config().TTL,
 		Renew: func(ctx context.Context) (bool, error) {
-			at, ok, err := l.renew(ctx, holder)
+			at, ok, err := l.renew(ctx, holder, reported)
 			switch {
 			case ok:
 				x.heldUntil(at)
@@ -54,7 +61,7 @@ func (l *Limiter) Lease(holder string) *Lease {
 			return ok, err
 		},
 		Release: func(ctx context.Context) (bool, error) {
-			err := l.release(ctx, holder, x.deadline())
+			err := l.release(ctx, holder, x.deadline(), reported)
 			return err == nil, err
 		},
 		ErrLost: ErrNotHeld,
@@ -101,9 +108,16 @@ func NewHolderID() string {
 // they are free or ctx is done, and returns the Lease. On error it returns
 // a nil Lease and, as AcquireN does, leaves no units held.
 func (l *Limiter) AcquireLease(ctx context.Context, n int64) (*Lease, error) {
-	x := l.Lease(NewHolderID())
+	return l.acquireLease(ctx, "AcquireLease", n)
+}
+
+// acquireLease is AcquireLease for a call of method, which its errors and
+// its report to the Observer name; the Lease of a call of Do reports
+// nothing more.
+func (l *Limiter) acquireLease(ctx context.Context, method string, n int64) (*Lease, error) {
+	x := l.lease(NewHolderID(), method != "Do")
 	start := time.Now()
-	res, err := l.acquireN(ctx, x.holder, n, x) // x learns the lease's deadline
+	res, err := l.acquireN(ctx, method, x.holder, n, x) // x learns the lease's deadline
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +135,7 @@ func (l *Limiter) AcquireLease(ctx context.Context, n int64) (*Lease, error) {
 func (l *Limiter) TryAcquireLease(ctx context.Context, n int64) (*Lease, error) {
 	x := l.Lease(NewHolderID())
 	start := time.Now()
-	res, err := l.TryAcquireN(ctx, x.holder, n)
+	res, err := l.tryAcquireN(ctx, "TryAcquireLease", x.holder, n)
 	if err != nil {
 		if errors.Is(err, ErrOutcomeUnknown) {
 			l.releaseDetached(ctx, x.holder)
@@ -141,14 +155,13 @@ func (l *Limiter) TryAcquireLease(ctx context.Context, n int64) (*Lease, error) 
 // Do runs fn while holding n units under a new random holder ID: it waits
 // for them as AcquireLease does, keeps the lease alive while fn runs, and
 // releases it when fn returns or panics. fn's context is derived from ctx
-// and is cancelled, with cause ErrNotHeld, if the lease is lost.
-//
-// When the units cannot be had, Do returns AcquireN's error and fn does
-// not run. Otherwise Do returns fn's error, joined with an error matching
-// ErrNotHeld if the lease was lost while fn ran, and with the release's
-// error if the release failed, in which case the lease lapses by itself
-// after TTL. A nil fn returns an error matching ErrInvalidArgument, with
-// nothing sent.
+// and is cancelled, with cause ErrNotHeld, if the lease is lost. When the
+// units cannot be had, fn does not run and Do returns AcquireN's error;
+// otherwise fn's error, joined with one matching ErrNotHeld if the lease
+// was lost while fn ran, and with the release's error if it failed (the
+// lease then lapses after TTL). A nil fn returns an error matching
+// ErrInvalidArgument. Config.Observer is told of Do as of one call, its
+// acquire, with Op "Do".
 func (l *Limiter) Do(ctx context.Context, n int64, fn func(ctx context.Context) error) (err error) {
 	if fn == nil {
 		if err := l.usable(ctx, "Do"); err != nil {
@@ -156,7 +169,7 @@ func (l *Limiter) Do(ctx context.Context, n int64, fn func(ctx context.Context) 
 		}
 		return errs.Op("Do", l.cfg.Key, errs.Argument("nil function"))
 	}
-	lease, err := l.AcquireLease(ctx, n)
+	lease, err := l.acquireLease(ctx, "Do", n)
 	if err != nil {
 		return err
 	}
@@ -206,18 +219,11 @@ func (x *Lease) Lost() <-chan struct{} {
 
 // Release frees the lease and stops KeepAlive. It returns nil when it
 // freed a live lease, and an error matching ErrNotHeld when the lease was
-// not held: it had lapsed, was never taken, or was released already.
-// After a Release that failed otherwise, Release tries again. A nil or
-// zero Lease, or one of a zero or nil Limiter, returns an error matching
-// ErrInvalidConfig and sends nothing.
-//
-// A Release sent again answers as its first run did, since the Lease
-// knows its deadline on the server's clock: a lease found gone before it
-// counts as freed by this call. So after an error matching
-// ErrOutcomeUnknown, call Release again. Two edges follow: a lease freed
-// before its deadline by other means (the slotlimit command's release)
-// also counts as freed, and a first run just before the deadline whose
-// call is sent again after it returns ErrNotHeld.
+// not held: lapsed, never taken, or released already. A Release sent
+// again, or called again after an error matching ErrOutcomeUnknown,
+// answers as its first run did. A nil or zero Lease, or one of a zero or
+// nil Limiter, returns an error matching ErrInvalidConfig and sends
+// nothing.
 func (x *Lease) Release(ctx context.Context) error {
 	if err := x.usable(ctx, "Release"); err != nil {
 		return err
@@ -245,19 +251,14 @@ func (x *Lease) Renew(ctx context.Context) error {
 	return err
 }
 
-// KeepAlive renews the lease about every third of its TTL, in the
-// background, until the lease is released or lost or ctx ends. It returns
-// a context for the work, derived from ctx, that is cancelled when the
-// lease is lost (with cause ErrNotHeld) or released. A failed renewal is
-// retried sooner; if renewals keep failing past the point where the lease
-// must have lapsed, the lease is lost. Calling KeepAlive again returns the
-// same context.
-//
-// The context it returns is cancelled at once when the Lease cannot be
-// kept: with cause ErrNotHeld for a released Lease, with an error matching
-// ErrInvalidArgument for a nil ctx (a context of its own), and one
-// matching ErrInvalidConfig for a nil or zero Lease, or one of a zero or
-// nil Limiter.
+// KeepAlive renews the lease, about every third of its TTL, until it is
+// released or lost or ctx ends, and returns a context for the work,
+// derived from ctx, that is cancelled when the lease is lost (with cause
+// ErrNotHeld) or released; calling it again returns the same context. A
+// lease whose renewals fail until it must have lapsed is lost. The
+// context is cancelled at once when the Lease cannot be kept: with cause
+// ErrNotHeld for a released Lease, ErrInvalidConfig for a nil or zero
+// Lease, and ErrInvalidArgument for a nil ctx (a context of its own).
 func (x *Lease) KeepAlive(ctx context.Context) context.Context {
 	if ctx == nil {
 		return keepalive.Cancelled(context.Background(), errs.Check(ctx, true, "KeepAlive", x.key()))

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/notice"
+	"github.com/slotlimit/slotlimit/internal/observe"
 	"github.com/slotlimit/slotlimit/internal/script"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
@@ -104,7 +105,7 @@ func (l *Limiter) usable(ctx context.Context, method string) error {
 // TryAcquire takes a slot for holder if one is free, and never waits. It
 // is shorthand for TryAcquireN(ctx, holder, 1).
 func (l *Limiter) TryAcquire(ctx context.Context, holder string) (Result, error) {
-	return l.TryAcquireN(ctx, holder, 1)
+	return l.tryAcquireN(ctx, "TryAcquire", holder, 1)
 }
 
 // TryAcquireN takes n units for holder if they are free, and never waits.
@@ -112,17 +113,21 @@ func (l *Limiter) TryAcquire(ctx context.Context, holder string) (Result, error)
 // when to come back (RetryAfter), and a nil error. A holder has one lease
 // of one weight: asking again with the same n renews it, and with another
 // n re-weighs it, which a refusal leaves as it was (Result.Weight). n must
-// be 1 to Limit, or the error matches ErrInvalidWeight.
-//
-// A TryAcquireN sent again, such as after an error matching
-// ErrOutcomeUnknown, finds the holder's own lease and renews it: it takes
-// n units once.
+// be 1 to Limit, or the error matches ErrInvalidWeight. A TryAcquireN
+// sent again finds the holder's own lease and renews it: it takes n units
+// once.
 func (l *Limiter) TryAcquireN(ctx context.Context, holder string, n int64) (Result, error) {
-	if err := l.check(ctx, "TryAcquire", holder, n); err != nil {
+	return l.tryAcquireN(ctx, "TryAcquireN", holder, n)
+}
+
+// tryAcquireN is TryAcquireN for a call of method, which its errors and
+// its report to the Observer name.
+func (l *Limiter) tryAcquireN(ctx context.Context, method, holder string, n int64) (Result, error) {
+	if err := l.check(ctx, method, holder, n); err != nil {
 		return Result{Limit: l.Config().Limit}, err
 	}
-	c := l.Begin("TryAcquire", l.cfg.Key, holder, n, l.cfg.Limit)
-	res, _, err := l.try(ctx, "TryAcquire", holder, n, false)
+	c := l.begin(true, method, holder, n)
+	res, _, err := l.try(ctx, method, holder, n, false)
 	observeResult(ctx, &c, res, err)
 	return res, err
 }
@@ -163,41 +168,49 @@ func (l *Limiter) try(ctx context.Context, method, holder string, n int64, queue
 // Acquire takes a slot for holder, waiting until one is free or ctx is
 // done. It is shorthand for AcquireN(ctx, holder, 1).
 func (l *Limiter) Acquire(ctx context.Context, holder string) (Result, error) {
-	return l.AcquireN(ctx, holder, 1)
+	return l.acquireN(ctx, "Acquire", holder, 1, nil)
 }
 
 // AcquireN takes n units for holder, waiting until they are free or ctx
 // is done; a holder that holds them already gets its lease back at once,
-// renewed (see TryAcquireN for re-weighing). The Result's ExpiresAt is the
-// lease's deadline on the server's clock.
-//
-// On failure holder holds nothing, not even a lease it held before the
-// call: if ctx ends first, the error matches ctx.Err(); any other error
-// is returned as it is. To leave nothing behind, a failed AcquireN whose
-// outcome is unknown releases holder before it returns, which may take up
-// to a second past ctx's end. So an AcquireN that fails may be called
-// again as it is. In one rare case the lease lapses before ExpiresAt: a
-// release handed the units over and the claim that follows the return
-// could not reach Redis within seconds; a Lease is then marked lost.
+// renewed (see TryAcquireN for re-weighing). On failure holder holds
+// nothing, not even a lease it held before: if ctx ended first, the error
+// matches ctx.Err(). A failed AcquireN whose outcome is unknown releases
+// holder before it returns, up to a second past ctx's end, so it may be
+// called again as it is. In one rare case the lease lapses before
+// ExpiresAt (units handed over whose claim could not reach Redis in
+// time); a Lease is then marked lost.
 func (l *Limiter) AcquireN(ctx context.Context, holder string, n int64) (Result, error) {
-	return l.acquireN(ctx, holder, n, nil)
+	return l.acquireN(ctx, "AcquireN", holder, n, nil)
 }
 
-// acquireN is AcquireN; x is as for wait.
-func (l *Limiter) acquireN(ctx context.Context, holder string, n int64, x *Lease) (Result, error) {
-	if err := l.check(ctx, "Acquire", holder, n); err != nil {
+// acquireN is AcquireN for a call of method, which its errors and its
+// report to the Observer name. x is as for wait.
+func (l *Limiter) acquireN(ctx context.Context, method, holder string, n int64, x *Lease) (Result, error) {
+	if err := l.check(ctx, method, holder, n); err != nil {
 		return Result{Limit: l.Config().Limit}, err
 	}
-	c := l.Begin("Acquire", l.cfg.Key, holder, n, l.cfg.Limit)
+	c := l.begin(true, method, holder, n)
 	if err := ctx.Err(); err != nil {
-		err = errs.Call(ctx, "Acquire", l.cfg.Key, err)
+		err = errs.Call(ctx, method, l.cfg.Key, err)
 		c.Failed(ctx, err)
 		return Result{Limit: l.cfg.Limit}, err
 	}
-	res, err := l.wait(ctx, holder, n, x, &c)
-	res, err = acquireOutcome(ctx, l.cfg, res, err)
+	res, err := l.wait(ctx, method, holder, n, x, &c)
+	res, err = acquireOutcome(ctx, method, l.cfg, res, err)
 	observeResult(ctx, &c, res, err)
 	return res, err
+}
+
+// begin starts the report to the Observer of a call of method by holder,
+// of n units, unless reported is false: the Call it then returns reports
+// nothing, for the renewals and the release of a Lease of Do, whose one
+// report is its acquire's.
+func (l *Limiter) begin(reported bool, method, holder string, n int64) observe.Call {
+	if !reported {
+		return observe.Call{}
+	}
+	return l.Begin(method, l.cfg.Key, holder, n, l.cfg.Limit)
 }
 
 // cleanupTimeout bounds the release that follows a failed acquire.
@@ -233,20 +246,21 @@ func (l *Limiter) leave(ctx context.Context, holder string) {
 // ErrOutcomeUnknown, call Release again and read ErrNotHeld as "freed". A
 // Lease's Release answers as its first run did.
 func (l *Limiter) Release(ctx context.Context, holder string) error {
-	return l.release(ctx, holder, 0)
+	return l.release(ctx, holder, 0, true)
 }
 
 // release is Release for a caller that knows, from the server's replies,
 // the lease's deadline on the server's clock (ms; 0 when it does not): a
-// lease gone before then was freed by this call's first run.
-func (l *Limiter) release(ctx context.Context, holder string, deadline int64) error {
+// lease gone before then was freed by this call's first run. reported
+// says whether it reports to the Observer (see begin).
+func (l *Limiter) release(ctx context.Context, holder string, deadline int64, reported bool) error {
 	if err := l.usable(ctx, "Release"); err != nil {
 		return err
 	}
 	if err := checkHolder(holder); err != nil {
 		return errs.Op("Release", l.cfg.Key, err)
 	}
-	c := l.Begin("Release", l.cfg.Key, holder, 0, l.cfg.Limit)
+	c := l.begin(reported, "Release", holder, 0)
 	released, err := l.runRelease(ctx, holder, deadline)
 	if err != nil {
 		c.Failed(ctx, err)
@@ -264,22 +278,23 @@ func (l *Limiter) release(ctx context.Context, holder string, deadline int64) er
 // slot that had lapsed. A Renew sent again renews again, to TTL from its
 // last run: after an error matching ErrOutcomeUnknown, call it again.
 func (l *Limiter) Renew(ctx context.Context, holder string) error {
-	_, ok, err := l.renew(ctx, holder)
+	_, ok, err := l.renew(ctx, holder, true)
 	if err == nil && !ok {
 		err = errs.Op("Renew", l.cfg.Key, ErrNotHeld)
 	}
 	return err
 }
 
-// renew is Renew that also returns the new deadline.
-func (l *Limiter) renew(ctx context.Context, holder string) (time.Time, bool, error) {
+// renew is Renew that also returns the new deadline; reported says
+// whether it reports to the Observer (see begin).
+func (l *Limiter) renew(ctx context.Context, holder string, reported bool) (time.Time, bool, error) {
 	if err := l.usable(ctx, "Renew"); err != nil {
 		return time.Time{}, false, err
 	}
 	if err := checkHolder(holder); err != nil {
 		return time.Time{}, false, errs.Op("Renew", l.cfg.Key, err)
 	}
-	c := l.Begin("Renew", l.cfg.Key, holder, 0, l.cfg.Limit)
+	c := l.begin(reported, "Renew", holder, 0)
 	deadline, held, err := l.runRenew(ctx, holder)
 	if err != nil {
 		c.Failed(ctx, err)

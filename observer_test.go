@@ -61,7 +61,7 @@ func TestObserverReportsEachCallOnce(t *testing.T) {
 
 		_, err = l.TryAcquireN(ctx, "b", 1)
 		require.NoError(t, err)
-		assert.Equal(t, int64(2), one(t, rec.Take(), observe.Acquired, "TryAcquire", "b").InUse)
+		assert.Equal(t, int64(2), one(t, rec.Take(), observe.Acquired, "TryAcquireN", "b").InUse)
 
 		res, err := l.TryAcquire(ctx, "c")
 		require.NoError(t, err)

@@ -274,11 +274,11 @@ func (l *Limiter) runRenew(ctx context.Context, holder string) (int64, bool, err
 }
 
 // runClaim runs claim.lua (KEYS readKeys; ARGV holder, the deadline ms
-// the notice stated), for a call of Acquire: it returns the lease's
+// the notice stated), for a call of method: it returns the lease's
 // deadline, and false when holder held no live lease.
-func (l *Limiter) runClaim(ctx context.Context, holder string, deadline time.Time) (int64, bool, error) {
+func (l *Limiter) runClaim(ctx context.Context, method, holder string, deadline time.Time) (int64, bool, error) {
 	reply, err := l.Runner.Run(ctx, claimScript, l.readKeys(), holder, deadline.UnixMilli()).Result()
-	return l.heldUntil(ctx, "Acquire", reply, err)
+	return l.heldUntil(ctx, method, reply, err)
 }
 
 // heldUntil reads the reply of renew.lua and claim.lua, or their error,

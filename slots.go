@@ -54,15 +54,16 @@ func (s *slots) usable(ctx context.Context, method string) error {
 	return errs.Check(ctx, s.Usable(), method, s.cfg.Key)
 }
 
-// acquireOutcome settles what a waiting acquire returns: a failed acquire
-// reports no slot, and its error matches ctx.Err() whenever ctx is done,
-// unless Redis itself answered with an error, which is kept.
-func acquireOutcome(ctx context.Context, cfg Config, res Result, err error) (Result, error) {
+// acquireOutcome settles what a waiting acquire, a call of method,
+// returns: a failed acquire reports no slot, and its error matches
+// ctx.Err() whenever ctx is done, unless Redis itself answered with an
+// error, which is kept.
+func acquireOutcome(ctx context.Context, method string, cfg Config, res Result, err error) (Result, error) {
 	if err == nil {
 		return res, nil
 	}
 	if ctxErr := callerr.ContextDone(ctx); ctxErr != nil && outcomeUnknown(err) {
-		err = errs.Op("Acquire", cfg.Key, ctxErr)
+		err = errs.Op(method, cfg.Key, ctxErr)
 	}
 	return Result{Limit: cfg.Limit}, err
 }

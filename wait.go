@@ -32,14 +32,14 @@ import (
 // still be held for it (see waitqueue.Run).
 //
 // c, the observed call, learns whether it waited and was handed units.
-func (l *Limiter) wait(ctx context.Context, holder string, n int64, x *Lease, c *observe.Call) (Result, error) {
+func (l *Limiter) wait(ctx context.Context, method, holder string, n int64, x *Lease, c *observe.Call) (Result, error) {
 	var res Result
 	var refused, released time.Time // the first refusal and the hand-over's release, when observed
 	err := waitqueue.Run(ctx, l.notices, l.channel, holder, waitqueue.Steps{
 		Try: func(ctx context.Context) (waitqueue.Try, error) {
 			var try waitqueue.Try
 			var err error
-			res, try, err = l.try(ctx, "Acquire", holder, n, true)
+			res, try, err = l.try(ctx, method, holder, n, true)
 			if err == nil && res.Acquired {
 				try.Lease = l.cfg.TTL
 				if x != nil {
@@ -55,7 +55,7 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64, x *Lease, c 
 			if l.cfg.Replicas == 0 {
 				return true, nil // held for the waiter until h.HeldUntil; Accept claims it
 			}
-			return l.claim(ctx, holder, h.Deadline)
+			return l.claim(ctx, method, holder, h.Deadline)
 		},
 		Accept: func(h waitqueue.Handed) {
 			if l.cfg.Replicas == 0 {
@@ -88,7 +88,7 @@ func (l *Limiter) wait(ctx context.Context, holder string, n int64, x *Lease, c 
 func (l *Limiter) claimHanded(ctx context.Context, holder string, deadline time.Time, x *Lease) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	live, err := l.claim(ctx, holder, deadline)
+	live, err := l.claim(ctx, "Acquire", holder, deadline)
 	switch {
 	case x == nil:
 	case err == nil && live:
@@ -99,9 +99,9 @@ func (l *Limiter) claimHanded(ctx context.Context, holder string, deadline time.
 	}
 }
 
-// claim runs claim.lua: holder takes the lease a release handed it until
+// claim runs claim.lua for a call of method: holder takes the lease a release handed it until
 // deadline. It reports false when holder holds no live lease.
-func (l *Limiter) claim(ctx context.Context, holder string, deadline time.Time) (bool, error) {
-	_, held, err := l.runClaim(ctx, holder, deadline)
+func (l *Limiter) claim(ctx context.Context, method, holder string, deadline time.Time) (bool, error) {
+	_, held, err := l.runClaim(ctx, method, holder, deadline)
 	return held, err
 }
