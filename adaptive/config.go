@@ -89,17 +89,15 @@ type Config struct {
 	// (0, 1); 0 means DefaultFactor.
 	Factor float64
 
-	// Replicas, when above 0, makes every write wait until that many
-	// replicas have it (Redis WAIT), so that a slot's lease survives a
-	// failover to one of them. A write they do not acknowledge within
-	// ReplicaTimeout fails with ErrNotReplicated. Each write then costs a
-	// round trip to the replicas.
-	// A call whose WAIT a failover cut short returns an error matching
-	// ErrOutcomeUnknown. 0, the default, leaves replication asynchronous:
-	// an operator's CLUSTER FAILOVER loses nothing, since the replica
-	// catches up first, but a forced takeover can lose the last writes
-	// the old master acknowledged: a slot taken there is not counted, and a release
-	// made there is undone, its slot held until its lease lapses.
+	// Replicas, when above 0, makes every write to the limit wait, at
+	// the cost of a round trip, until that many replicas acknowledge it
+	// (Redis WAIT), so that a slot's lease survives a failover to one of
+	// them: a write not acknowledged within ReplicaTimeout fails with
+	// ErrNotReplicated, and one whose WAIT a failover cut short with
+	// ErrOutcomeUnknown. 0, the default, leaves replication asynchronous,
+	// as Redis's is: a forced takeover (not an operator's CLUSTER
+	// FAILOVER) can lose the slots taken, and the releases made, just
+	// before it; such a slot is held until its lease lapses.
 	Replicas int
 
 	// ReplicaTimeout bounds the wait for Replicas, to the millisecond; 0

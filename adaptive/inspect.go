@@ -50,8 +50,8 @@ type Holder struct {
 }
 
 // Inspect reads the shared limit, the live slots and the number of
-// waiters at one moment, in one script that writes nothing. After an
-// error matching ErrOutcomeUnknown, call it again.
+// waiters, at one moment; it writes nothing. After an error matching
+// ErrOutcomeUnknown, call it again.
 func (l *Limiter) Inspect(ctx context.Context) (Info, error) {
 	if err := l.check(ctx, "Inspect"); err != nil {
 		return Info{}, err

@@ -91,19 +91,14 @@ func (l *Limiter) begin(method, holder string) observe.Call {
 func (l *Limiter) channel() string { return l.base.Keys[1+numKeys] }
 
 // TryAcquire takes a slot if fewer than the shared limit are in use, and
-// never waits. When every slot is in use, or the limit went down below
-// the slots in use, it returns a nil Slot and an error matching
-// ErrLimited.
-//
-// The Slot's holder ID is made before the call is sent, so a call that
-// go-redis sends again after its reply was lost finds the slot its first
-// run took and returns it, holding one slot. An error that leaves the
-// outcome unknown matches ErrOutcomeUnknown, and one that the replicas
-// did not acknowledge (Config.Replicas) matches ErrNotReplicated;
-// TryAcquire then frees what it may have taken before it returns (as
-// Ignore, which counts nothing), so a failed TryAcquire holds nothing:
-// call it again. That release, detached from ctx, may take TryAcquire up
-// to a second past ctx's end.
+// never waits. On success it returns the Slot. When every slot is in use,
+// or the limit went down below the slots in use, it returns a nil Slot
+// and an error matching ErrLimited. After any other error it holds
+// nothing: when the outcome is unknown (ErrOutcomeUnknown) or the
+// replicas did not acknowledge the slot (ErrNotReplicated), it frees what
+// it may have taken, counting nothing, before it returns, up to a second
+// past ctx's end; call it again. A TryAcquire that go-redis sends again
+// returns the slot its first run took.
 func (l *Limiter) TryAcquire(ctx context.Context) (*Slot, error) {
 	if err := l.check(ctx, "TryAcquire"); err != nil {
 		return nil, err
@@ -131,7 +126,7 @@ func (l *Limiter) TryAcquire(ctx context.Context) (*Slot, error) {
 
 // Limit returns the current shared limit: the one stored in Redis, kept
 // within the Limiter's Min and Max, or Config.Initial when the key holds
-// none yet. It reads one value and writes nothing.
+// none yet. It writes nothing.
 func (l *Limiter) Limit(ctx context.Context) (int64, error) {
 	if err := l.check(ctx, "Limit"); err != nil {
 		return 0, err

@@ -103,26 +103,19 @@ func (s *Slot) Success(ctx context.Context) error {
 }
 
 // Dropped frees the slot and reports that the system behind the limit
-// refused the call, failed it or let it time out: its capacity was
-// exceeded. The limit shrinks by Config.Factor (by one slot at least, to
-// Config.Min at most), unless it went down less than a Config.Window ago
-// or the slot was granted before it last went down: the drops of one
-// overload count once. A slot whose grant time is unknown counts nothing
-// either: one that its TryAcquire or Acquire found held already by an
-// earlier run of the same call (sent again after a lost reply, or a slot
-// handed to a waiter that missed the notice). While the limit is below
-// the slots in use, no slot is granted.
-//
-// Errors are as for Success.
+// refused the call, failed it or let it time out. The limit shrinks by
+// Config.Factor (by one slot at least, to Config.Min at most), unless it
+// went down less than a Config.Window ago or the slot was granted before
+// it last went down, so that the drops of one overload count once; a slot
+// whose grant time is unknown (one a call sent again found held) counts
+// nothing. Errors are as for Success.
 func (s *Slot) Dropped(ctx context.Context) error {
 	return s.free(ctx, "Dropped", outcomeDropped)
 }
 
-// Ignore frees the slot and leaves the limit as it is: the call's
-// outcome says nothing of the system's capacity (a bad request, a
-// cancelled context, an error of the caller's own).
-//
-// Errors are as for Success.
+// Ignore frees the slot and leaves the limit as it is: the call's outcome
+// says nothing of the system's capacity (a bad request, a cancelled
+// context, an error of the caller's own). Errors are as for Success.
 func (s *Slot) Ignore(ctx context.Context) error {
 	return s.free(ctx, "Ignore", outcomeIgnore)
 }

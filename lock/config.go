@@ -33,16 +33,15 @@ type Config struct {
 	// least a millisecond and at most MaxTTL. 0 means DefaultTTL.
 	TTL time.Duration
 
-	// Replicas, when above 0, makes every write wait until that many
-	// replicas have it (Redis WAIT), as slotlimit.Config.Replicas does, so
-	// that a lock survives a failover to one of them; a write they do not
-	// acknowledge within ReplicaTimeout fails with ErrNotReplicated.
-	// A call whose WAIT a failover cut short returns an error matching
-	// ErrOutcomeUnknown. 0, the default, leaves replication asynchronous:
-	// an operator's CLUSTER FAILOVER loses nothing, since the replica
-	// catches up first, but a forced takeover can lose the last writes
-	// the old master acknowledged: a lock taken there is not counted, and an unlock
-	// made there is undone, the lock held until its lease lapses.
+	// Replicas, when above 0, makes every write of the lock wait until
+	// that many replicas acknowledge it (Redis WAIT), so that a lock
+	// survives a failover to one of them: a write they do not acknowledge
+	// within ReplicaTimeout fails with ErrNotReplicated, and one whose
+	// WAIT a failover cut short with ErrOutcomeUnknown. 0, the default,
+	// leaves replication asynchronous, as Redis's is: a forced takeover
+	// (not an operator's CLUSTER FAILOVER) can lose a lock taken, or an
+	// unlock made, just before it; such an unlock is undone, and the lock
+	// held until its lease lapses.
 	Replicas int
 
 	// ReplicaTimeout bounds the wait for Replicas, to the millisecond; 0

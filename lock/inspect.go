@@ -37,9 +37,9 @@ type Info struct {
 func (i Info) Held() bool { return i.Token != "" }
 
 // Inspect reads the lock's owner, the time left on its lease and the
-// number of its waiters at one moment, in one script that writes
-// nothing. A key of another type fails with WRONGTYPE. After an error
-// matching ErrOutcomeUnknown, call it again.
+// number of its waiters, at one moment; it writes nothing. A key of
+// another type fails with WRONGTYPE. After an error matching
+// ErrOutcomeUnknown, call it again.
 func (m *Mutex) Inspect(ctx context.Context) (Info, error) {
 	if err := m.check(ctx, "Inspect"); err != nil {
 		return Info{}, err
@@ -48,30 +48,14 @@ func (m *Mutex) Inspect(ctx context.Context) (Info, error) {
 	return info, errs.Call(ctx, "Inspect", m.base.Key, err)
 }
 
-// Break frees the lock if the owner whose token it names still holds it,
-// exactly as that owner's Unlock would: the first waiter, if any, is
-// handed the lock at once and woken, and otherwise the key is deleted. It
-// is for operators, to free a lock whose owner is stuck. The owner is not
-// told: its next Refresh returns ErrNotHeld, and its KeepAlive context
-// ends with that cause (an Unlock it sends before the lease it knows of
-// runs out reports success: see Lock.Unlock).
-//
-// The token, as Info.Token reports it, names the owner to break, so that a
-// lock that changed hands since it was read is left to its new owner.
-// Break returns an error matching ErrNotHeld, and changes nothing, when
-// that owner no longer holds the lock: it unlocked it, its lease lapsed,
-// or another owner holds it now. The owner may be a Lock's or any other
-// client's that keeps the same data at the key (redislock, redsync, a SET
-// NX PX script). An empty token is refused with ErrInvalidArgument.
-//
-// Break reads the lock first, as Inspect does, and then frees it, passing
-// the owner's lease deadline it read, so that the second call, sent again
-// by go-redis after its reply was lost, finds the lock gone before that
-// deadline and reports success, as its first run did. An error matching
-// ErrOutcomeUnknown leaves it open whether the lock was broken: call
-// Break again with the same token; it then returns nil if the owner still
-// held the lock, and ErrNotHeld if the first call broke it (or the owner
-// let it go meanwhile). Either way that owner no longer holds it.
+// Break frees the lock if the owner whose token it names (Info.Token)
+// still holds it, as that owner's Unlock would: the first waiter, if any,
+// is handed the lock. It is for operators, to free a lock whose owner is
+// stuck; the owner is not told (see Lock.Unlock). It returns an error
+// matching ErrNotHeld, and changes nothing, when that owner no longer
+// holds the lock, and ErrInvalidArgument for an empty token. Called again
+// after an error matching ErrOutcomeUnknown, it returns nil if the owner
+// still held the lock, and ErrNotHeld if the first call broke it.
 func (m *Mutex) Break(ctx context.Context, token string) error {
 	if err := m.check(ctx, "Break"); err != nil {
 		return err

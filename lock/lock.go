@@ -88,10 +88,9 @@ func (l *Lock) gone() {
 }
 
 // Token returns the owner token stored in Redis while this Lock holds the
-// lock: 128 random bits, as text (26 characters of base32). Once a Lock
-// of this package waits for the lock, the key holds the token followed by
-// '+', the mark that tells Unlock to look for waiters; Inspect reports the
-// token without it.
+// lock: 128 random bits, as text (26 characters of base32); "" for a nil
+// Lock. While a Lock of this package waits for the lock, the key holds
+// the token followed by '+'; Inspect reports the token without it.
 func (l *Lock) Token() string {
 	if l == nil {
 		return ""
@@ -100,21 +99,13 @@ func (l *Lock) Token() string {
 }
 
 // Fence returns the lock's fencing token: the Redis server's clock, in
-// microseconds, when this owner took the lock (read in the same
-// transaction or script that took it; when go-redis sent that call again
-// after its reply was lost, read by the call sent again, which found the
-// lock held by this owner: a little later than it was taken, still before
-// any later owner took it). Storage that keeps the highest
-// fence it has seen can refuse a write that carries a lower one, from an
-// owner that lost the lock without knowing it (a long pause, say).
-//
-// Fences strictly increase across the successive owners of one key, across
-// a lapse and across a restart: each owner takes the lock only after the
-// last one unlocked it, a round trip after it took it, or after its lease
-// lapsed, so later by the server's clock. The promise fails only if that
-// clock steps back by more than the time between two owners (an NTP step,
-// or a failover to a replica whose clock is behind). No key is kept for
-// it. It is 0 for a nil Lock.
+// microseconds, when this owner took the lock; 0 for a nil Lock. Fences
+// strictly increase across the successive owners of one key, across a
+// lapse and a restart, unless the server's clock steps back by more than
+// the time between two owners (an NTP step, or a failover to a replica
+// whose clock is behind). Storage that keeps the highest fence it has
+// seen can refuse the write of an owner that lost the lock without
+// knowing it.
 func (l *Lock) Fence() int64 {
 	if l == nil {
 		return 0

@@ -14,23 +14,13 @@ import (
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
-// A Mutex is a lock shared by every process that uses its Redis key. Each
-// TryLock or Lock that succeeds returns a *Lock, the handle of one owner,
-// with a token that names it in Redis and a fencing token that grows with
-// every new owner.
-//
-// The key holds the owner's token as a plain string with a PX expiry: the
-// data of redislock, of redsync and of the classic SET NX PX scripts, so
-// that a lock taken by any of them keeps the others out. While a Lock
-// waits for a Mutex's owner, the owner's token is marked with a '+' after
-// it, so that its Unlock looks for waiters then, and only then; another
-// client's token is never changed. Every expiry is on the Redis
-// server's clock. A Mutex waits without polling: Lock joins a queue in
-// Redis, and Unlock hands the lock straight to the first waiter and wakes
-// it alone, through a notice on pub/sub; a lock that lapses instead wakes
-// the waiters when it lapses.
-//
-// A Mutex is safe for concurrent use.
+// A Mutex is a lock shared by every process that uses its Redis key: one
+// owner at a time. Each TryLock or Lock that succeeds returns a *Lock, the
+// handle of one owner, with a token that names it in Redis and a fence
+// that grows with every new owner. The key holds the owner's token as a
+// plain string with a PX expiry, the data of redislock, redsync and the
+// classic SET NX PX scripts, so that they and a Mutex keep each other
+// out. A Mutex is safe for concurrent use.
 type Mutex struct {
 	base    kernel.Base // Keys: the keys in the order of keys.go, then the notice channel
 	cfg     Config
@@ -85,17 +75,12 @@ func (m *Mutex) check(ctx context.Context, method string) error {
 // channel is the lock's notice channel.
 func (m *Mutex) channel() string { return m.base.Keys[numKeys] }
 
-// TryLock takes the lock if no one holds it, and never waits. When another
-// owner holds it, TryLock returns a nil *Lock and an error matching
-// ErrNotObtained.
-//
-// The Lock's token is made before the call is sent, so a call that
-// go-redis sends again after its reply was lost finds the lock held by
-// its own token and returns the Lock, as its first run would have; its
-// fence is then read by the call sent again (see Lock.Fence). An error
-// from the connection leaves the outcome unknown and matches
-// ErrOutcomeUnknown; TryLock then unlocks what it may have taken before
-// it returns, so a failed TryLock holds nothing: call it again.
+// TryLock takes the lock if no one holds it, and never waits. On success
+// it returns the Lock. When another owner holds the lock, it returns a
+// nil *Lock and an error matching ErrNotObtained. After any other error
+// it holds nothing: when the outcome is unknown (ErrOutcomeUnknown), it
+// unlocks what it may have taken before it returns; call it again. A
+// TryLock that go-redis sends again returns the Lock its first run took.
 func (m *Mutex) TryLock(ctx context.Context) (*Lock, error) {
 	if err := m.check(ctx, "TryLock"); err != nil {
 		return nil, err

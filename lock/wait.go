@@ -8,44 +8,15 @@ import (
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
-// Lock takes the lock, waiting until it is free or ctx is done. It does
-// not poll. A refused try joins a queue in Redis, and the owner's Unlock
-// hands the lock straight to the first waiter in it, in the same script,
-// and wakes that waiter alone through a notice; Lock then returns at once,
-// with no further round trip, and claims the lock for its full TTL just
-// behind the return. A lock that lapses instead (its owner died) wakes the
-// waiters when it lapses; an owner that takes it by TryLock before their
-// tries come is found by those tries, which mark its token so that its
-// Unlock hands the lock on (see Lock.Token), or find it free if it was
-// unlocked meanwhile. A waiter also tries again every second, to keep its
-// place in the queue, so a lost notice delays it at most that long.
-//
-// A handed lock is held for the waiter only for the claim time (3
-// seconds), or its TTL if shorter, from the hand-off, by the server's
-// clock. Lock returns on the notice only while the lock must still be held
-// for it, with time for the claim to arrive; a waiter that reads the
-// notice later (its process was stopped or starved) tries again instead,
-// and returns only once that try holds the lock.
-//
-// If ctx is done first, Lock returns an error that matches ctx.Err(),
-// holds nothing and has left the queue: an Unlock never hands the lock to
-// a Lock that gave up, and a lock handed to it as it gave up is handed on
-// to the next waiter. Any other error is returned as it is; when it leaves
-// the outcome unknown (a broken connection, say), it matches
-// ErrOutcomeUnknown, and Lock unlocks what it may have taken before it
-// returns, so a failed Lock holds nothing: call it again. A try that
-// go-redis sends again after its reply was lost finds what its first run
-// did: the lock taken by the Lock's own token, or the same place in the
-// queue.
-//
-// In the one case where the claim behind the return cannot reach Redis
-// in time, the lock lapses then; the Lock is then marked lost, so that
-// KeepAlive's context ends. With Config.Replicas set, the claim is made,
-// and acknowledged, before Lock returns; if that took so long that the
-// lock may have lapsed meanwhile (its process was stopped, or the
-// replicas were slow), Lock tries again instead, as it does after a try
-// whose reply came a TTL or more after it was sent. No claim is sent for
-// a hand-off that Lock does not return with.
+// Lock takes the lock, blocking until it is free or ctx is done, without
+// polling: an Unlock hands the lock straight to the first waiter. On
+// success it returns the Lock; a handed lock whose claim then cannot
+// reach Redis lapses within 3 seconds, and the Lock is lost (see Lost).
+// On failure it holds nothing and has left the queue (a lock handed to it
+// meanwhile is handed on): the error matches ctx.Err() when ctx ended,
+// and ErrOutcomeUnknown when a call's outcome is unknown; call it again
+// then. A try that go-redis sends again finds what its first run did: the
+// lock taken, or the same place in the queue.
 func (m *Mutex) Lock(ctx context.Context) (*Lock, error) {
 	if err := m.check(ctx, "Lock"); err != nil {
 		return nil, err
