@@ -2,7 +2,6 @@ package slotlimit_test
 
 import (
 	"context"
-	"errors"
 	"math"
 	"testing"
 	"time"
@@ -29,7 +28,8 @@ func TestDoWithNilFunctionIsInvalidArgument(t *testing.T) {
 }
 
 // The errors of bad input, holder and weight, match ErrInvalidArgument
-// as well as their own names, and keep their text.
+// as well as their own names, and keep their text; they are known
+// outcomes, not ErrOutcomeUnknown.
 func TestInputErrorsMatchErrInvalidArgument(t *testing.T) {
 	b := newRealRedis(t)
 	ctx := context.Background()
@@ -39,7 +39,9 @@ func TestInputErrorsMatchErrInvalidArgument(t *testing.T) {
 	_, err := l.TryAcquire(ctx, "")
 	assert.ErrorIs(t, err, slotlimit.ErrInvalidHolder)
 	assert.ErrorIs(t, err, slotlimit.ErrInvalidArgument)
+	assert.NotErrorIs(t, err, slotlimit.ErrOutcomeUnknown)
 	_, err = l.TryAcquireN(ctx, "h", 3)
+	assert.NotErrorIs(t, err, slotlimit.ErrOutcomeUnknown)
 	assert.ErrorIs(t, err, slotlimit.ErrInvalidWeight)
 	assert.ErrorIs(t, err, slotlimit.ErrInvalidArgument)
 	assert.NotErrorIs(t, err, slotlimit.ErrInvalidHolder)
@@ -49,46 +51,14 @@ func TestInputErrorsMatchErrInvalidArgument(t *testing.T) {
 	assert.Empty(t, storedKeys(t, b, key, 2), "nothing is sent")
 }
 
-// A nil context is an invalid argument to every method, which sends
-// nothing and does not panic.
-func TestNilContextIsInvalidArgument(t *testing.T) {
+// Limits, a function the conformance suite does not call, refuses a
+// nil context with ErrInvalidArgument, and sends nothing.
+func TestLimitsNilContextIsInvalidArgument(t *testing.T) {
 	b := newRealRedis(t)
 	key := testKey(t, b)
-	l := newLimiter(t, b, key, 2, time.Minute)
-	c, err := slotlimit.NewCounter(b.Client, slotlimit.Config{Key: key + ":counter", Limit: 2})
-	require.NoError(t, err)
-	var ctx context.Context // nil
-	calls := map[string]func() error{
-		"TryAcquire":      func() error { _, err := l.TryAcquire(ctx, "x"); return err },
-		"AcquireN":        func() error { _, err := l.AcquireN(ctx, "x", 1); return err },
-		"Release":         func() error { return l.Release(ctx, "x") },
-		"Renew":           func() error { return l.Renew(ctx, "x") },
-		"Count":           func() error { _, err := l.Count(ctx); return err },
-		"Refusals":        func() error { _, err := l.Refusals(ctx); return err },
-		"Holders":         func() error { _, err := l.Holders(ctx); return err },
-		"Inspect":         func() error { _, err := l.Inspect(ctx); return err },
-		"TryAcquireBatch": func() error { _, err := l.TryAcquireBatch(ctx, []string{"x"}); return err },
-		"ReleaseBatch":    func() error { _, err := l.ReleaseBatch(ctx, []string{"x"}); return err },
-		"AcquireLease":    func() error { _, err := l.AcquireLease(ctx, 1); return err },
-		"TryAcquireLease": func() error { _, err := l.TryAcquireLease(ctx, 1); return err },
-		"Do":              func() error { return l.Do(ctx, 1, func(context.Context) error { return errors.New("ran") }) },
-		"Lease.Release":   func() error { return l.Lease("x").Release(ctx) },
-		"Lease.Renew":     func() error { return l.Lease("x").Renew(ctx) },
-		"Lease.KeepAlive": func() error { return context.Cause(l.Lease("x").KeepAlive(ctx)) },
-		"nil Lease.KeepAlive": func() error {
-			var x *slotlimit.Lease
-			return context.Cause(x.KeepAlive(ctx))
-		},
-		"Limits":          func() error { _, err := slotlimit.Limits(ctx, b.Client, key); return err },
-		"Counter.Acquire": func() error { _, err := c.Acquire(ctx); return err },
-		"Counter.Release": func() error { return c.Release(ctx) },
-		"Counter.Count":   func() error { _, err := c.Count(ctx); return err },
-	}
-	for op, call := range calls {
-		assert.NotPanics(t, func() {
-			assert.ErrorIs(t, call(), slotlimit.ErrInvalidArgument, op)
-		}, op)
-	}
+	_, err := slotlimit.Limits(nil, b.Client, key) //nolint:staticcheck // a nil ctx is refused
+	assert.ErrorIs(t, err, slotlimit.ErrInvalidArgument)
+	assert.NotErrorIs(t, err, slotlimit.ErrOutcomeUnknown)
 	assert.Empty(t, storedKeys(t, b, key, 2), "nothing is sent")
 }
 
