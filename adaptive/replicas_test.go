@@ -220,7 +220,7 @@ func TestFailoverKeepsAcknowledgedSlots(t *testing.T) {
 				}
 			}
 			r.Master.Kill()
-			require.NoError(t, r.ReplicaClient.SlaveOf(ctx, "NO", "ONE").Err())
+			require.NoError(t, r.ReplicaClient.ReplicaOf(ctx, "NO", "ONE").Err())
 
 			held := holdsOn(t, r.ReplicaClient, cfg.Key)
 			lost := 0

@@ -191,10 +191,10 @@ func TestSecondOutcomeFreesOnce(t *testing.T) {
 	ctx := context.Background()
 	client := redis.NewClient(&redis.Options{Addr: b.Opts.Addrs[0]})
 	t.Cleanup(func() { client.Close() })
-	l, key := newLimiter(t, b, adaptive.Config{Min: 1, Max: 10, Initial: 2, Window: time.Millisecond})
+	_, key := newLimiter(t, b, adaptive.Config{Min: 1, Max: 10, Initial: 2, Window: time.Millisecond})
 	counter := &redistest.CommandCounter{}
 	client.AddHook(counter)
-	l = newLimiterOn(t, client, adaptive.Config{Key: key, Min: 1, Max: 10, Initial: 2, Window: time.Millisecond})
+	l := newLimiterOn(t, client, adaptive.Config{Key: key, Min: 1, Max: 10, Initial: 2, Window: time.Millisecond})
 	slots := take(t, l, 2)
 	require.NoError(t, slots[0].Success(ctx)) // 2 of 2: up to 3
 	assert.Equal(t, int64(3), limitOf(t, l))

@@ -33,7 +33,7 @@ func startLock(t *testing.T, ctx context.Context, b *redistest.Backend, m *lock.
 	return c
 }
 
-var errStillWaiting = errors.New("Lock has not returned")
+var errStillWaiting = errors.New("the Lock has not returned")
 
 // result waits up to within for the call to return, and returns what it
 // returned, or errStillWaiting.
