@@ -16,8 +16,9 @@ import (
 	"github.com/slotlimit/slotlimit/internal/redistest"
 )
 
-// Bad configs, bad arguments, nil and zero values return clear errors,
-// with nothing sent, and never panic.
+// Bad configs and bad arguments return clear errors, with nothing sent,
+// and never panic. (The conformance suite checks nil clients and nil and
+// zero values.)
 func TestBadInputSendsNothing(t *testing.T) {
 	b := redistest.Miniredis(t)
 	ctx := context.Background()
@@ -31,11 +32,6 @@ func TestBadInputSendsNothing(t *testing.T) {
 		_, err := delayqueue.New(b.Client, cfg)
 		assert.ErrorIs(t, err, delayqueue.ErrInvalidConfig, "%+v", cfg)
 	}
-	_, err := delayqueue.New(nil, delayqueue.Config{Key: "k"})
-	assert.ErrorIs(t, err, delayqueue.ErrInvalidConfig)
-	var nilClient *redis.Client
-	_, err = delayqueue.New(nilClient, delayqueue.Config{Key: "k"})
-	assert.ErrorIs(t, err, delayqueue.ErrInvalidConfig)
 
 	client, count := countedClient(t, b)
 	q := newQueueOn(t, client, delayqueue.Config{Key: b.Key(t, "dq-test:")})
@@ -62,13 +58,8 @@ func TestBadInputSendsNothing(t *testing.T) {
 		"requeue too many":    func() error { _, err := q.Requeue(ctx, make([]string, delayqueue.MaxBatch+1)...); return err },
 		"no workers":          func() error { return q.Run(ctx, 0, func(context.Context, delayqueue.Message) error { return nil }) },
 		"nil handler":         func() error { return q.Run(ctx, 1, nil) },
-		"zero message ack":    func() error { return q.Ack(ctx, delayqueue.Message{}) },
-		"zero message nack":   func() error { return q.Nack(ctx, delayqueue.Message{}, 0) },
-		"zero message extend": func() error { return q.Extend(ctx, delayqueue.Message{}) },
 	} {
-		err := call()
-		require.Error(t, err, name)
-		assert.True(t, errors.Is(err, delayqueue.ErrInvalidArgument) || errors.Is(err, delayqueue.ErrNotHeld), "%s: %v", name, err)
+		assert.ErrorIs(t, call(), delayqueue.ErrInvalidArgument, name)
 	}
 	ids, err := q.PushBatch(ctx, nil)
 	assert.NoError(t, err)
@@ -79,14 +70,6 @@ func TestBadInputSendsNothing(t *testing.T) {
 	assert.Zero(t, count.Commands(), "nothing was sent")
 
 	for _, z := range []*delayqueue.Queue{nil, new(delayqueue.Queue)} {
-		_, err := z.Push(ctx, nil, 0)
-		assert.ErrorIs(t, err, delayqueue.ErrInvalidConfig)
-		_, err = z.Poll(ctx)
-		assert.ErrorIs(t, err, delayqueue.ErrInvalidConfig)
-		assert.ErrorIs(t, z.Ack(ctx, held), delayqueue.ErrInvalidConfig)
-		_, _, _, _, err = z.Len(ctx)
-		assert.ErrorIs(t, err, delayqueue.ErrInvalidConfig)
-		assert.ErrorIs(t, z.Run(ctx, 1, nil), delayqueue.ErrInvalidConfig)
 		assert.Equal(t, delayqueue.Config{}, z.Config())
 	}
 }
@@ -169,8 +152,6 @@ func TestErrorsNameTheMethodOnce(t *testing.T) {
 	b := redistest.Miniredis(t)
 	ctx := context.Background()
 	q := newQueueOn(t, b.Client, delayqueue.Config{Key: "k"})
-	assert.EqualError(t, q.Ack(ctx, delayqueue.Message{}), `delayqueue: ack "k": lease not held`)
-	assert.EqualError(t, q.Extend(ctx, delayqueue.Message{}), `delayqueue: extend "k": lease not held`)
 	_, err := q.Push(ctx, nil, -time.Second)
 	assert.ErrorIs(t, err, delayqueue.ErrInvalidArgument)
 	assert.EqualError(t, err, `delayqueue: push "k": invalid argument: delay -1s is not within [0, 87600h0m0s]`)
@@ -184,7 +165,7 @@ func TestErrorsNameTheMethodOnce(t *testing.T) {
 	err = q.Run(ctx, 0, nil)
 	assert.True(t, strings.HasPrefix(err.Error(), `delayqueue: run "k": invalid argument`), err.Error())
 	_, err = q.PushAt(ctx, nil, time.Time{})
-	assert.True(t, strings.HasPrefix(err.Error(), `delayqueue: push "k": invalid argument`), err.Error())
+	assert.True(t, strings.HasPrefix(err.Error(), `delayqueue: push at "k": invalid argument`), err.Error())
 }
 
 // An entry in the layout of an earlier release, whose queues must be
