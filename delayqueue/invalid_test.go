@@ -46,18 +46,18 @@ func TestBadInputSendsNothing(t *testing.T) {
 	}
 	held := delayqueue.Message{ID: "x", Attempt: 1}
 	for name, call := range map[string]func() error{
-		"negative delay":      func() error { _, err := q.Push(ctx, nil, -time.Millisecond); return err },
-		"delay too long":      func() error { _, err := q.Push(ctx, nil, delayqueue.MaxDelay+time.Hour); return err },
-		"payload too large":   func() error { _, err := q.Push(ctx, huge, 0); return err },
-		"zero time":           func() error { _, err := q.PushAt(ctx, nil, time.Time{}); return err },
-		"time before 1970":    func() error { _, err := q.PushAt(ctx, nil, time.Unix(-5, 0)); return err },
-		"batch too long":      func() error { _, err := q.PushBatch(ctx, tooMany); return err },
-		"batch too large":     func() error { _, err := q.PushBatch(ctx, tooBig); return err },
-		"nack delay":          func() error { return q.Nack(ctx, held, -time.Second) },
-		"dead letters n":      func() error { _, err := q.DeadLetters(ctx, 0); return err },
-		"requeue too many":    func() error { _, err := q.Requeue(ctx, make([]string, delayqueue.MaxBatch+1)...); return err },
-		"no workers":          func() error { return q.Run(ctx, 0, func(context.Context, delayqueue.Message) error { return nil }) },
-		"nil handler":         func() error { return q.Run(ctx, 1, nil) },
+		"negative delay":    func() error { _, err := q.Push(ctx, nil, -time.Millisecond); return err },
+		"delay too long":    func() error { _, err := q.Push(ctx, nil, delayqueue.MaxDelay+time.Hour); return err },
+		"payload too large": func() error { _, err := q.Push(ctx, huge, 0); return err },
+		"zero time":         func() error { _, err := q.PushAt(ctx, nil, time.Time{}); return err },
+		"time before 1970":  func() error { _, err := q.PushAt(ctx, nil, time.Unix(-5, 0)); return err },
+		"batch too long":    func() error { _, err := q.PushBatch(ctx, tooMany); return err },
+		"batch too large":   func() error { _, err := q.PushBatch(ctx, tooBig); return err },
+		"nack delay":        func() error { return q.Nack(ctx, held, -time.Second) },
+		"dead letters n":    func() error { _, err := q.DeadLetters(ctx, 0); return err },
+		"requeue too many":  func() error { _, err := q.Requeue(ctx, make([]string, delayqueue.MaxBatch+1)...); return err },
+		"no workers":        func() error { return q.Run(ctx, 0, func(context.Context, delayqueue.Message) error { return nil }) },
+		"nil handler":       func() error { return q.Run(ctx, 1, nil) },
 	} {
 		assert.ErrorIs(t, call(), delayqueue.ErrInvalidArgument, name)
 	}
