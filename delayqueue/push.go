@@ -55,7 +55,9 @@ func WithID(id string) PushOption { return PushOption{id: id, hasID: true} }
 // or a bad ID (see WithID); and the ID with an error matching
 // ErrDuplicate when a message of the ID that WithID gave is queued
 // already, and left as it was. A call that go-redis sends again answers
-// as its first run did. After an error matching ErrOutcomeUnknown, a Push
+// as its first run did, and queues nothing twice, unless the message was
+// delivered and acked in between: it is then queued again, never lost.
+// After an error matching ErrOutcomeUnknown, a Push
 // made again with the same WithID queues the message once, and returns
 // nil or ErrDuplicate; one without WithID mints another ID, and may queue
 // the message twice, never lose it.

@@ -14,11 +14,11 @@
 -- given back. A queue left without messages leaves no keys.
 --
 -- Its commands: TIME, ZSCORE of the lease 'token id', HDEL of the body,
--- its push token and the delivery, ZREM of the lease, and EXISTS of the queue's three
--- sorted sets; once they are all gone, HDEL of bodies' '#lease' and of
--- info's fields. The ZSCORE fails on leases, and the HDEL, the first
--- write, on bodies, when either holds another type; info of another type
--- is left as it was.
+-- its push token and the delivery, ZREM of the lease, and EXISTS of the
+-- queue's three sorted sets; once they are all gone, HDEL of bodies'
+-- '#lease' and of info's fields. The ZSCORE fails on leases, and the
+-- HDEL, the first write, on bodies, when either holds another type; info
+-- of another type is left as it was.
 
 -- #include lib.lua
 

@@ -3,10 +3,11 @@
 -- KEYS     the queue's seven keys (see lib.lua)
 -- ARGV     the ids
 --
--- Returns {1, how many of the ids were dead letters, and were deleted}. A drop
--- sent again after its reply was lost deletes nothing more, and does not
--- count what its first run deleted: nothing is left to tell. A queue left
--- without messages leaves no keys.
+-- Returns {1, how many of the ids were dead letters, and were deleted,
+-- with their bodies and push tokens}. A drop sent again after its reply
+-- was lost deletes nothing more, and does not count what its first run
+-- deleted: nothing is left to tell. A queue left without messages leaves
+-- no keys.
 
 -- #include lib.lua
 -- #include give.lua

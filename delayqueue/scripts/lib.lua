@@ -16,15 +16,15 @@
 --                      per message in flight
 --   KEYS[3]  bodies    hash, id -> payload; '#push id' -> the push token
 --                      of a message whose id its pusher's caller gave (see
---                      push.lua); delivery token -> 'due
---                      attempt id' for each message in flight; and, while
---                      a message is in flight, '#lease' -> a time (ms) at
---                      or before the earliest lease deadline, so that a
---                      poll sees whether leases lapsed in the read that
---                      fetches the body: a poll lowers it to the lease it
---                      writes, extend to the lease it renews, a poll that
---                      finds it passed sets it to the earliest deadline,
---                      and it goes with the queue's last message
+--                      push.lua); delivery token -> 'due attempt id' for
+--                      each message in flight; and, while a message is in
+--                      flight, '#lease' -> a time (ms) at or before the
+--                      earliest lease deadline, so that a poll sees
+--                      whether leases lapsed in the read that fetches the
+--                      body: a poll lowers it to the lease it writes,
+--                      extend to the lease it renews, a poll that finds it
+--                      passed sets it to the earliest deadline, and it
+--                      goes with the queue's last message
 --   KEYS[4]  attempts  hash, id -> deliveries, for each dead letter
 --   KEYS[5]  dead      sorted set, id -> when it was dead-lettered (ms)
 --   KEYS[6]  waiters   sorted set, consumer -> when its registration lapses
@@ -40,12 +40,13 @@
 -- push token minted per call, and a delivery's token by its poller, each
 -- before the first send, so a call sent again finds what its first run
 -- wrote. An id holds no space or control character and does not begin
--- with '#', so that it is never a field of bodies' own. A message in flight has its lease in leases and its
--- delivery under its token in bodies: every script that removes the one
--- removes the other; and every script that removes a body removes its
--- push token. info's fields, and bodies' '#lease', are deleted
--- when queue, leases and dead are all empty, and the hashes empty
--- themselves, so an empty queue leaves no key but waiters.
+-- with '#', so that it is never a field of bodies' own. A message in
+-- flight has its lease in leases and its delivery under its token in
+-- bodies: every script that removes the one removes the other; and every
+-- script that removes a body removes its push token. info's fields, and
+-- bodies' '#lease', are deleted when queue, leases and dead are all
+-- empty, and the hashes empty themselves, so an empty queue leaves no key
+-- but waiters.
 --
 -- A key of another type fails a script with WRONGTYPE before it writes
 -- anything, so that such a key, and every other, is left as it was: push,

@@ -25,9 +25,9 @@
 -- push order.
 --
 -- Its commands: TIME; ZRANGE of the waiter that registered last (see
--- live_waiter); HINCRBY; one HSETNX per message, and an HSET of its push
--- token, or an HGET of it when the body was there; one ZADD of every
--- message queued; and, when it wakes a waiter, ZREM and the notice. A key
+-- live_waiter); HINCRBY; one HSETNX per message and, for an id its
+-- caller gave, an HSET of its push token, or an HGET of it when the body
+-- was there; one ZADD of every message queued; and, when it wakes a waiter, ZREM and the notice. A key
 -- of another type fails the push with WRONGTYPE before anything is
 -- written: the read fails on waiters, the first write on info, and the
 -- HSETNX of the first message on bodies; a ZADD that fails on queue has
