@@ -63,7 +63,7 @@ func (q *Queue) deadOp(ctx context.Context, method string, s *script.Script, fir
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	c := q.Begin(method, q.Key, "", int64(len(ids)), 0)
+	c := q.base.Begin(method, q.base.Key, "", int64(len(ids)), 0)
 	r, err := q.run(ctx, method, s, idArgs(first, ids)...)
 	n := 0
 	if err == nil {

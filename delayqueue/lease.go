@@ -82,7 +82,7 @@ func (q *Queue) checkDelivery(ctx context.Context, method string, m Message) err
 // settle runs s, ack.lua, nack.lua or extend.lua, with args for m's
 // delivery, for method, and returns extend's new deadline (ms).
 func (q *Queue) settle(ctx context.Context, method string, m Message, s *script.Script, args []any) (int64, error) {
-	c := q.Begin(method, q.Key, m.Token, 1, 0)
+	c := q.base.Begin(method, q.base.Key, m.Token, 1, 0)
 	r, err := q.run(ctx, method, s, args...)
 	var held bool
 	var deadline int64

@@ -45,7 +45,7 @@ func (q *Queue) poll(ctx context.Context, quiet bool) (m Message, sent time.Time
 	}
 	name := crand.Text()
 	var slept time.Time // when it first found nothing due
-	if c := q.Begin("Poll", q.Key, name, 1, 0); c.On() {
+	if c := q.base.Begin("Poll", q.base.Key, name, 1, 0); c.On() {
 		defer func() {
 			if !slept.IsZero() {
 				c.Waited(ctx, slept)
@@ -71,7 +71,7 @@ func (q *Queue) poll(ctx context.Context, quiet bool) (m Message, sent time.Time
 			if waiting || callerr.OutcomeUnknown(err) {
 				q.leave(ctx, name)
 			}
-			return Message{}, time.Time{}, errs.Call(ctx, "Poll", q.Key, err)
+			return Message{}, time.Time{}, errs.Call(ctx, "Poll", q.base.Key, err)
 		}
 		if m.ID != "" {
 			return m, sent, nil

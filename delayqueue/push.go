@@ -139,7 +139,7 @@ func (q *Queue) push(ctx context.Context, method string, jobs []Job) (ids []stri
 	if len(ids) == 1 {
 		holder = ids[0]
 	}
-	c := q.Begin(method, q.Key, holder, int64(len(jobs)), 0)
+	c := q.base.Begin(method, q.base.Key, holder, int64(len(jobs)), 0)
 	r, err := q.run(ctx, method, pushScript, pushArgs(q.notify, token, jobs, ids)...)
 	var dups []int
 	if err == nil {

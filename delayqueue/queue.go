@@ -30,7 +30,7 @@ const (
 //
 // A Queue is safe for concurrent use.
 type Queue struct {
-	kernel.Base
+	base    kernel.Base
 	cfg     Config
 	keys    []string // the queue's keys, in the order of keys.go
 	channel string   // the notice channel
@@ -54,7 +54,7 @@ func New(client redis.UniversalClient, cfg Config) (*Queue, error) {
 	}
 	channel := b.Keys[1+numKeys]
 	return &Queue{
-		Base:    b,
+		base:    b,
 		cfg:     cfg,
 		keys:    b.Keys[1 : 1+numKeys],
 		channel: channel,
@@ -80,13 +80,13 @@ func (q *Queue) check(ctx context.Context, method string) error {
 	if q == nil {
 		return errs.Check(ctx, false, method, "")
 	}
-	return errs.Check(ctx, q.Usable(), method, q.Key)
+	return errs.Check(ctx, q.base.Usable(), method, q.base.Key)
 }
 
 // refuse returns err, of method, named as every error of the queue is:
 // input refused with nothing sent, or an answer read.
 func (q *Queue) refuse(method string, err error) error {
-	return errs.Op(method, q.Key, err)
+	return errs.Op(method, q.base.Key, err)
 }
 
 // Len counts the queue's messages: ready (due by the server's clock and

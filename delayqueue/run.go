@@ -111,7 +111,7 @@ func (q *Queue) handle(ctx context.Context, m Message, sent time.Time, handler H
 		},
 		ErrLost: ErrNotHeld,
 		OnLost: func(ctx context.Context) {
-			observe.Lost(ctx, q.Observer, errs.Package(), q.Key, m.Token, ErrNotHeld)
+			observe.Lost(ctx, q.base.Observer, errs.Package(), q.base.Key, m.Token, ErrNotHeld)
 		},
 	})
 	lease.Taken(sent)

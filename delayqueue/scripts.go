@@ -43,9 +43,9 @@ const (
 // run runs s on the queue's keys with args for method, and returns its
 // reply to read, or the call's error, named.
 func (q *Queue) run(ctx context.Context, method string, s *script.Script, args ...any) (kernel.Reply, error) {
-	v, err := q.Runner.Run(ctx, s, q.keys, args...).Result()
+	v, err := q.base.Runner.Run(ctx, s, q.keys, args...).Result()
 	if err != nil {
-		return kernel.Reply{}, errs.Call(ctx, method, q.Key, err)
+		return kernel.Reply{}, errs.Call(ctx, method, q.base.Key, err)
 	}
 	return kernel.ReadReply(v), nil
 }
@@ -105,7 +105,7 @@ func (q *Queue) pollOnce(ctx context.Context, token string, waiting bool) (Messa
 	if waiting {
 		flag = "1"
 	}
-	v, err := q.Runner.Run(ctx, pollScript, q.keys, token, q.vis, q.max, ms(registration), ms(refresh), q.notify, flag).Result()
+	v, err := q.base.Runner.Run(ctx, pollScript, q.keys, token, q.vis, q.max, ms(registration), ms(refresh), q.notify, flag).Result()
 	if err != nil {
 		return Message{}, 0, err
 	}
@@ -142,7 +142,7 @@ func readMessage(r *kernel.Reply, i int) Message {
 func (q *Queue) leave(ctx context.Context, token string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaveTimeout)
 	defer cancel()
-	q.Runner.Run(ctx, leaveScript, q.keys, token, q.notify) //nolint:errcheck // best effort
+	q.base.Runner.Run(ctx, leaveScript, q.keys, token, q.notify) //nolint:errcheck // best effort
 }
 
 // ack.lua: ARGV id, token, deadline. nack.lua: ARGV id, token, deadline,
