@@ -29,6 +29,15 @@ func checkNilClient[M any](t *testing.T, p Package[M]) {
 	}
 }
 
+// checkNewSendsNothing: New sends no command and dials no connection.
+func (s *suite[M]) checkNewSendsNothing(t *testing.T) {
+	client, counter := s.counted(t)
+	_, err := s.p.New(client, s.key(t), nil)
+	assert.NoError(t, err)
+	assert.Zero(t, counter.Commands(), "New sent a command")
+	assert.Zero(t, counter.Dials(), "New dialled a connection")
+}
+
 // checkZeroHandles: every verb of a nil or zero value, one not made by
 // New, and every verb given a nil or zero handle by a value made by New,
 // returns an error matching ErrInvalidConfig, and not ErrOutcomeUnknown,

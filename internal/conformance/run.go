@@ -34,6 +34,7 @@ func Run[M any](t *testing.T, p Package[M]) {
 	}{{"miniredis", redistest.Miniredis}, {"redis", redistest.Redis}} {
 		t.Run(backend.name, func(t *testing.T) {
 			s := &suite[M]{p: p, b: backend.make(t)}
+			t.Run("NewSendsNothing", s.checkNewSendsNothing)
 			t.Run("ZeroHandles", s.checkZeroHandles)
 			t.Run("NilContext", s.checkNilContext)
 			t.Run("NotHeld", s.checkNotHeld)
