@@ -140,7 +140,7 @@ func Limits(ctx context.Context, client redis.UniversalClient, key string) ([]in
 	}
 	// The names beside key: the queue wants, and the full markers'
 	// beginning.
-	names, _ := hashtag.Names(key, limiterSides(0)[keyQueueWants-1], fullSuffix)
+	names, _ := hashtag.Names(key, queueWantsSuffix, fullSuffix)
 	wantsKey, marker := names[1], names[2]
 	var limits []int64
 	scan := func(ctx context.Context, node redis.Cmdable) error {

@@ -2,27 +2,28 @@ package slotlimit
 
 import "strconv"
 
-// The names of the keys a Limiter keeps beside its key, in its Redis
-// Cluster hash slot (see kernel.Settings.Sides), and of its notice
-// channel, in the order of Base.Keys after the key itself: the keys the
-// scripts take (keyLeases to keyQueueWants), then the channel and the
-// refusal counter (Config.CountRefusals).
+// Endings of the names that a Limiter keeps beside its key that more than
+// one place needs: the full marker's (which goes on with the limit), the
+// queue wants' and the refusal counter's.
 const (
-	fullSuffix    = "full:"
-	refusedSuffix = "refused"
+	fullSuffix       = "full:"
+	queueWantsSuffix = "qw"
+	refusedSuffix    = "refused"
 )
 
-// The places in Base.Keys of a Limiter's notice channel and its refusal
-// counter, after the keys the scripts take.
+// The places in Base.Keys, after the keys the scripts take (keyLeases to
+// keyQueueWants), of a Limiter's notice channel and its refusal counter
+// (Config.CountRefusals).
 const (
 	keyChannel = numKeys + iota
 	keyRefused
 )
 
-// limiterSides returns the names that the keys beside a Limiter of limit
-// end in: "{tenant}:ar:1:w" beside a key with a hash tag, "{ar:1}/w"
-// beside any other. The full marker's name carries the limit, as
-// "{ar:1}/full:60", since it says that this many units are in use.
+// limiterSides returns the endings of the names a Limiter of limit keeps
+// beside its key, in the order of Base.Keys after the key: "{tenant}:ar:1:w"
+// beside a key with a hash tag, "{ar:1}/w" beside any other. The full
+// marker's name carries the limit, as "{ar:1}/full:60", since it says
+// that this many units are in use.
 func limiterSides(limit int64) []string {
-	return []string{"w", fullSuffix + strconv.FormatInt(limit, 10), "q", "qd", "qw", "free", refusedSuffix}
+	return []string{"w", fullSuffix + strconv.FormatInt(limit, 10), "q", "qd", queueWantsSuffix, "free", refusedSuffix}
 }
