@@ -27,6 +27,7 @@ func TestConformanceLimiter(t *testing.T) {
 		InvalidConfig:   slotlimit.ErrInvalidConfig,
 		InvalidArgument: slotlimit.ErrInvalidArgument,
 		NotHeld:         slotlimit.ErrNotHeld,
+		Lapse:           time.Minute,
 		New: func(client redis.UniversalClient, key string, obs observe.Observer) (*l, error) {
 			return slotlimit.New(client, slotlimit.Config{Key: key, Limit: 2, TTL: time.Minute, Observer: obs})
 		},
@@ -114,6 +115,7 @@ func TestConformanceCounter(t *testing.T) {
 		InvalidConfig:   slotlimit.ErrInvalidConfig,
 		InvalidArgument: slotlimit.ErrInvalidArgument,
 		NotHeld:         slotlimit.ErrNotHeld,
+		Lapse:           time.Minute,
 		New: func(client redis.UniversalClient, key string, obs observe.Observer) (*c, error) {
 			return slotlimit.NewCounter(client, slotlimit.Config{Key: key, Limit: 2, TTL: time.Minute, Observer: obs})
 		},

@@ -21,6 +21,7 @@ func TestConformance(t *testing.T) {
 		InvalidConfig:   adaptive.ErrInvalidConfig,
 		InvalidArgument: adaptive.ErrInvalidArgument,
 		NotHeld:         adaptive.ErrNotHeld,
+		Lapse:           time.Minute,
 		New: func(client redis.UniversalClient, key string, obs observe.Observer) (*adaptive.Limiter, error) {
 			return adaptive.New(client, adaptive.Config{Key: key, Max: 10, Initial: 5, TTL: time.Minute, Observer: obs})
 		},

@@ -44,6 +44,7 @@ func TestConformance(t *testing.T) {
 		InvalidConfig:   delayqueue.ErrInvalidConfig,
 		InvalidArgument: delayqueue.ErrInvalidArgument,
 		NotHeld:         delayqueue.ErrNotHeld,
+		Lapse:           time.Minute,
 		New: func(client redis.UniversalClient, key string, obs observe.Observer) (*q, error) {
 			return delayqueue.New(client, delayqueue.Config{Key: key, Visibility: time.Minute, MaxAttempts: 1, Observer: obs})
 		},

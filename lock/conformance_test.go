@@ -25,6 +25,7 @@ func TestConformance(t *testing.T) {
 		InvalidConfig:   lock.ErrInvalidConfig,
 		InvalidArgument: lock.ErrInvalidArgument,
 		NotHeld:         lock.ErrNotHeld,
+		Lapse:           time.Minute,
 		New: func(client redis.UniversalClient, key string, obs observe.Observer) (*lock.Mutex, error) {
 			return lock.New(client, lock.Config{Key: key, TTL: time.Minute, Observer: obs})
 		},

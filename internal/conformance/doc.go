@@ -52,6 +52,8 @@
 //   - NotHeld: a Release or Renew of what the caller no longer holds
 //     returns ErrNotHeld, named, and changes none of the data there was,
 //     another caller's hold included.
+//   - Lapsed (miniredis): a Release or Renew of a hold left to lapse, the
+//     Package's Lapse, on the server's clock, returns ErrNotHeld, named.
 //   - ErrorText: a call that meets another type's value in its keys fails
 //     with an error that names the package, the method (in words:
 //     "TryAcquire" is "try acquire") and the key, quoted, and is a known

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -72,4 +73,24 @@ func (s *suite[M]) releaseOf(hold string) *Verb[M] {
 		}
 	}
 	return nil
+}
+
+// checkLapsed: on miniredis, whose clock the suite moves, a release or a
+// renewal of a hold that lapsed returns ErrNotHeld, named.
+func (s *suite[M]) checkLapsed(t *testing.T) {
+	if s.p.NotHeld == nil || s.p.Lapse == 0 {
+		t.Skipf("nothing %s hands out lapses", s.p.Name)
+	}
+	for i := range s.p.Verbs {
+		v := &s.p.Verbs[i]
+		if v.hold == "" || (v.Kind != Release && v.Kind != Renew) {
+			continue
+		}
+		m, key := s.make(t, s.b.Client, nil)
+		held := take(t, v, m, key)
+		s.b.Advance(s.p.Lapse + time.Second)
+		_, err := call(t, v, context.Background(), m, key, held)
+		assert.ErrorIs(t, err, s.p.NotHeld, "%s of what lapsed", v.title())
+		s.assertNamed(t, v, err, key, true)
+	}
 }

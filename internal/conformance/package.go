@@ -30,6 +30,12 @@ type Package[M any] struct {
 	// Verbs are the value's methods, and those of the values it hands
 	// out, each called once.
 	Verbs []Verb[M]
+
+	// Lapse is how long what the value hands out stays held unrenewed
+	// (the TTL, or the Visibility, that New gave it), so that a hold the
+	// suite lets lapse on miniredis's clock is no longer held; 0 when
+	// nothing it hands out lapses.
+	Lapse time.Duration
 }
 
 // A Kind is what kind of call a verb is, as docs/api.md names them.

@@ -38,6 +38,9 @@ func Run[M any](t *testing.T, p Package[M]) {
 			t.Run("ZeroHandles", s.checkZeroHandles)
 			t.Run("NilContext", s.checkNilContext)
 			t.Run("NotHeld", s.checkNotHeld)
+			if !s.b.Real { // a real server's clock cannot be moved
+				t.Run("Lapsed", s.checkLapsed)
+			}
 			t.Run("ErrorText", s.checkErrorText)
 			t.Run("Observer", s.checkObserver)
 		})
