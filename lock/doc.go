@@ -47,7 +47,7 @@
 // WRONGTYPE and writes nothing.
 //
 // Errors match ErrInvalidConfig (a nil client or a Config New cannot
-// work with; a Mutex not made by New), ErrInvalidArgument (a nil context,
+// work with; a Mutex not made by New, a Lock not made by TryLock or Lock), ErrInvalidArgument (a nil context,
 // an empty token; nothing was sent), ErrNotObtained (TryLock's refusal),
 // ErrNotHeld (the lock is no longer this owner's), ErrNotReplicated, or
 // ErrOutcomeUnknown: the call was sent and no answer came back, so it may
