@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
@@ -110,8 +111,30 @@ func (e *Errors) Check(ctx context.Context, usable bool, method, key string) err
 }
 
 // Words returns a Go method's name as the words an error names it by:
-// "TryAcquire" gives "try acquire".
+// "TryAcquire" gives "try acquire". The words of each name are made once,
+// so that an error costs no allocation for them.
 func Words(method string) string {
+	wordsMu.RLock()
+	w, ok := wordsOf[method]
+	wordsMu.RUnlock()
+	if ok {
+		return w
+	}
+	w = toWords(method)
+	wordsMu.Lock()
+	wordsOf[method] = w
+	wordsMu.Unlock()
+	return w
+}
+
+// wordsOf holds the words of each method name Words has seen: the
+// module's methods, a set of a few dozen.
+var (
+	wordsMu sync.RWMutex
+	wordsOf = map[string]string{}
+)
+
+func toWords(method string) string {
 	var b strings.Builder
 	for i, r := range method {
 		if unicode.IsUpper(r) {

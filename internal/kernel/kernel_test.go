@@ -124,3 +124,9 @@ func TestReply(t *testing.T) {
 	r.Want(r.Status() <= 2)
 	assert.Error(t, r.Err(), "a status the script never answers")
 }
+
+// An error's words cost no allocation once its method has been named.
+func TestWordsAllocateOnce(t *testing.T) {
+	kernel.Words("TryLock")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { kernel.Words("TryLock") }))
+}
