@@ -155,11 +155,6 @@ func (v *Verb[M]) title() string {
 	return v.Name
 }
 
-// run calls v on m, made with key, given held.
-func (v *Verb[M]) run(ctx context.Context, m M, key string, held any) (any, error) {
-	return v.call(ctx, m, key, held)
-}
-
 // zeroOf returns the nil and zero values of M, as zeros does.
 func zeroOf[M any]() []M {
 	var out []M

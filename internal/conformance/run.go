@@ -123,7 +123,7 @@ func call[M any](t *testing.T, v *Verb[M], ctx context.Context, m M, key string,
 			err = errors.New("panicked")
 		}
 	}()
-	return v.run(ctx, m, key, held)
+	return v.call(ctx, m, key, held)
 }
 
 // assertNamed checks that err names the package once, then v's method in
