@@ -61,18 +61,6 @@ type Config struct {
 	Observer observe.Observer
 }
 
-// check validates the fields of c that New's kernel does not, and fills
-// in TTL's default.
-func (c Config) check() (Config, error) {
-	if err := errs.Duration("TTL", c.TTL, MaxTTL); err != nil {
-		return c, err
-	}
-	if c.TTL == 0 {
-		c.TTL = DefaultTTL
-	}
-	return c, nil
-}
-
 // String describes the lock, e.g. `"jobs:nightly" lock, 30s leases`.
 func (c Config) String() string {
 	return strconv.Quote(c.Key) + " lock, " + c.TTL.String() + " leases"

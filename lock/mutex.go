@@ -40,9 +40,11 @@ func New(client redis.UniversalClient, cfg Config) (*Mutex, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err = cfg.check()
-	if err != nil {
+	if err := errs.Duration("TTL", cfg.TTL, MaxTTL); err != nil {
 		return nil, err
+	}
+	if cfg.TTL == 0 {
+		cfg.TTL = DefaultTTL
 	}
 	cfg.ReplicaTimeout = b.ReplicaTimeout
 	return &Mutex{
