@@ -26,7 +26,8 @@ func (s *suite[M]) checkNotHeld(t *testing.T) {
 		if v.hold == "" || (v.Kind != Release && v.Kind != Renew) {
 			continue
 		}
-		m, key := s.make(t, s.b.Client, nil)
+		client, counter := s.counted(t)
+		m, key := s.make(t, client, nil)
 		lost := s.lose(t, v, m, key, take(t, v, m, key))
 		if !v.alone {
 			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
@@ -35,6 +36,7 @@ func (s *suite[M]) checkNotHeld(t *testing.T) {
 			require.NoError(t, err, "take another %s once the first is let go", v.hold)
 		}
 
+		settle(counter)
 		before := contents(t, s.b.Client, key)
 		_, err := call(t, v, context.Background(), m, key, lost)
 		assert.ErrorIs(t, err, s.p.NotHeld, "%s of what is no longer held", v.title())

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/slotlimit/slotlimit/internal/kernel"
+	"github.com/slotlimit/slotlimit/internal/redistest"
 )
 
 // checkLostReply: a write whose reply is lost once, so that go-redis
@@ -20,6 +21,8 @@ import (
 // that counts again never admits beyond its limit).
 func (s *suite[M]) checkLostReply(t *testing.T) {
 	cutClient, cutter := s.b.CutClient(t)
+	counter := &redistest.CommandCounter{}
+	cutClient.AddHook(counter)
 	for i := range s.p.Verbs {
 		v := &s.p.Verbs[i]
 		if !v.Kind.writes() {
@@ -43,6 +46,7 @@ func (s *suite[M]) checkLostReply(t *testing.T) {
 
 			m, key = s.make(t, cutClient, nil)
 			held = take(t, v, m, key)
+			settle(counter) // so that the reply cut is the call's
 			cuts := cutter.Cuts()
 			cutter.Arm(1, key)
 			got := s.outcome(t, v, m, key, held)
@@ -68,6 +72,8 @@ func (s *suite[M]) checkLostReply(t *testing.T) {
 // go-redis makes, fails with an error matching ErrOutcomeUnknown, named.
 func (s *suite[M]) checkLostForGood(t *testing.T) {
 	cutClient, cutter := s.b.CutClient(t)
+	counter := &redistest.CommandCounter{}
+	cutClient.AddHook(counter)
 	for i := range s.p.Verbs {
 		v := &s.p.Verbs[i]
 		if !v.Kind.writes() {
@@ -75,6 +81,7 @@ func (s *suite[M]) checkLostForGood(t *testing.T) {
 		}
 		m, key := s.make(t, cutClient, nil)
 		held := take(t, v, m, key)
+		settle(counter) // so that the replies cut are the call's
 		cuts := cutter.Cuts()
 		cutter.Arm(100, key)
 		_, err := call(t, v, context.Background(), m, key, held)
