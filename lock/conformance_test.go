@@ -18,7 +18,10 @@ func TestConformance(t *testing.T) {
 	}}
 	token := conformance.Hold[*lock.Mutex, string]{Name: "token", Take: func(ctx context.Context, m *lock.Mutex, _ string) (string, error) {
 		l, err := m.TryLock(ctx)
-		return l.Token(), err
+		if err != nil {
+			return "", err
+		}
+		return l.Token(), nil
 	}}
 	conformance.Run(t, conformance.Package[*lock.Mutex]{
 		Name:            "lock",
