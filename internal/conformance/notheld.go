@@ -13,10 +13,10 @@ import (
 
 // checkNotHeld: a release or a renewal of something the caller no longer
 // holds (released already, see Hold.Lose) returns ErrNotHeld, named, a
-// known outcome (not ErrOutcomeUnknown), and
-// changes none of the data there was: not the hold another caller took
-// once it was free. (It may note the call itself, as a release that
-// remembers its ID to answer a re-sent run does.)
+// known outcome (not ErrOutcomeUnknown), and changes none of the data
+// there was: not the hold another caller took once it was free. (It may
+// note the call itself, as a release that remembers its ID, so that a
+// re-sent run answers as the first, does.)
 func (s *suite[M]) checkNotHeld(t *testing.T) {
 	if s.p.NotHeld == nil {
 		t.Skipf("%s hands out nothing to hold", s.p.Name)

@@ -20,6 +20,7 @@ import (
 // second call would, and then a call after it answers as a third (a try
 // that counts again never admits beyond its limit).
 func (s *suite[M]) checkLostReply(t *testing.T) {
+	client, counted := s.counted(t)
 	cutClient, cutter := s.b.CutClient(t)
 	counter := &redistest.CommandCounter{}
 	cutClient.AddHook(counter)
@@ -30,14 +31,16 @@ func (s *suite[M]) checkLostReply(t *testing.T) {
 		}
 		t.Run(v.title(), func(t *testing.T) {
 			// Calls whose replies are not lost, which also load the scripts.
-			m, key := s.make(t, s.b.Client, nil)
+			m, key := s.make(t, client, nil)
 			held := take(t, v, m, key)
 			want := s.outcome(t, v, m, key, held)
+			settle(counted)
 			wantShape := shape(t, s.b.Client, key)
 			var again, third string
 			var againShape map[string]string
 			if v.Again {
 				again = s.outcome(t, v, m, key, held)
+				settle(counted)
 				againShape = shape(t, s.b.Client, key)
 				if v.Kind != Wait { // a third might wait for good
 					third = s.outcome(t, v, m, key, held)
@@ -52,7 +55,7 @@ func (s *suite[M]) checkLostReply(t *testing.T) {
 			got := s.outcome(t, v, m, key, held)
 			cutter.Arm(0)
 			cutter.RequireOneMore(t, cuts)
-
+			settle(counter)
 			gotShape := shape(t, s.b.Client, key)
 			if !v.Again || got == want && assert.ObjectsAreEqual(wantShape, gotShape) {
 				assert.Equal(t, want, got, "the answer, against a call whose reply was not lost")
