@@ -25,7 +25,7 @@ const batchSize = 1000
 // it was sent reports one Error, for no holder.
 func (l *Limiter) TryAcquireBatch(ctx context.Context, holders []string) ([]Result, error) {
 	return runBatch(ctx, l, "TryAcquireBatch", holders, l.tryAcquireBatch,
-		func(ctx context.Context, one *observe.Call, res Result) { observeResult(ctx, one, res, nil) })
+		func(ctx context.Context, one observe.Call, res Result) { observeResult(ctx, &one, res, nil) })
 }
 
 func (l *Limiter) tryAcquireBatch(ctx context.Context, method string, holders []string) ([]Result, error) {
@@ -61,7 +61,7 @@ func (l *Limiter) tryAcquireBatch(ctx context.Context, method string, holders []
 // sent reports one Error, for no holder.
 func (l *Limiter) ReleaseBatch(ctx context.Context, holders []string) ([]bool, error) {
 	return runBatch(ctx, l, "ReleaseBatch", holders, l.releaseBatch,
-		func(ctx context.Context, one *observe.Call, released bool) { one.Released(ctx, released) })
+		func(ctx context.Context, one observe.Call, released bool) { one.Released(ctx, released) })
 }
 
 func (l *Limiter) releaseBatch(ctx context.Context, method string, holders []string) ([]bool, error) {
@@ -90,7 +90,7 @@ func (l *Limiter) releaseBatch(ctx context.Context, method string, holders []str
 // batch's error once it was sent.
 func runBatch[T any](ctx context.Context, l *Limiter, method string, holders []string,
 	run func(ctx context.Context, method string, holders []string) ([]T, error),
-	report func(ctx context.Context, one *observe.Call, out T)) ([]T, error) {
+	report func(ctx context.Context, one observe.Call, out T)) ([]T, error) {
 	if err := l.usable(ctx, method); err != nil {
 		return nil, err
 	}
@@ -104,8 +104,7 @@ func runBatch[T any](ctx context.Context, l *Limiter, method string, holders []s
 		}
 	default:
 		for i, h := range holders {
-			one := c.For(h, 1)
-			report(ctx, &one, out[i])
+			report(ctx, c.For(h, 1), out[i])
 		}
 	}
 	return out, err

@@ -31,11 +31,11 @@ import (
 // whenever a try's reply came late, it returns only if the units must
 // still be held for it (see waitqueue.Run).
 //
-// c, the observed call, learns whether it waited and was handed units.
+// c, the call of method, is told whether it waited and was handed units
+// (see waitqueue.Observed).
 func (l *Limiter) wait(ctx context.Context, method, holder string, n int64, x *Lease, c *observe.Call) (Result, error) {
 	var res Result
-	var refused, released time.Time // the first refusal and the hand-over's release, when observed
-	err := waitqueue.Run(ctx, l.notices, l.channel, holder, waitqueue.Steps{
+	err := waitqueue.Observed(ctx, c, l.notices, l.channel, holder, waitqueue.Steps{
 		Try: func(ctx context.Context) (waitqueue.Try, error) {
 			var try waitqueue.Try
 			var err error
@@ -45,9 +45,6 @@ func (l *Limiter) wait(ctx context.Context, method, holder string, n int64, x *L
 				if x != nil {
 					x.heldUntil(res.ExpiresAt)
 				}
-			}
-			if c.On() && err == nil && !res.Acquired && refused.IsZero() {
-				refused = time.Now()
 			}
 			return try, err
 		},
@@ -68,16 +65,9 @@ func (l *Limiter) wait(ctx context.Context, method, holder string, n int64, x *L
 				x.heldUntil(h.Deadline) // Take claimed it
 			}
 			res = Result{Acquired: true, Count: h.Value, Limit: l.cfg.Limit, ExpiresAt: h.Deadline, Weight: n}
-			released = h.HandedAt
 		},
 		Leave: func(ctx context.Context) { l.leave(ctx, holder) },
 	})
-	if !refused.IsZero() {
-		c.Waited(ctx, refused)
-	}
-	if err == nil && !released.IsZero() {
-		c.HandedOver(ctx, released)
-	}
 	return res, err
 }
 
