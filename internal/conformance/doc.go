@@ -68,6 +68,7 @@
 //   - LostForGood (a real Redis): a write whose every reply is cut fails
 //     with ErrOutcomeUnknown, named.
 //
-// A known outcome (a refusal, ErrNotHeld, invalid input) never matches
-// ErrOutcomeUnknown. Only tests import this package.
+// Every known outcome the suite meets (a refusal by Redis, ErrNotHeld, a
+// nil value or context) must not match ErrOutcomeUnknown. Only tests
+// import this package.
 package conformance
