@@ -35,7 +35,7 @@ func TestErrorsNamePackageMethodAndKey(t *testing.T) {
 	assert.Equal(t, "lock: try lock: invalid config: not made by New", err.Error())
 	assert.ErrorIs(t, err, errs.InvalidConfig)
 
-	//nolint:staticcheck // a nil ctx is the case under test
+	//lint:ignore SA1012 a nil ctx is the case under test
 	err = errs.Check(nil, true, "TryLock", "k")
 	assert.Equal(t, `lock: try lock "k": invalid argument: nil context`, err.Error())
 	assert.ErrorIs(t, err, errs.InvalidArgument)
