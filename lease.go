@@ -108,14 +108,13 @@ func NewHolderID() string {
 // they are free or ctx is done, and returns the Lease. On error it returns
 // a nil Lease and, as AcquireN does, leaves no units held.
 func (l *Limiter) AcquireLease(ctx context.Context, n int64) (*Lease, error) {
-	return l.acquireLease(ctx, "AcquireLease", n)
+	return l.acquireLease(ctx, "AcquireLease", n, true)
 }
 
 // acquireLease is AcquireLease for a call of method, which its errors and
-// its report to the Observer name; the Lease of a call of Do reports
-// nothing more.
-func (l *Limiter) acquireLease(ctx context.Context, method string, n int64) (*Lease, error) {
-	x := l.lease(NewHolderID(), method != "Do")
+// its report to the Observer name; reported is as for lease.
+func (l *Limiter) acquireLease(ctx context.Context, method string, n int64, reported bool) (*Lease, error) {
+	x := l.lease(NewHolderID(), reported)
 	start := time.Now()
 	res, err := l.acquireN(ctx, method, x.holder, n, x) // x learns the lease's deadline
 	if err != nil {
@@ -169,7 +168,7 @@ func (l *Limiter) Do(ctx context.Context, n int64, fn func(ctx context.Context) 
 		}
 		return errs.Op("Do", l.cfg.Key, errs.Argument("nil function"))
 	}
-	lease, err := l.acquireLease(ctx, "Do", n)
+	lease, err := l.acquireLease(ctx, "Do", n, false) // Do is one call
 	if err != nil {
 		return err
 	}
