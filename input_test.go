@@ -56,7 +56,8 @@ func TestInputErrorsMatchErrInvalidArgument(t *testing.T) {
 func TestLimitsNilContextIsInvalidArgument(t *testing.T) {
 	b := newRealRedis(t)
 	key := testKey(t, b)
-	_, err := slotlimit.Limits(nil, b.Client, key) //nolint:staticcheck // a nil ctx is refused
+	var nilCtx context.Context
+	_, err := slotlimit.Limits(nilCtx, b.Client, key)
 	assert.ErrorIs(t, err, slotlimit.ErrInvalidArgument)
 	assert.NotErrorIs(t, err, slotlimit.ErrOutcomeUnknown)
 	assert.Empty(t, storedKeys(t, b, key, 2), "nothing is sent")

@@ -90,7 +90,7 @@ func (s *suite[M]) checkNilContext(t *testing.T) {
 		m, key := s.make(t, client, nil)
 		held := take(t, v, m, key)
 		sent := settle(counter)
-		_, err := call(t, v, nil, m, key, held) //nolint:staticcheck // the nil context is the check
+		_, err := call(t, v, nil, m, key, held) // the nil context is the check
 		assert.ErrorIs(t, err, s.p.InvalidArgument, "%s with a nil context", v.title())
 		assert.NotErrorIs(t, err, kernel.ErrOutcomeUnknown, "%s with a nil context", v.title())
 		s.assertNamed(t, v, err, key, true)
