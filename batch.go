@@ -94,7 +94,7 @@ func runBatch[T any](ctx context.Context, l *Limiter, method string, holders []s
 	if err := l.usable(ctx, method); err != nil {
 		return nil, err
 	}
-	c := l.Begin(method, l.cfg.Key, "", int64(len(holders)), l.cfg.Limit)
+	c := l.base.Begin(method, l.cfg.Key, "", int64(len(holders)), l.cfg.Limit)
 	out, err := run(ctx, method, holders)
 	switch {
 	case !c.On():
@@ -125,7 +125,7 @@ func (l *Limiter) batch(ctx context.Context, method string, s *script.Script, ke
 	for start := 0; start < len(holders); start += batchSize {
 		calls = append(calls, args(holders[start:min(start+batchSize, len(holders))]...))
 	}
-	cmds, err := l.Runner.Pipeline(ctx, s, keys, calls)
+	cmds, err := l.base.Runner.Pipeline(ctx, s, keys, calls)
 	if err != nil {
 		return nil, errs.Call(ctx, method, l.cfg.Key, err)
 	}

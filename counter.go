@@ -46,7 +46,7 @@ func NewCounter(client redis.UniversalClient, cfg Config) (*Counter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Counter{slots: s, keys: s.Keys[:1:1], records: s.Keys[1]}, nil
+	return &Counter{slots: s, keys: s.base.Keys[:1:1], records: s.base.Keys[1]}, nil
 }
 
 // Config returns the Counter's configuration, with the defaults filled
@@ -80,7 +80,7 @@ func (c *Counter) TryAcquire(ctx context.Context) (Result, error) {
 	if err := c.usable(ctx, "TryAcquire"); err != nil {
 		return Result{}, err
 	}
-	o := c.Begin("TryAcquire", c.cfg.Key, "", 1, c.cfg.Limit)
+	o := c.base.Begin("TryAcquire", c.cfg.Key, "", 1, c.cfg.Limit)
 	res, err := c.runAcquire(ctx, "TryAcquire")
 	observeResult(ctx, &o, res, err)
 	return res, err
@@ -95,7 +95,7 @@ func (c *Counter) Acquire(ctx context.Context) (Result, error) {
 	if err := c.usable(ctx, "Acquire"); err != nil {
 		return Result{}, err
 	}
-	o := c.Begin("Acquire", c.cfg.Key, "", 1, c.cfg.Limit)
+	o := c.base.Begin("Acquire", c.cfg.Key, "", 1, c.cfg.Limit)
 	res, err := poll(ctx, func() (Result, error) { return c.runAcquire(ctx, "Acquire") })
 	res, err = acquireOutcome(ctx, "Acquire", c.cfg, res, err)
 	observeResult(ctx, &o, res, err)
@@ -114,7 +114,7 @@ func (c *Counter) Release(ctx context.Context) error {
 	if err := c.usable(ctx, "Release"); err != nil {
 		return err
 	}
-	o := c.Begin("Release", c.cfg.Key, "", 0, c.cfg.Limit)
+	o := c.base.Begin("Release", c.cfg.Key, "", 0, c.cfg.Limit)
 	released, err := c.runRelease(ctx)
 	if err != nil {
 		o.Failed(ctx, err)
@@ -132,7 +132,7 @@ func (c *Counter) Count(ctx context.Context) (int64, error) {
 	if err := c.usable(ctx, "Count"); err != nil {
 		return 0, err
 	}
-	n, err := c.Client.Get(ctx, c.cfg.Key).Int64()
+	n, err := c.base.Client.Get(ctx, c.cfg.Key).Int64()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}

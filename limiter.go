@@ -64,11 +64,11 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 	}
 	l := &Limiter{
 		slots:      s,
-		keys:       s.Keys[:numKeys:numKeys],
-		channel:    s.Keys[keyChannel],
-		refused:    s.Keys[keyRefused],
+		keys:       s.base.Keys[:numKeys:numKeys],
+		channel:    s.base.Keys[keyChannel],
+		refused:    s.base.Keys[keyRefused],
 		notices:    waitqueue.Notices.Site(client),
-		channelArg: s.Keys[keyChannel],
+		channelArg: s.base.Keys[keyChannel],
 		notify:     notice.Command(client),
 		fair:       "0",
 	}
@@ -153,7 +153,7 @@ func (l *Limiter) check(ctx context.Context, method, holder string, n int64) err
 // as the script ran.
 func (l *Limiter) try(ctx context.Context, method, holder string, n int64, queue bool) (Result, waitqueue.Try, error) {
 	call := l.acquireCall(n, queue, holder)
-	reply, err := l.Runner.Run(ctx, call.script, call.keys, call.args...).Result()
+	reply, err := l.base.Runner.Run(ctx, call.script, call.keys, call.args...).Result()
 	if err != nil {
 		return Result{Limit: l.cfg.Limit}, waitqueue.Try{}, errs.Call(ctx, method, l.cfg.Key, err)
 	}
@@ -210,7 +210,7 @@ func (l *Limiter) begin(reported bool, method, holder string, n int64) observe.C
 	if !reported {
 		return observe.Call{}
 	}
-	return l.Begin(method, l.cfg.Key, holder, n, l.cfg.Limit)
+	return l.base.Begin(method, l.cfg.Key, holder, n, l.cfg.Limit)
 }
 
 // cleanupTimeout bounds the release that follows a failed acquire.
@@ -232,7 +232,7 @@ func (l *Limiter) releaseDetached(ctx context.Context, holder string) {
 // the Leave of a wait (see waitqueue.Steps), and releaseDetached. It sends
 // no WAIT, which could only delay it.
 func (l *Limiter) leave(ctx context.Context, holder string) {
-	noWait := script.Runner{Client: l.Client}
+	noWait := script.Runner{Client: l.base.Client}
 	noWait.Run(ctx, releaseScript, l.keys, l.releaseArgs(holder)...) //nolint:errcheck // best effort; the lease lapses by itself
 }
 
@@ -324,7 +324,7 @@ func (l *Limiter) Refusals(ctx context.Context) (int64, error) {
 	if err := l.usable(ctx, "Refusals"); err != nil {
 		return 0, err
 	}
-	n, err := l.Client.Get(ctx, l.refused).Int64()
+	n, err := l.base.Client.Get(ctx, l.refused).Int64()
 	if err == redis.Nil {
 		return 0, nil
 	}

@@ -253,7 +253,7 @@ func (l *Limiter) readKeys() []string { return l.keys[keyLeases:keyFull] }
 // releaseHeldArgs), whose lease the server gave deadline (ms; 0 when
 // unknown): it reports whether holder held a live lease.
 func (l *Limiter) runRelease(ctx context.Context, holder string, deadline int64) (bool, error) {
-	reply, err := l.Runner.Run(ctx, releaseScript, l.keys, l.releaseHeldArgs(holder, deadline)...).Result()
+	reply, err := l.base.Runner.Run(ctx, releaseScript, l.keys, l.releaseHeldArgs(holder, deadline)...).Result()
 	if err != nil {
 		return false, errs.Call(ctx, "Release", l.cfg.Key, err)
 	}
@@ -269,7 +269,7 @@ func (l *Limiter) runRelease(ctx context.Context, holder string, deadline int64)
 // returns the lease's new deadline on the server's clock (ms), and false
 // when holder held no live lease.
 func (l *Limiter) runRenew(ctx context.Context, holder string) (int64, bool, error) {
-	reply, err := l.Runner.Run(ctx, renewScript, l.leaseKeys(), holder, l.ttl).Result()
+	reply, err := l.base.Runner.Run(ctx, renewScript, l.leaseKeys(), holder, l.ttl).Result()
 	return l.heldUntil(ctx, "Renew", reply, err)
 }
 
@@ -277,7 +277,7 @@ func (l *Limiter) runRenew(ctx context.Context, holder string) (int64, bool, err
 // the notice stated), for a call of method: it returns the lease's
 // deadline, and false when holder held no live lease.
 func (l *Limiter) runClaim(ctx context.Context, method, holder string, deadline time.Time) (int64, bool, error) {
-	reply, err := l.Runner.Run(ctx, claimScript, l.readKeys(), holder, deadline.UnixMilli()).Result()
+	reply, err := l.base.Runner.Run(ctx, claimScript, l.readKeys(), holder, deadline.UnixMilli()).Result()
 	return l.heldUntil(ctx, method, reply, err)
 }
 
@@ -304,7 +304,7 @@ func (l *Limiter) heldUntil(ctx context.Context, method string, reply any, err e
 // runCount runs count.lua (KEYS readKeys; no ARGV), whose reply is {1,
 // units in use}.
 func (l *Limiter) runCount(ctx context.Context) (int64, error) {
-	reply, err := countScript.Run(ctx, l.Client, l.readKeys()).Result()
+	reply, err := countScript.Run(ctx, l.base.Client, l.readKeys()).Result()
 	if err != nil {
 		return 0, errs.Call(ctx, "Count", l.cfg.Key, err)
 	}
@@ -320,7 +320,7 @@ func (l *Limiter) runCount(ctx context.Context) (int64, error) {
 // runHolders runs holders.lua (KEYS readKeys; no ARGV), whose reply is
 // {1, then a triple per live lease: holder, deadline ms, weight}.
 func (l *Limiter) runHolders(ctx context.Context) ([]Holder, error) {
-	reply, err := holdersScript.Run(ctx, l.Client, l.readKeys()).Result()
+	reply, err := holdersScript.Run(ctx, l.base.Client, l.readKeys()).Result()
 	if err != nil {
 		return nil, errs.Call(ctx, "Holders", l.cfg.Key, err)
 	}
@@ -354,7 +354,7 @@ func decodeHolders(reply any) ([]Holder, error) {
 // the strings decodeSnapshot reads.
 func (l *Limiter) runInspect(ctx context.Context) (Snapshot, error) {
 	keys := []string{l.keys[keyLeases], l.keys[keyWeights], l.keys[keyQueue], l.keys[keyQueueDeadlines], l.keys[keyQueueWants]}
-	reply, err := inspectScript.Run(ctx, l.Client, keys).Result()
+	reply, err := inspectScript.Run(ctx, l.base.Client, keys).Result()
 	if err != nil {
 		return Snapshot{}, errs.Call(ctx, "Inspect", l.cfg.Key, err)
 	}
@@ -377,7 +377,7 @@ func (l *Limiter) runInspect(ctx context.Context) (Snapshot, error) {
 // ms}: the key's new expiry when acquired, its remaining TTL (-1: none)
 // when refused.
 func (c *Counter) runAcquire(ctx context.Context, method string) (Result, error) {
-	reply, err := c.Runner.Run(ctx, counterAcquireScript, c.keys, c.limit, c.ttl).Result()
+	reply, err := c.base.Runner.Run(ctx, counterAcquireScript, c.keys, c.limit, c.ttl).Result()
 	if err != nil {
 		return Result{Limit: c.cfg.Limit}, errs.Call(ctx, method, c.cfg.Key, err)
 	}
@@ -402,7 +402,7 @@ func (c *Counter) runAcquire(ctx context.Context, method string) (Result, error)
 // status alone: 1 when it gave a unit back, else 0.
 func (c *Counter) runRelease(ctx context.Context) (bool, error) {
 	keys := []string{c.cfg.Key, c.records + rand.Text()}
-	n, err := c.Runner.Run(ctx, counterReleaseScript, keys, releaseRecordMillis).Int64()
+	n, err := c.base.Runner.Run(ctx, counterReleaseScript, keys, releaseRecordMillis).Int64()
 	if err != nil {
 		return false, errs.Call(ctx, "Release", c.cfg.Key, err)
 	}

@@ -16,7 +16,7 @@ import (
 // names beside it), a checked Config, and the script arguments that never
 // change, formatted once.
 type slots struct {
-	kernel.Base
+	base  kernel.Base // what every package's New makes; a field, so that none of it is the Limiter's API
 	cfg   Config
 	limit any // cfg.Limit as a script argument, a string boxed once
 	ttl   any // cfg.TTL in ms as a script argument, a string boxed once
@@ -41,7 +41,7 @@ func newSlots(client redis.UniversalClient, cfg Config, defaultTTL time.Duration
 	}
 	cfg.ReplicaTimeout = b.ReplicaTimeout
 	return slots{
-		Base:  b,
+		base:  b,
 		cfg:   cfg,
 		limit: strconv.FormatInt(cfg.Limit, 10),
 		ttl:   formatMillis(cfg.TTL),
@@ -51,7 +51,7 @@ func newSlots(client redis.UniversalClient, cfg Config, defaultTTL time.Duration
 // usable returns the error of a call of method made with ctx, or nil when
 // the call may go on (see kernel.Errors.Check).
 func (s *slots) usable(ctx context.Context, method string) error {
-	return errs.Check(ctx, s.Usable(), method, s.cfg.Key)
+	return errs.Check(ctx, s.base.Usable(), method, s.cfg.Key)
 }
 
 // acquireOutcome settles what a waiting acquire, a call of method,
