@@ -38,7 +38,7 @@ const (
 		"+zadd +zcard +zcount +zrange +zrangebyscore +zrank +zrem +zremrangebyscore +zscore"
 
 	// aclAllPackages is the user of every package of the module.
-	aclAllPackages = aclLimiterLock + " +type +hgetall +lpop +rpush +zremrangebyrank +zrevrangebyscore " +
+	aclAllPackages = aclLimiterLock + " +type +hgetall +hsetnx +lpop +rpush +zremrangebyrank +zrevrangebyscore " +
 		"+xadd +xlen +xreadgroup +xautoclaim +xack +xdel +xgroup|create"
 
 	// aclSince72 is added to either line on Redis 7.2 and later, which
