@@ -203,7 +203,7 @@ func run(addr string, out io.Writer) error {
 				wg.Wait()
 				return err
 			}
-			if phaseEnd.Sub(time.Now()) < time.Second {
+			if time.Until(phaseEnd) < time.Second {
 				settled.Store(true)
 				tallies[p].limits = append(tallies[p].limits, limit)
 			}

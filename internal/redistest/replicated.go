@@ -95,7 +95,7 @@ func (r *Replicated) Follow(tb testing.TB, addr string) {
 	if err != nil {
 		tb.Fatalf("redistest: follow %q: %v", addr, err)
 	}
-	if err := r.ReplicaClient.SlaveOf(context.Background(), host, port).Err(); err != nil {
+	if err := r.ReplicaClient.ReplicaOf(context.Background(), host, port).Err(); err != nil {
 		tb.Fatalf("redistest: replica on %s follow %s: %v", r.Replica.Addr, addr, err)
 	}
 }
