@@ -340,8 +340,10 @@ func TestClusterEvents(t *testing.T) {
 // while, and checks what callers saw.
 //
 // lossy says the event may lose writes the master acknowledged: a forced
-// takeover, without Replicas. A release may then be lost, and its lease
-// stays held until it lapses, which is all that is checked of it.
+// takeover, without Replicas. A take may then be lost, and more callers
+// than the limit hold at once for a moment; and a release may be lost,
+// and its lease stays held until it lapses, which is all that is checked
+// of it.
 //
 // stays says a master the event stopped stays stopped until the load
 // ends.
@@ -382,7 +384,14 @@ func runClusterEvent(t *testing.T, s eventSubject, replicas int, lossy, stays bo
 	clusterEventFigures.lines = append(clusterEventFigures.lines, fmt.Sprintf("  %s: first success after %v, calls begun after it failing for %v (errors: %v)", t.Name(),
 		run.firstSuccess(changed).Round(time.Millisecond), recovery.Round(time.Millisecond), run.kinds))
 	clusterEventFigures.Unlock()
-	assert.LessOrEqual(t, run.most.Load(), s.limit, "callers held more than the limit at once")
+	if lossy {
+		// The writes the old master acknowledged last may be lost, and a
+		// take lost that way lets another caller in beside its holder, as
+		// docs/operating.md says; Replicas is what prevents it.
+		t.Logf("most held at once: %d of %d", run.most.Load(), s.limit)
+	} else {
+		assert.LessOrEqual(t, run.most.Load(), s.limit, "callers held more than the limit at once")
+	}
 	assert.Empty(t, run.strange, "errors the docs do not name")
 	assert.Less(t, recovery, 15*time.Second, "calls kept failing long after the change")
 
