@@ -10,11 +10,12 @@ package delayqueue
 const (
 	keyQueue    = iota // sorted set, order key, id and deliveries -> due time (ms)
 	keyLeases          // sorted set, 'token id' -> lease deadline (ms)
-	keyBodies          // hash, id -> payload; token -> 'due attempt id'; '#push id' -> push token
+	keyBodies          // hash, id -> payload; token -> 'due attempt id'
 	keyAttempts        // hash, id -> deliveries, of each dead letter
 	keyDead            // sorted set, id -> when it was dead-lettered (ms)
 	keyWaiters         // sorted set, consumer -> registration deadline (ms)
 	keyInfo            // hash: the last push's order number, the next event and its keeper
+	keyPushes          // hash, id -> push token, of each message whose ID its caller gave
 	numKeys
 )
 
@@ -23,5 +24,5 @@ const (
 var sides = [numKeys + 1]string{
 	keyQueue: "delayqueue", keyLeases: "delayqueue:leases", keyBodies: "delayqueue:bodies",
 	keyAttempts: "delayqueue:attempts", keyDead: "delayqueue:dead", keyWaiters: "delayqueue:waiters",
-	keyInfo: "delayqueue:info", numKeys: "delayqueue:wake",
+	keyInfo: "delayqueue:info", keyPushes: "delayqueue:pushes", numKeys: "delayqueue:wake",
 }

@@ -39,7 +39,7 @@ func newQueueOn(t *testing.T, client redis.UniversalClient, cfg delayqueue.Confi
 // sideKeys are the keys a queue at key keeps beside its sorted set.
 func sideKeys(key string) []string {
 	var keys []string
-	for _, suffix := range []string{"leases", "bodies", "attempts", "dead", "waiters", "info"} {
+	for _, suffix := range []string{"leases", "bodies", "attempts", "dead", "waiters", "info", "pushes"} {
 		keys = append(keys, sideKey(key, suffix))
 	}
 	return keys

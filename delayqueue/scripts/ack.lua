@@ -1,7 +1,7 @@
 -- ack: remove a delivered message for good, if its delivery still holds
 -- its lease.
 --
--- KEYS     the queue's seven keys (see lib.lua)
+-- KEYS     the queue's eight keys (see lib.lua)
 -- ARGV[1]  the message's id
 -- ARGV[2]  the delivery's token
 -- ARGV[3]  the lease deadline Poll gave the delivery (ms, server clock)
@@ -13,12 +13,12 @@
 -- message is due again, or was delivered again), or the delivery was
 -- given back. A queue left without messages leaves no keys.
 --
--- Its commands: TIME, ZSCORE of the lease 'token id', HDEL of the body,
--- its push token and the delivery, ZREM of the lease, and EXISTS of the
--- queue's three sorted sets; once they are all gone, HDEL of bodies'
--- '#lease' and of info's fields. The ZSCORE fails on leases, and the
--- HDEL, the first write, on bodies, when either holds another type; info
--- of another type is left as it was.
+-- Its commands: TIME, ZSCORE of the lease 'token id', HDEL of the body
+-- and the delivery, HDEL of its push token, ZREM of the lease, and EXISTS
+-- of the queue's three sorted sets; once they are all gone, HDEL of
+-- bodies' '#lease' and of info's fields. The ZSCORE fails on leases, and
+-- the HDEL, the first write, on bodies, when either holds another type;
+-- info and pushes of another type are left as they were.
 
 -- #include lib.lua
 
@@ -32,7 +32,8 @@ if deadline == nil or deadline <= now then
 	end
 	return {0}
 end
-redis.call('HDEL', bodies, id, '#push ' .. id, token)
+redis.call('HDEL', bodies, id, token)
+redis.pcall('HDEL', pushes, id)
 redis.call('ZREM', leases, lease)
 if redis.call('EXISTS', queue, leases, dead) == 0 then
 	redis.call('HDEL', bodies, '#lease')

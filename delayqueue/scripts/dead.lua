@@ -1,6 +1,6 @@
 -- dead: read the oldest dead letters. It writes nothing.
 --
--- KEYS     the queue's seven keys (see lib.lua)
+-- KEYS     the queue's eight keys (see lib.lua)
 -- ARGV[1]  how many, at most
 --
 -- Returns {1, id, payload, attempts, dead-lettered at (ms), ...}, oldest

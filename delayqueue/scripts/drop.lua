@@ -1,6 +1,6 @@
 -- drop: delete dead letters for good.
 --
--- KEYS     the queue's seven keys (see lib.lua)
+-- KEYS     the queue's eight keys (see lib.lua)
 -- ARGV     the ids
 --
 -- Returns {1, how many of the ids were dead letters, and were deleted,
@@ -19,7 +19,8 @@ end
 local dropped = 0
 for _, id in ipairs(ARGV) do
 	if redis.call('ZREM', dead, id) == 1 then
-		redis.call('HDEL', bodies, id, '#push ' .. id)
+		redis.call('HDEL', bodies, id)
+		redis.call('HDEL', pushes, id)
 		redis.call('HDEL', attempts, id)
 		dropped = dropped + 1
 	end

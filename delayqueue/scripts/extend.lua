@@ -1,7 +1,7 @@
 -- extend: renew a delivered message's lease to visibility from now, if
 -- its delivery still holds it.
 --
--- KEYS     the queue's seven keys (see lib.lua)
+-- KEYS     the queue's eight keys (see lib.lua)
 -- ARGV[1]  the message's id
 -- ARGV[2]  the delivery's token
 -- ARGV[3]  visibility: the lease time, ms

@@ -3,7 +3,7 @@
 
 -- check_types returns an error reply when a key holds another type.
 local function check_types()
-	local kinds = {'zset', 'zset', 'hash', 'hash', 'zset', 'zset', 'hash'}
+	local kinds = {'zset', 'zset', 'hash', 'hash', 'zset', 'zset', 'hash', 'hash'}
 	for i, kind in ipairs(kinds) do
 		local t = redis.call('TYPE', KEYS[i])
 		t = t.ok or t

@@ -5,7 +5,7 @@
 -- was due before, with the attempt that delivery counted taken back, and
 -- one waiter is woken to take it.
 --
--- KEYS     the queue's seven keys (see lib.lua)
+-- KEYS     the queue's eight keys (see lib.lua)
 -- ARGV[1]  the consumer's name: its Poll's delivery token
 -- ARGV[2]  'command channel' for notices (see push.lua)
 --

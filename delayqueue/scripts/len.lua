@@ -1,6 +1,6 @@
 -- len: count the queue's messages. It writes nothing.
 --
--- KEYS     the queue's seven keys (see lib.lua)
+-- KEYS     the queue's eight keys (see lib.lua)
 --
 -- Returns {1, ready, delayed, in flight, dead}: messages due by the server's
 -- clock, messages not due yet, messages delivered and not acked (a lapsed

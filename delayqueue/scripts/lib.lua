@@ -5,7 +5,7 @@
 -- that a script defines no function it does not use: each costs the
 -- server time on every call.
 --
--- Every script takes the queue's seven keys, in one Redis Cluster hash slot:
+-- Every script takes the queue's eight keys, in one Redis Cluster hash slot:
 --   KEYS[1]  queue     sorted set, entry -> due time (ms, server clock); an
 --                      entry is an order key, a space and the message's id
 --                      and, for a message given back, a space and its
@@ -14,10 +14,8 @@
 --                      so equal times come out in push order
 --   KEYS[2]  leases    sorted set, 'token id' -> lease deadline (ms), one
 --                      per message in flight
---   KEYS[3]  bodies    hash, id -> payload; '#push id' -> the push token
---                      of a message whose id its pusher's caller gave (see
---                      push.lua); delivery token -> 'due attempt id' for
---                      each message in flight; and, while a message is in
+--   KEYS[3]  bodies    hash, id -> payload; delivery token -> 'due
+--                      attempt id' for each message in flight; and, while a message is in
 --                      flight, '#lease' -> a time (ms) at or before the
 --                      earliest lease deadline, so that a poll sees
 --                      whether leases lapsed in the read that fetches the
@@ -32,6 +30,9 @@
 --   KEYS[7]  info      hash: 'seq' (the last order number taken), 'armed'
 --                      and 'keeper' (the next event, and the waiter timed
 --                      to it)
+--   KEYS[8]  pushes    hash, id -> the push token of a message whose id
+--                      its pusher's caller gave (see push.lua); a queue
+--                      whose ids are all minted never has it
 -- Every script's reply is a table whose first element is a status: 1 when
 -- it did what it was asked, 0 when the delivery it names no longer holds
 -- its lease (ack, nack, extend), 2 when nothing is due (poll).
@@ -43,7 +44,7 @@
 -- with '#', so that it is never a field of bodies' own. A message in
 -- flight has its lease in leases and its delivery under its token in
 -- bodies: every script that removes the one removes the other; and every
--- script that removes a body removes its push token. info's fields, and
+-- script that removes a body removes its push token from pushes. info's fields, and
 -- bodies' '#lease', are deleted when queue, leases and dead are all
 -- empty, and the hashes empty themselves, so an empty queue leaves no key
 -- but waiters.
@@ -55,7 +56,7 @@
 -- they wrote (push); the other scripts, and poll when leases lapsed, run
 -- check_types (give.lua) before their first write.
 
-local queue, leases, bodies, attempts, dead, waiters, info = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local queue, leases, bodies, attempts, dead, waiters, info, pushes = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 
 -- now_ms is the server's clock in ms.
 local function now_ms()

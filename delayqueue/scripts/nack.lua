@@ -2,7 +2,7 @@
 -- dead letters when it has had max attempts; only while its delivery
 -- still holds its lease.
 --
--- KEYS     the queue's seven keys (see lib.lua)
+-- KEYS     the queue's eight keys (see lib.lua)
 -- ARGV[1]  the message's id
 -- ARGV[2]  the delivery's token
 -- ARGV[3]  the lease deadline Poll gave the delivery (ms, server clock)

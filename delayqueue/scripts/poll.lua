@@ -2,7 +2,7 @@
 -- lease, for one delivery; or register the consumer as a waiter and tell
 -- it how long to sleep.
 --
--- KEYS     the queue's seven keys (see lib.lua)
+-- KEYS     the queue's eight keys (see lib.lua)
 -- ARGV[1]  the delivery's token, minted by one Poll before its first
 --          send: its name as a waiter too
 -- ARGV[2]  visibility: the lease time, ms

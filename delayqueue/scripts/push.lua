@@ -1,7 +1,7 @@
 -- push: queue messages, each due after a delay or at a time on the
 -- server's clock, and wake one waiter when a consumer should look.
 --
--- KEYS     the queue's seven keys (see lib.lua)
+-- KEYS     the queue's eight keys (see lib.lua)
 -- ARGV[1]  'command channel': the notice command ('publish' or
 --          'spublish') and the notice channel
 -- ARGV[2+5k] .. ARGV[6+5k]  message k: its id; its push token, minted
@@ -10,12 +10,13 @@
 --
 -- Returns {1, how many messages it queued, then the 1-based number of
 -- each message whose id another push queued}. A message is queued when
--- HSETNX adds its body; a body already there is left as it is. It is this
+-- its body is added; a body already there is left as it is. It is this
 -- push's own, written by its first run before the push was sent again
 -- after its reply was lost, when the id was minted (no push token: no
--- other push has it) or when the push token kept beside the body, as
--- '#push id', is this one's; else it is another push's, and the message's
--- number is in the reply. Message k takes the order number n - K + k,
+-- other push has it, and HSET writes the body) or when the push token
+-- kept in pushes is this one's (HSETNX writes the body of an id the
+-- caller gave); else it is another push's, and the message's number is
+-- in the reply. Message k takes the order number n - K + k,
 -- where n is info's 'seq' after HINCRBY adds K, the number of messages:
 -- order numbers only grow while the queue holds a message (a push sent
 -- again skips some, which only leaves gaps). Its order key is the number
@@ -25,12 +26,13 @@
 -- push order.
 --
 -- Its commands: TIME; ZRANGE of the waiter that registered last (see
--- live_waiter); HINCRBY; one HSETNX per message and, for an id its
--- caller gave, an HSET of its push token, or an HGET of it when the body
--- was there; one ZADD of every message queued; and, when it wakes a waiter, ZREM and the notice. A key
--- of another type fails the push with WRONGTYPE before anything is
--- written: the read fails on waiters, the first write on info, and the
--- HSETNX of the first message on bodies; a ZADD that fails on queue has
+-- live_waiter); HINCRBY; one HSET per message of a minted id, and for an
+-- id its caller gave an HSETNX and an HSET of its push token to pushes,
+-- or an HGET of it when the body was there; one ZADD of every message
+-- queued; and, when it wakes a waiter, ZREM and the notice. A key of
+-- another type fails the push with WRONGTYPE before anything is written:
+-- the read fails on waiters, the first write on info, and the write of
+-- the first body on bodies; a write that fails on pushes or on queue has
 -- the bodies, push tokens and the order number this run wrote taken back
 -- first.
 
@@ -46,7 +48,25 @@ local seq = redis.call('HINCRBY', info, 'seq', count) - count
 -- another tells whether the body of id, found there, is another push's:
 -- with no push token, id was minted for this push.
 local function another(id, token)
-	return token ~= '' and redis.call('HGET', bodies, '#push ' .. id) ~= token
+	return token ~= '' and redis.pcall('HGET', pushes, id) ~= token
+end
+
+-- write_body writes the body of id, and its push token when its caller
+-- gave it: 1 when it wrote them, 0 when the body was there, or the error
+-- of a write, which leaves nothing of this id's written.
+local function write_body(id, token, payload)
+	if token == '' then
+		return redis.pcall('HSET', bodies, id, payload)
+	end
+	local added = redis.pcall('HSETNX', bodies, id, payload)
+	if added == 1 then
+		local set = redis.pcall('HSET', pushes, id, token)
+		if type(set) == 'table' then
+			redis.call('HDEL', bodies, id)
+			return set
+		end
+	end
+	return added
 end
 
 -- failed is the error of a write that failed, and wrote the ids of the
@@ -55,7 +75,7 @@ local failed, wrote
 if count == 1 then
 	-- One message, the common case, without the tables of a batch.
 	local id, token = ARGV[2], ARGV[3]
-	local added = redis.pcall('HSETNX', bodies, id, ARGV[4])
+	local added = write_body(id, token, ARGV[4])
 	if added == 0 then
 		if another(id, token) then
 			return {1, 0, 1}
@@ -64,9 +84,6 @@ if count == 1 then
 	elseif added ~= 1 then
 		failed, wrote = added, {}
 	else
-		if token ~= '' then
-			redis.call('HSET', bodies, '#push ' .. id, token)
-		end
 		local due = ARGV[6] + 0
 		if due == 0 then
 			due = now + ARGV[5]
@@ -91,16 +108,13 @@ else
 	for k = 2, #ARGV, 5 do
 		local id, token = ARGV[k], ARGV[k + 1]
 		seq = seq + 1
-		local added = redis.pcall('HSETNX', bodies, id, ARGV[k + 2])
+		local added = write_body(id, token, ARGV[k + 2])
 		if type(added) == 'table' then
 			failed = added
 			break
 		end
 		if added == 1 then
 			ids[#ids + 1] = id
-			if token ~= '' then
-				redis.call('HSET', bodies, '#push ' .. id, token)
-			end
 			local due = tonumber(ARGV[k + 4])
 			if due == 0 then
 				due = now + tonumber(ARGV[k + 3])
@@ -133,8 +147,9 @@ end
 
 -- A write failed: take back the bodies, the push tokens and the order
 -- numbers this run wrote, and fail with its error.
-for _, id in ipairs(wrote) do
-	redis.call('HDEL', bodies, id, '#push ' .. id)
+if #wrote > 0 then
+	redis.call('HDEL', bodies, unpack(wrote))
+	redis.pcall('HDEL', pushes, unpack(wrote))
 end
 if redis.call('HINCRBY', info, 'seq', -count) <= 0 then
 	redis.call('HDEL', info, 'seq')

@@ -1,7 +1,7 @@
 -- requeue: move dead letters back to the queue, due now, with their
 -- attempts counted from 0 again, and wake one waiter.
 --
--- KEYS     the queue's seven keys (see lib.lua)
+-- KEYS     the queue's eight keys (see lib.lua)
 -- ARGV[1]  'command channel' for notices (see push.lua)
 -- ARGV[2..] the ids
 --
