@@ -258,7 +258,7 @@ func TestErrorsNameTheCommandOnce(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"-u", url, "release", "a}b", "h"}, 2, "slotlimit release: invalid config: "},
+		{[]string{"-u", url, "release", "a}b", "h"}, 2, `slotlimit release: limits "a}b": invalid config: `},
 		{[]string{"-u", url, "holders", "a}b"}, 2, "slotlimit holders: invalid config: "},
 		{[]string{"-u", url, "count", key}, 3, "slotlimit count: inspect " + strconv.Quote(key) + ": WRONGTYPE"},
 		{[]string{"-u", url, "release", key, "h"}, 3, "slotlimit release: "},
