@@ -57,8 +57,8 @@ type Config struct {
 	// Observer, if set, is told of each call's outcome, as one final
 	// event, with Package "delayqueue" and Op the method's name:
 	// Push, PushAt and PushBatch report Done, Units the messages given
-	// and Holder the message's ID (empty for a PushBatch), even when an ID
-	// was queued already (ErrDuplicate); Poll reports
+	// and Holder the message's ID (empty for a PushBatch), or Refused
+	// when every ID given was queued already (ErrDuplicate); Poll reports
 	// Acquired, after Waited when it slept; Ack and Nack report Released,
 	// and Extend Renewed, Held false when they returned ErrNotHeld;
 	// Requeue and Drop report Done, Units the IDs given; a call that

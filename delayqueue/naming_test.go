@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -115,4 +116,30 @@ func TestMessageNotMadeByPoll(t *testing.T) {
 		}
 	}
 	assert.Zero(t, count.Commands(), "nothing was sent")
+}
+
+// A Push refuses a bad WithID only on a Queue made by New and with a
+// context: a nil or zero Queue, or a nil ctx, is the error every call
+// gives, and nothing panics. A single Push's error names no job; a
+// batch's names the job.
+func TestPushChecksTheQueueBeforeItsOptions(t *testing.T) {
+	var nilQueue *delayqueue.Queue
+	_, err := nilQueue.Push(context.Background(), nil, 0, delayqueue.WithID(""))
+	require.ErrorIs(t, err, delayqueue.ErrInvalidConfig)
+	_, err = new(delayqueue.Queue).PushAt(context.Background(), nil, time.Now(), delayqueue.WithID(""))
+	require.ErrorIs(t, err, delayqueue.ErrInvalidConfig)
+
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer client.Close()
+	q, err := delayqueue.New(client, delayqueue.Config{Key: "jobs"})
+	require.NoError(t, err)
+	var nilCtx context.Context
+	_, err = q.Push(nilCtx, nil, 0, delayqueue.WithID(""))
+	require.ErrorIs(t, err, delayqueue.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "nil context")
+
+	_, err = q.Push(context.Background(), make([]byte, delayqueue.MaxPayload+1), 0)
+	assert.Equal(t, `delayqueue: push "jobs": invalid argument: payload of 1048577 bytes, above MaxPayload 1048576`, err.Error())
+	_, err = q.PushBatch(context.Background(), []delayqueue.Job{{}, {Payload: make([]byte, delayqueue.MaxPayload+1)}})
+	assert.Equal(t, `delayqueue: push batch "jobs": invalid argument: job 1: payload of 1048577 bytes, above MaxPayload 1048576`, err.Error())
 }

@@ -50,6 +50,15 @@ func TestObserverReportsEachCallOnce(t *testing.T) {
 		_, err = q.Push(ctx, nil, -time.Second)
 		require.Error(t, err)
 		assert.Empty(t, rec.Take(), "a call refused before it was sent reports nothing")
+		_, err = q.Push(ctx, []byte("e"), time.Hour, delayqueue.WithID("e"))
+		require.NoError(t, err)
+		one("Push", observe.Done, "e", 1)
+		_, err = q.Push(ctx, []byte("e"), time.Hour, delayqueue.WithID("e"))
+		require.ErrorIs(t, err, delayqueue.ErrDuplicate)
+		one("Push", observe.Refused, "e", 1) // queued already: nothing pushed
+		_, err = q.PushBatch(ctx, []delayqueue.Job{{Payload: []byte("e"), ID: "e"}, {Payload: []byte("f"), ID: "f", Delay: time.Hour}})
+		require.ErrorIs(t, err, delayqueue.ErrDuplicate)
+		one("PushBatch", observe.Done, "", 2) // one pushed
 
 		m, err := pollWithin(t, q, deliveredWithin)
 		require.NoError(t, err)

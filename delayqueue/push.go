@@ -94,6 +94,9 @@ func (q *Queue) PushBatch(ctx context.Context, jobs []Job) (ids []string, err er
 
 // pushOne is Push or PushAt, named method, of job with opts.
 func (q *Queue) pushOne(ctx context.Context, method string, job Job, opts []PushOption) (string, error) {
+	if err := q.check(ctx, method); err != nil {
+		return "", err
+	}
 	for _, o := range opts {
 		if o.hasID {
 			if o.id == "" {
@@ -151,7 +154,11 @@ func (q *Queue) push(ctx context.Context, method string, jobs []Job) (ids []stri
 		c.Failed(ctx, err)
 		return nil, err
 	}
-	c.Done(ctx)
+	if len(dups) == len(jobs) {
+		c.Refused(ctx, -1) // every ID was queued already: nothing was pushed
+	} else {
+		c.Done(ctx)
+	}
 	if len(dups) > 0 {
 		d := &DuplicateError{IDs: make([]string, len(dups))}
 		for i, k := range dups {
@@ -165,6 +172,15 @@ func (q *Queue) push(ctx context.Context, method string, jobs []Job) (ids []stri
 // maxAt is the latest due time the scripts hold exactly: 2^53 ms.
 var maxAt = time.UnixMilli(1 << 53)
 
+// jobError is the error of job i of n that cannot be pushed, which names
+// the job in a batch: "job 3: payload of ...".
+func jobError(n, i int, format string, args ...any) error {
+	if n > 1 {
+		return errs.Argument("job %d: "+format, append([]any{i}, args...)...)
+	}
+	return errs.Argument(format, args...)
+}
+
 // checkJobs returns the error of jobs that cannot be pushed, or nil.
 func checkJobs(jobs []Job) error {
 	if len(jobs) > MaxBatch {
@@ -177,15 +193,15 @@ func checkJobs(jobs []Job) error {
 			return err
 		}
 		if len(job.Payload) > MaxPayload {
-			return errs.Argument("job %d: payload of %d bytes, above MaxPayload %d", i, len(job.Payload), MaxPayload)
+			return jobError(len(jobs), i, "payload of %d bytes, above MaxPayload %d", len(job.Payload), MaxPayload)
 		}
 		total += len(job.Payload)
 		switch {
 		case job.At.IsZero():
 		case job.At.After(maxAt):
-			return errs.Argument("job %d: time %v is more than 2^53 ms after 1970", i, job.At)
+			return jobError(len(jobs), i, "time %v is more than 2^53 ms after 1970", job.At)
 		case job.At.UnixMilli() <= 0:
-			return errs.Argument("job %d: time %v is before 1970", i, job.At)
+			return jobError(len(jobs), i, "time %v is before 1970", job.At)
 		}
 		if job.ID == "" {
 			continue

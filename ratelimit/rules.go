@@ -24,9 +24,8 @@ type Rule struct {
 // ErrOutcomeUnknown. A call sent again counts anew, as AllowN's does:
 // no rule is ever counted beyond its limit.
 func (l *Limiter) AllowAll(ctx context.Context, rules []Rule) (Results, error) {
-	name := ruleKeys(rules)
-	if err := l.check(ctx, "AllowAll", name); err != nil {
-		return nil, err
+	if l == nil || !l.base.Usable() || ctx == nil {
+		return nil, l.check(ctx, "AllowAll", ruleKeys(rules))
 	}
 	call, bad, err := prepareAll(rules)
 	if err != nil {
@@ -34,6 +33,10 @@ func (l *Limiter) AllowAll(ctx context.Context, rules []Rule) (Results, error) {
 		c := l.base.Begin("AllowAll", bad, "", 0, 0)
 		c.Failed(ctx, err)
 		return nil, err
+	}
+	name := call.keys[0]
+	if len(call.keys) > 1 {
+		name = strings.Join(call.keys, " ")
 	}
 	limit := capacity(call.results[0].Limit)
 	c := l.base.Begin("AllowAll", name, "", call.units, limit)
