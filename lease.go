@@ -257,13 +257,15 @@ func (x *Lease) Renew(ctx context.Context) error {
 // lease whose renewals fail until it must have lapsed is lost. The
 // context is cancelled at once when the Lease cannot be kept: with cause
 // ErrNotHeld for a released Lease, ErrInvalidConfig for a nil or zero
-// Lease, and ErrInvalidArgument for a nil ctx (a context of its own).
+// Lease (whatever ctx is), and ErrInvalidArgument for a nil ctx (a
+// context of its own).
 func (x *Lease) KeepAlive(ctx context.Context) context.Context {
-	if ctx == nil {
-		return keepalive.Cancelled(context.Background(), errs.Check(ctx, true, "KeepAlive", x.key()))
-	}
 	if err := x.usable(ctx, "KeepAlive"); err != nil {
-		return keepalive.Cancelled(ctx, err)
+		parent := ctx
+		if parent == nil {
+			parent = context.Background()
+		}
+		return keepalive.Cancelled(parent, err)
 	}
 	return x.keep.KeepAlive(ctx)
 }
@@ -276,12 +278,4 @@ func (x *Lease) usable(ctx context.Context, method string) error {
 		return errs.Check(ctx, false, method, "")
 	}
 	return x.limiter.usable(ctx, method)
-}
-
-// key returns the key of x's Limiter; "" for a nil or zero Lease.
-func (x *Lease) key() string {
-	if x == nil {
-		return ""
-	}
-	return x.limiter.Config().Key
 }

@@ -31,6 +31,10 @@ func TestNilAndReleasedLeases(t *testing.T) {
 	assert.EqualError(t, err, "slotlimit: renew: invalid config: not made by New")
 	work := nilLease.KeepAlive(ctx)
 	assert.ErrorIs(t, context.Cause(work), slotlimit.ErrInvalidConfig, "a nil Lease's KeepAlive")
+	var nilCtx context.Context
+	work = nilLease.KeepAlive(nilCtx)
+	assert.ErrorIs(t, context.Cause(work), slotlimit.ErrInvalidConfig, "a nil Lease's KeepAlive with a nil ctx: not made by New comes first")
+	assert.EqualError(t, context.Cause(work), "slotlimit: keep alive: invalid config: not made by New")
 
 	b := newMiniredis(t)
 	key := testKey(t, b)
