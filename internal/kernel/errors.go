@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
@@ -112,27 +114,29 @@ func (e *Errors) Check(ctx context.Context, usable bool, method, key string) err
 
 // Words returns a Go method's name as the words an error names it by:
 // "TryAcquire" gives "try acquire". The words of each name are made once,
-// so that an error costs no allocation for them.
+// so that an error costs no allocation and no lock for them.
 func Words(method string) string {
-	wordsMu.RLock()
-	w, ok := wordsOf[method]
-	wordsMu.RUnlock()
-	if ok {
+	if w, ok := (*wordsOf.Load())[method]; ok {
 		return w
 	}
-	w = toWords(method)
+	w := toWords(method)
 	wordsMu.Lock()
-	wordsOf[method] = w
-	wordsMu.Unlock()
+	defer wordsMu.Unlock()
+	next := maps.Clone(*wordsOf.Load())
+	next[method] = w
+	wordsOf.Store(&next)
 	return w
 }
 
-// wordsOf holds the words of each method name Words has seen: the
-// module's methods, a set of a few dozen.
+// wordsOf holds the words of each method name Words has seen, the
+// module's methods, a set of a few dozen: a map that is never changed,
+// replaced by a larger one under wordsMu when a name is new.
 var (
-	wordsMu sync.RWMutex
-	wordsOf = map[string]string{}
+	wordsMu sync.Mutex
+	wordsOf atomic.Pointer[map[string]string]
 )
+
+func init() { wordsOf.Store(&map[string]string{}) }
 
 func toWords(method string) string {
 	var b strings.Builder
