@@ -1,0 +1,261 @@
+// Package coalesce joins concurrent calls of one kind on one key into
+// batches, each sent as one script call.
+//
+// There is no timer and no sending goroutine. A call that finds no batch
+// of its key in flight sends at once, alone; the calls that arrive while
+// a batch is in flight queue up, and when it returns, the first of them
+// sends them all, up to Group.Max, as the next batch. So a lone caller
+// pays a lock and a map lookup, and a crowd on one key pays one round
+// trip and one script run per batch.
+package coalesce
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/slotlimit/slotlimit/internal/callerr"
+)
+
+// errShort is the error of a batch whose Send returned a result count
+// other than its calls'.
+var errShort = errors.New("coalesce: a batch's results do not match its calls")
+
+// DefaultMax is the most calls in a batch when Group.Max is 0.
+const DefaultMax = 64
+
+// A Group sends the calls made through Do in batches, one batch in flight
+// per key at a time, calls in arrival order.
+//
+// Its zero value is not usable: Send must be set before the first Do. A
+// Group is safe for concurrent use.
+type Group[K comparable, Req, Res any] struct {
+	// Send sends one batch for key: reqs in arrival order, one or more.
+	// It returns one Res per request, in order, or an error for all of
+	// them. ctx is the caller's own when the batch has one member;
+	// otherwise it carries the first member's values, and no deadline
+	// unless every member has one, then the latest.
+	Send func(ctx context.Context, key K, reqs []Req) ([]Res, error)
+
+	// Max is the most calls one batch carries (DefaultMax when 0), so that
+	// no batch holds the server for long.
+	Max int
+
+	mu    sync.Mutex
+	lanes map[K]*lane[Req, Res]
+}
+
+// A lane is the state of one key: whether a batch is in flight, and the
+// calls queued behind it.
+type lane[Req, Res any] struct {
+	busy   bool
+	queued []*member[Req, Res]
+}
+
+// A member is one queued call.
+type member[Req, Res any] struct {
+	ctx   context.Context
+	req   Req
+	state state
+	ready chan struct{} // closed when state becomes leading or done
+	res   Res
+	err   error
+}
+
+type state uint8
+
+const (
+	queued  state = iota // waiting in its lane
+	leading              // told to send the lane's next batch
+	sent                 // in a batch in flight
+	done                 // res and err are set
+	left                 // its ctx ended before it was sent
+)
+
+// Do makes the call req on key, alone or in a batch, and returns its own
+// result. A call whose ctx ends while it is queued leaves the queue, and
+// its error matches ctx.Err() and says that nothing was sent (see
+// callerr.Sent); one whose ctx ends while its batch is in flight returns
+// at once, with an error that matches ctx.Err() and leaves the outcome
+// unknown. Errors of Send are returned as they are.
+func (g *Group[K, Req, Res]) Do(ctx context.Context, key K, req Req) (Res, error) {
+	g.mu.Lock()
+	ln := g.lanes[key]
+	if ln == nil {
+		if g.lanes == nil {
+			g.lanes = make(map[K]*lane[Req, Res])
+		}
+		ln = &lane[Req, Res]{}
+		g.lanes[key] = ln
+	}
+	if !ln.busy {
+		ln.busy = true
+		g.mu.Unlock()
+		res, err := g.sendAlone(ctx, key, req)
+		g.mu.Lock()
+		g.next(key, ln)
+		g.mu.Unlock()
+		return res, err
+	}
+	m := &member[Req, Res]{ctx: ctx, req: req, ready: make(chan struct{})}
+	ln.queued = append(ln.queued, m)
+	g.mu.Unlock()
+
+	select {
+	case <-m.ready:
+	case <-ctx.Done():
+	}
+	g.mu.Lock()
+	switch m.state {
+	case queued:
+		ln.remove(m)
+		m.state = left
+		g.mu.Unlock()
+		var zero Res
+		return zero, callerr.Sent(ctx.Err(), false)
+	case left:
+		g.mu.Unlock()
+		var zero Res
+		return zero, callerr.Sent(ctx.Err(), false)
+	case sent:
+		g.mu.Unlock()
+		var zero Res
+		return zero, callerr.Sent(ctx.Err(), true)
+	case done:
+		g.mu.Unlock()
+		return m.res, m.err
+	}
+	// Leading: m is first in its lane, which is busy on its behalf.
+	if err := ctx.Err(); err != nil {
+		ln.remove(m)
+		m.state = left
+		g.next(key, ln)
+		g.mu.Unlock()
+		var zero Res
+		return zero, callerr.Sent(err, false)
+	}
+	batch := g.take(ln)
+	g.mu.Unlock()
+	g.sendBatch(ctx, key, batch)
+	g.mu.Lock()
+	g.next(key, ln)
+	g.mu.Unlock()
+	return m.res, m.err
+}
+
+// sendAlone sends req as a batch of one, with the caller's ctx.
+func (g *Group[K, Req, Res]) sendAlone(ctx context.Context, key K, req Req) (Res, error) {
+	var zero Res
+	out, err := g.Send(ctx, key, []Req{req})
+	if err != nil {
+		return zero, err
+	}
+	if len(out) != 1 {
+		return zero, errShort
+	}
+	return out[0], nil
+}
+
+// take moves the lane's first calls, up to Max, out of its queue and
+// marks them sent; calls whose ctx has ended are marked left instead.
+// g.mu is held.
+func (g *Group[K, Req, Res]) take(ln *lane[Req, Res]) []*member[Req, Res] {
+	max := g.Max
+	if max <= 0 {
+		max = DefaultMax
+	}
+	n := min(len(ln.queued), max)
+	batch := make([]*member[Req, Res], 0, n)
+	for _, m := range ln.queued[:n] {
+		if m.ctx.Err() != nil {
+			m.state = left
+			continue
+		}
+		m.state = sent
+		batch = append(batch, m)
+	}
+	rest := copy(ln.queued, ln.queued[n:])
+	clear(ln.queued[rest:])
+	ln.queued = ln.queued[:rest]
+	return batch
+}
+
+// sendBatch sends batch, whose first member is the caller, and gives each
+// member its result; the others are woken. g.mu is not held.
+func (g *Group[K, Req, Res]) sendBatch(ctx context.Context, key K, batch []*member[Req, Res]) {
+	reqs := make([]Req, len(batch))
+	for i, m := range batch {
+		reqs[i] = m.req
+	}
+	var out []Res
+	var err error
+	if len(batch) == 1 {
+		out, err = g.Send(ctx, key, reqs)
+	} else {
+		bctx, cancel := batchContext(batch)
+		out, err = g.Send(bctx, key, reqs)
+		cancel()
+	}
+	if err == nil && len(out) != len(batch) {
+		err = errShort
+	}
+	g.mu.Lock()
+	for i, m := range batch {
+		if err != nil {
+			m.err = err
+		} else {
+			m.res = out[i]
+		}
+		m.state = done
+		if i > 0 {
+			close(m.ready)
+		}
+	}
+	g.mu.Unlock()
+}
+
+// batchContext returns the context a batch is sent with: the first
+// member's values, and the latest of the members' deadlines, or none
+// when one of them has none, so that no member's deadline cuts another's
+// call short.
+func batchContext[Req, Res any](batch []*member[Req, Res]) (context.Context, context.CancelFunc) {
+	ctx := context.WithoutCancel(batch[0].ctx)
+	var latest time.Time
+	for _, m := range batch {
+		d, ok := m.ctx.Deadline()
+		if !ok {
+			return ctx, func() {}
+		}
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	return context.WithDeadline(ctx, latest)
+}
+
+// next hands the lane on after a batch: to its first queued call, which
+// sends the next batch, or, with none queued, to nobody. g.mu is held.
+func (g *Group[K, Req, Res]) next(key K, ln *lane[Req, Res]) {
+	if len(ln.queued) == 0 {
+		ln.busy = false
+		delete(g.lanes, key)
+		return
+	}
+	first := ln.queued[0]
+	first.state = leading
+	close(first.ready)
+}
+
+// remove takes m out of the queue. The lane's mutex is held.
+func (ln *lane[Req, Res]) remove(m *member[Req, Res]) {
+	for i, q := range ln.queued {
+		if q == m {
+			last := len(ln.queued) - 1
+			copy(ln.queued[i:], ln.queued[i+1:])
+			ln.queued[last] = nil
+			ln.queued = ln.queued[:last]
+			return
+		}
+	}
+}
