@@ -51,15 +51,17 @@ func TestBreakdownSplitsSentFromInside(t *testing.T) {
 
 // A row's figures are those of the round whose ratio is the median of
 // the rounds', so that a stall of the server in one round stays out of
-// them, and both figures of its ratio come from that one round.
+// them, and both figures of its ratio come from that one round; a row
+// held to a rate passes at or above its target, and p50 is the median of
+// the rounds'.
 func TestRowTakesTheRoundOfMedianRatio(t *testing.T) {
-	round := func(usec int64) harness.Phase {
-		return harness.Phase{Ops: 10, Elapsed: time.Second, TopLevel: map[string]int64{"incr": 10}, Server: harness.Stats{"incr": {Calls: 10, Usec: usec}}}
+	round := func(usec int64, lat time.Duration) phase {
+		return phase{Phase: harness.Phase{Ops: 10, Elapsed: time.Second, TopLevel: map[string]int64{"incr": 10}, Server: harness.Stats{"incr": {Calls: 10, Usec: usec}}}, p50: lat}
 	}
 	// Ratios by round: 500/100 = 5, 10/20 = 0.5, 30/20 = 1.5.
-	lib := newResult("lib", []harness.Phase{round(500), round(10), round(30)})
-	base := newResult("base", []harness.Phase{round(100), round(20), round(20)})
-	x := row{lib: lib, base: base, unit: "call", target: 2}
+	lib := result{name: "lib", rounds: []phase{round(500, 3), round(10, 1), round(30, 2)}}
+	base := result{name: "base", rounds: []phase{round(100, 0), round(20, 0), round(20, 0)}}
+	x := row{lib: lib, base: base, unit: "call", op: "≤", target: 2}
 	if k := x.chosen(); k != 2 {
 		t.Fatalf("chosen round %d, want 2", k)
 	}
@@ -69,13 +71,17 @@ func TestRowTakesTheRoundOfMedianRatio(t *testing.T) {
 	if got, want := x.measured(), "3.00 vs 2.00 µs per call"; got != want {
 		t.Errorf("measured %q, want %q", got, want)
 	}
-	if got := opsPerSecond(lib.all); !near(got, 10) {
-		t.Errorf("operations per second over every round %v, want 10", got)
+	if all := lib.all(); !near(rate.value(all), 10) || all.p50 != 2 {
+		t.Errorf("over every round: %v operations per second, p50 %v; want 10, 2", rate.value(all), all.p50)
 	}
-	if len(lib.top) != 1 || lib.top[0] != "incr" {
-		t.Errorf("top-level commands %q", lib.top)
+	if top := lib.top(); len(top) != 1 || top[0] != "incr" {
+		t.Errorf("top-level commands %q", top)
 	}
 	if (row{lib: lib}).chosen() != -1 || (row{lib: lib}).pass() {
 		t.Error("a row without a baseline passes")
+	}
+	x.metric, x.op, x.target = rate, "≥", 1
+	if x.ratio() != 1 || !x.pass() {
+		t.Errorf("equal rates: ratio %v, pass %v; want 1, a pass", x.ratio(), x.pass())
 	}
 }

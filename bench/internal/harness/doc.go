@@ -11,9 +11,9 @@
 // the steps in order and writes the report:
 //
 //	func main() {
-//		b := &bench{allocRuns: defaultAllocRuns}
-//		flag.IntVar(&b.allocRuns, "alloc-runs", b.allocRuns, "calls each allocation figure averages over")
-//		harness.Main("lockbench", b)
+//		b := &bench{settings: defaultSettings()}
+//		b.registerFlags(flag.CommandLine)
+//		harness.Main("costbench", b)
 //	}
 //
 // Every phase is bounded twice, by a duration and by a count of

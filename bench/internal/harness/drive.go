@@ -63,23 +63,3 @@ func Drive(ctx context.Context, b Bounds, op func(ctx context.Context, w int) er
 	wg.Wait()
 	return done.Load(), first
 }
-
-// Rounds calls round with 0, 1, 2, ... until it has been called n times
-// or d has passed, and returns the number of rounds that completed and the
-// first error, which ends the rounds. It is the bounded loop of a phase
-// that must run one step at a time, such as a hand-off from one holder to
-// the next.
-func Rounds(ctx context.Context, n int, d time.Duration, round func(ctx context.Context, i int) error) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, d+Grace)
-	defer cancel()
-	end := time.Now().Add(d)
-	for i := range n {
-		if time.Now().After(end) {
-			return i, nil
-		}
-		if err := round(ctx, i); err != nil {
-			return i, err
-		}
-	}
-	return n, nil
-}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"time"
 )
 
 // Count formats n rounded to a whole number, with thousands separators.
@@ -26,11 +25,6 @@ func Times(x float64) string {
 	return fmt.Sprintf("%.2f×", x)
 }
 
-// Bytes formats n bytes as "1,952 B".
-func Bytes(n int64) string {
-	return Count(float64(n)) + " B"
-}
-
 // Ratio returns n/d, or 0 when d is 0.
 func Ratio(n, d int64) float64 {
 	if d == 0 {
@@ -45,15 +39,4 @@ func Div(a, b float64) float64 {
 		return 0
 	}
 	return a / b
-}
-
-// Micros formats d in whole µs, keeping its sign.
-func Micros(d time.Duration) string {
-	return Count(float64(d) / float64(time.Microsecond))
-}
-
-// Percentiles formats t's p50, p99 and p99.9 in µs, as "793 / 5,107 / 9,229".
-func Percentiles(t Timings) string {
-	q := t.Quantiles(0.50, 0.99, 0.999)
-	return Micros(q[0]) + " / " + Micros(q[1]) + " / " + Micros(q[2])
 }

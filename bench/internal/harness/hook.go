@@ -9,14 +9,11 @@ import (
 )
 
 // A CommandCounter is a go-redis hook that counts the commands a client
-// sends, pipelined ones included, its round trips, the replies it has
-// read, the EVALSHA calls of each script it watches, and the commands the
+// sends, pipelined ones included, its round trips, and the commands the
 // server runs at top level, by name. It is safe for concurrent use.
 type CommandCounter struct {
 	sent     atomic.Int64
 	trips    atomic.Int64
-	done     atomic.Int64
-	scripts  sync.Map // SHA1 -> *atomic.Int64
 	topLevel sync.Map // command name -> *atomic.Int64
 }
 
@@ -31,26 +28,6 @@ func (c *CommandCounter) Sent() int64 { return c.sent.Load() }
 // Trips returns the number of round trips so far: single commands and
 // pipelines.
 func (c *CommandCounter) Trips() int64 { return c.trips.Load() }
-
-// Done returns the number of round trips that have returned, with a reply
-// or an error. A waiter can watch it to learn that a call it made in
-// another goroutine reached the server and came back.
-func (c *CommandCounter) Done() int64 { return c.done.Load() }
-
-// Watch starts counting the EVALSHA calls of the script with sha, and
-// returns its count so far.
-func (c *CommandCounter) Watch(sha string) *atomic.Int64 {
-	n, _ := c.scripts.LoadOrStore(sha, new(atomic.Int64))
-	return n.(*atomic.Int64)
-}
-
-// Script returns the EVALSHA calls of the script with sha since Watch.
-func (c *CommandCounter) Script(sha string) int64 {
-	if n, ok := c.scripts.Load(sha); ok {
-		return n.(*atomic.Int64).Load()
-	}
-	return 0
-}
 
 // TopLevel returns the number of commands sent so far that the server
 // runs at top level, by name as INFO commandstats spells it ("evalsha",
@@ -82,11 +59,9 @@ func (c *CommandCounter) DialHook(next redis.DialHook) redis.DialHook {
 func (c *CommandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		c.trips.Add(1)
-		c.count(cmd)
+		c.sent.Add(1)
 		c.countTopLevel(cmd.Name())
-		err := next(ctx, cmd)
-		c.done.Add(1)
-		return err
+		return next(ctx, cmd)
 	}
 }
 
@@ -96,7 +71,7 @@ func (c *CommandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 		c.trips.Add(1)
 		queued := false
 		for _, cmd := range cmds {
-			c.count(cmd)
+			c.sent.Add(1)
 			switch name := cmd.Name(); {
 			case name == "multi":
 				c.countTopLevel(name)
@@ -108,21 +83,6 @@ func (c *CommandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 				c.countTopLevel(name)
 			}
 		}
-		err := next(ctx, cmds)
-		c.done.Add(1)
-		return err
-	}
-}
-
-func (c *CommandCounter) count(cmd redis.Cmder) {
-	c.sent.Add(1)
-	args := cmd.Args()
-	if len(args) < 2 || args[0] != "evalsha" {
-		return
-	}
-	if sha, ok := args[1].(string); ok {
-		if n, ok := c.scripts.Load(sha); ok {
-			n.(*atomic.Int64).Add(1)
-		}
+		return next(ctx, cmds)
 	}
 }

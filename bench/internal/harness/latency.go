@@ -43,16 +43,3 @@ func (t Timings) Quantiles(qs ...float64) []time.Duration {
 	}
 	return out
 }
-
-// Below returns the number of samples under d.
-func (t Timings) Below(d time.Duration) int {
-	n := 0
-	for _, s := range t {
-		for _, x := range s {
-			if x < d {
-				n++
-			}
-		}
-	}
-	return n
-}

@@ -3,7 +3,6 @@ package harness
 import (
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -15,7 +14,7 @@ type Options struct {
 	Workers  int           // goroutines of the uncontended load
 	Pool     int           // connections in the load client's pool
 	MaxOps   int64         // most operations in any one phase
-	Rounds   int           // rounds of each pair phase, its variants taking turns (see Env.RunPairs)
+	Rounds   int           // rounds of each phase, its variants taking turns
 }
 
 // DefaultOptions returns the settings the flags default to.
@@ -32,7 +31,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Workers, "workers", o.Workers, "goroutines of the uncontended load")
 	fs.IntVar(&o.Pool, "pool", o.Pool, "connections in the load client's pool")
 	fs.Int64Var(&o.MaxOps, "max-ops", o.MaxOps, "most operations in any one phase")
-	fs.IntVar(&o.Rounds, "rounds", o.Rounds, "rounds of each pair phase, its variants taking turns")
+	fs.IntVar(&o.Rounds, "rounds", o.Rounds, "rounds of each phase, its variants taking turns")
 }
 
 // Check returns an error naming the first setting out of range.
@@ -49,38 +48,5 @@ func (o Options) Check() error {
 	case o.Rounds < 1:
 		return fmt.Errorf("-rounds %d: must be at least 1", o.Rounds)
 	}
-	return nil
-}
-
-// Durations is a flag.Value holding a comma-separated list of durations,
-// such as "2ms,20ms".
-type Durations []time.Duration
-
-// String returns the list as the flag takes it.
-func (d *Durations) String() string {
-	if d == nil {
-		return ""
-	}
-	s := make([]string, len(*d))
-	for i, x := range *d {
-		s[i] = x.String()
-	}
-	return strings.Join(s, ",")
-}
-
-// Set replaces the list with the positive durations in s.
-func (d *Durations) Set(s string) error {
-	var out Durations
-	for _, f := range strings.Split(s, ",") {
-		x, err := time.ParseDuration(strings.TrimSpace(f))
-		if err != nil {
-			return err
-		}
-		if x <= 0 {
-			return fmt.Errorf("%v: must be positive", x)
-		}
-		out = append(out, x)
-	}
-	*d = out
 	return nil
 }

@@ -11,10 +11,10 @@ import (
 // produced and where it ran, then tables in order.
 type Report struct {
 	Title   string   // the top heading
-	Source  string   // the command's package, as "bench/cmd/slotbench"
+	Source  string   // the command's package, as "bench/cmd/costbench"
 	Command string   // the command line that produced it
 	Machine Machine  // where it ran
-	Server  string   // the Redis it loaded, as "started by slotbench on 127.0.0.1:6379"
+	Server  string   // the Redis it loaded, as "started by costbench on 127.0.0.1:6379"
 	Notes   []string // lines of the header's list after the machine's
 	Tables  []Table
 }

@@ -3,9 +3,6 @@ package harness
 import (
 	"bufio"
 	"context"
-	"fmt"
-	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -87,76 +84,6 @@ func (s Stats) Usec(names ...string) int64 {
 		n += s[name].Usec
 	}
 	return n
-}
-
-// PerCall returns the named command's usec_per_call, or 0 when it ran
-// no call.
-func (s Stats) PerCall(name string) float64 {
-	c := s[name]
-	if c.Calls == 0 {
-		return 0
-	}
-	return float64(c.Usec) / float64(c.Calls)
-}
-
-// Commands returns the number of commands the server ran, those run by
-// scripts included and OwnCommands excluded.
-func (s Stats) Commands() int64 {
-	var n int64
-	for name, c := range s {
-		if !IsOwn(name) {
-			n += c.Calls
-		}
-	}
-	return n
-}
-
-// LoadUsec returns the server time of every command the server ran, those
-// run by scripts included (so a script's commands count in its own time
-// and again on their own lines) and OwnCommands excluded, in µs.
-func (s Stats) LoadUsec() int64 {
-	var n int64
-	for name, c := range s {
-		if !IsOwn(name) {
-			n += c.Usec
-		}
-	}
-	return n
-}
-
-// NestedUsec returns the server time of the commands that the top-level
-// commands top ran, those of scripts and of EXEC: every command's time but
-// top's and OwnCommands', in µs. It is part of top's time.
-func (s Stats) NestedUsec(top ...string) int64 {
-	return s.LoadUsec() - s.Usec(top...)
-}
-
-// Nested lists the commands that the top-level commands top ran, per
-// call of calls, as "get, set×2, time, pexpire×0.08": every command but
-// top and OwnCommands, in order of name, each with its count per call
-// unless that is 1. It returns "none" when there are none.
-func (s Stats) Nested(calls int64, top ...string) string {
-	var names []string
-	for name, c := range s {
-		if !slices.Contains(top, name) && !IsOwn(name) && c.Calls > 0 {
-			names = append(names, name)
-		}
-	}
-	if len(names) == 0 {
-		return "none"
-	}
-	slices.Sort(names)
-	for i, name := range names {
-		n := Ratio(s[name].Calls, calls)
-		switch {
-		case math.Abs(n-1) < 0.005:
-		case math.Abs(n-math.Round(n)) < 0.005:
-			names[i] += fmt.Sprintf("×%.0f", n)
-		default:
-			names[i] += fmt.Sprintf("×%.2f", n)
-		}
-	}
-	return strings.Join(names, ", ")
 }
 
 // IsOwn reports whether the command name is one of OwnCommands.

@@ -30,7 +30,7 @@ type Step struct {
 }
 
 // Main is a benchmark command's main function. name is its directory
-// under bench/cmd, as "slotbench". It defines the shared flags (see
+// under bench/cmd, as "costbench". It defines the shared flags (see
 // Options) beside any the caller defined on flag.CommandLine, parses
 // them, runs s (see Run), prints the report, writes it to -o if given,
 // and exits non-zero on an error.

@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
+	"time"
 
 	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
-// warmupCalls are the calls per worker of each variant before its row's
-// load, unmeasured, so that every script is in the server's cache and the
-// pool has its connections.
+// warmupCalls are the calls per worker of each variant before its load,
+// unmeasured, so that every script is in the server's cache and the pool
+// has its connections.
 const warmupCalls = 4
 
 // A variant is one way of doing a row's operation: a call, or a pair of
@@ -25,88 +27,130 @@ type variant struct {
 	// is seen to send, so that the row follows the library as it changes.
 	commands []string
 	call     func(ctx context.Context, w int) error
-	// left, when set, returns how many more calls the variant can make,
-	// which bounds each phase.
-	left func() int64
+	// prepare, when set, runs before each phase, unmeasured, and returns
+	// the most operations the phase may make.
+	prepare func(ctx context.Context) (int64, error)
+	// hits, when set, counts the calls that were allowed.
+	hits *atomic.Int64
 }
 
-// A result is one variant's phases, a round each, and their sum.
+// A phase is one measured stretch of a variant's load, with the time of
+// each call as its caller saw it.
+type phase struct {
+	harness.Phase
+	p50, p99 time.Duration
+	hits     int64 // calls allowed, for a variant that counts them
+}
+
+// A result is one variant's phases at one number of callers, a round
+// each.
 type result struct {
-	name   string
-	rounds []harness.Phase
-	all    harness.Phase // every round summed
-	top    []string      // top-level commands sent in any round, harness.SetupCommands aside
-}
-
-// newResult returns the result of the variant name's rounds.
-func newResult(name string, rounds []harness.Phase) result {
-	r := result{name: name, rounds: rounds}
-	for _, ph := range rounds {
-		r.all = r.all.Add(ph)
-	}
-	for _, c := range slices.Sorted(maps.Keys(r.all.TopLevel)) {
-		if r.all.TopLevel[c] > 0 && !slices.Contains(harness.SetupCommands, c) {
-			r.top = append(r.top, c)
-		}
-	}
-	return r
+	name    string
+	callers int
+	rounds  []phase
 }
 
 // round returns the variant's phase in round i, or a phase of nothing.
-func (r result) round(i int) harness.Phase {
+func (r result) round(i int) phase {
 	if i < 0 || i >= len(r.rounds) {
-		return harness.Phase{}
+		return phase{}
 	}
 	return r.rounds[i]
 }
 
-// warm runs warmupCalls calls of each variant on every worker, unmeasured.
-func (b *bench) warm(ctx context.Context, vs []variant) error {
-	for _, v := range vs {
-		bounds := harness.Bounds{Workers: b.Workers, Duration: b.Duration, MaxOps: warmupCalls * int64(b.Workers)}
-		if v.left != nil {
-			bounds.MaxOps = min(bounds.MaxOps, v.left())
-		}
-		if _, err := harness.Drive(ctx, bounds, v.call); err != nil {
-			return fmt.Errorf("warm-up of %s: %w", v.name, err)
-		}
+// all returns every round summed, with the median of their p50s.
+func (r result) all() phase {
+	var sum phase
+	var p50s []time.Duration
+	for _, ph := range r.rounds {
+		sum.Phase = sum.Add(ph.Phase)
+		sum.hits += ph.hits
+		p50s = append(p50s, ph.p50)
 	}
-	return nil
+	if len(p50s) > 0 {
+		slices.Sort(p50s)
+		sum.p50 = p50s[(len(p50s)-1)/2]
+	}
+	return sum
 }
 
-// runCalls warms the variants up, then runs each on b.Workers goroutines
-// for b.Rounds rounds, each a measured phase bounded by b.Bounds, the
-// variants taking turns in every round, so that a drift in the machine's
-// speed falls on all of them alike. It returns one result per variant, in
-// order. A call that fails ends the run with its error, and so does a
-// phase whose top-level commands are not the variant's commands, when it
-// names them.
-func (b *bench) runCalls(ctx context.Context, vs []variant) ([]result, error) {
-	if err := b.warm(ctx, vs); err != nil {
-		return nil, err
-	}
-	rounds := make([][]harness.Phase, len(vs))
-	for range b.Rounds {
-		for i, v := range vs {
-			bounds := b.Bounds(b.Workers)
-			if v.left != nil {
-				bounds.MaxOps = min(bounds.MaxOps, v.left())
-			}
-			ph, err := b.MeasureDrive(ctx, bounds, v.call)
-			if err == nil && v.commands != nil {
-				err = ph.CheckCommands(v.commands)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", v.name, err)
-			}
-			rounds[i] = append(rounds[i], ph)
+// top returns the top-level commands its client sent in any round,
+// harness.SetupCommands aside.
+func (r result) top() []string {
+	all := r.all()
+	var top []string
+	for _, c := range slices.Sorted(maps.Keys(all.TopLevel)) {
+		if all.TopLevel[c] > 0 && !slices.Contains(harness.SetupCommands, c) {
+			top = append(top, c)
 		}
 	}
-	out := make([]result, len(vs))
-	for i, v := range vs {
-		out[i] = newResult(v.name, rounds[i])
+	return top
+}
+
+// runCalls runs the variants at each number of callers in counts: a
+// warm-up, then b.Rounds rounds, each a measured phase of each variant on
+// that many goroutines, bounded by b.Duration and b.MaxOps, the variants
+// taking turns in every round, so that a drift in the machine's speed
+// falls on all of them alike. It returns, for each count, one result per
+// variant, in order. A call that fails ends the run with its error, and so
+// does a phase whose top-level commands are not the variant's commands,
+// when it names them.
+func (b *bench) runCalls(ctx context.Context, counts []int, vs []variant) ([][]result, error) {
+	out := make([][]result, len(counts))
+	for c, n := range counts {
+		out[c] = make([]result, len(vs))
+		for i, v := range vs {
+			out[c][i] = result{name: v.name, callers: n}
+			if _, err := b.phase(ctx, v, harness.Bounds{Workers: n, Duration: b.Duration, MaxOps: warmupCalls * int64(n)}); err != nil {
+				return nil, fmt.Errorf("warm-up of %s: %w", v.name, err)
+			}
+		}
+		for range b.Rounds {
+			for i, v := range vs {
+				ph, err := b.phase(ctx, v, b.Bounds(n))
+				if err == nil && v.commands != nil {
+					err = ph.CheckCommands(v.commands)
+				}
+				if err != nil {
+					return nil, fmt.Errorf("%s, %d callers: %w", v.name, n, err)
+				}
+				out[c][i].rounds = append(out[c][i].rounds, ph)
+			}
+		}
 	}
 	return out, nil
+}
+
+// phase runs one measured phase of v within bounds.
+func (b *bench) phase(ctx context.Context, v variant, bounds harness.Bounds) (phase, error) {
+	if v.prepare != nil {
+		left, err := v.prepare(ctx)
+		if err != nil {
+			return phase{}, err
+		}
+		bounds.MaxOps = min(bounds.MaxOps, left)
+	}
+	var hits0 int64
+	if v.hits != nil {
+		hits0 = v.hits.Load()
+	}
+	lat := harness.NewTimings(bounds.Workers)
+	ph, err := b.MeasureDrive(ctx, bounds, func(ctx context.Context, w int) error {
+		t0 := time.Now()
+		err := v.call(ctx, w)
+		if err == nil {
+			lat.Add(w, time.Since(t0))
+		}
+		return err
+	})
+	out := phase{Phase: ph}
+	if q := lat.Quantiles(0.5, 0.99); err == nil {
+		out.p50, out.p99 = q[0], q[1]
+	}
+	if v.hits != nil {
+		out.hits = v.hits.Load() - hits0
+	}
+	return out, err
 }
 
 // containers are the commands whose server time includes the commands
@@ -194,9 +238,4 @@ func breakdownOf(r harness.Phase) breakdown {
 // operation, in µs.
 func usecPerOp(ph harness.Phase) float64 {
 	return breakdownOf(ph).total
-}
-
-// opsPerSecond returns the operations completed per second of ph's load.
-func opsPerSecond(ph harness.Phase) float64 {
-	return ph.Rate(ph.Ops)
 }
