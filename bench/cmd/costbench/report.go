@@ -211,7 +211,7 @@ func (b *bench) Report(r *harness.Report) {
 		k := x.chosen()
 		variants := []result{x.lib, x.base}
 		if x.lib.name == nameLimiter {
-			variants = append(variants, at(b.limiter, 1, 3), at(b.limiter, 1, 2)) // coalescing off and INCR+DECR, in the same round
+			variants = append(variants, at(b.limiter, 1, 2)) // INCR+DECR, in the same round
 		}
 		bt := breakdownTable(fmt.Sprintf("%s, %d callers", x.short, x.lib.callers), x.unit, k, append(variants, x.peers...))
 		if first {
