@@ -211,7 +211,7 @@ func TestLoadAcrossProcesses(t *testing.T) {
 			// never wait); that each push wakes one waiting consumer is
 			// TestPushWakesOneConsumer's.
 			assert.Positive(t, woken, "consumers are woken by notices")
-			// The lateness itself is measured by bench/cmd/qbench. Here
+			// The lateness itself is measured by bench/cmd/costbench. Here
 			// only a gross failure shows: a machine too busy to run the
 			// consumers as messages fall due makes them late by its
 			// stalls, which no bound of a second can tell from a consumer
