@@ -50,8 +50,8 @@ func plot(title, unit string, rs [][]result) string {
 	height := padT + panelH + padB + legendH*n + 10
 	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", 2*panelW, height)
 	fmt.Fprintf(&s, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	panel(&s, 0, title+": "+unit, rs, rate)
-	panel(&s, panelW, title+": p50 per call (µs)", rs, p50)
+	panel(&s, 0, title+": "+unit, rs, rate, 1)
+	panel(&s, panelW, title+": p50 per call (ms)", rs, p50, 1e-3)
 	for v := range n {
 		y := padT + panelH + padB + legendH*v
 		fmt.Fprintf(&s, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/>`+"\n", padL, y, padL+24, y, colors[v%len(colors)])
@@ -61,16 +61,16 @@ func plot(title, unit string, rs [][]result) string {
 	return s.String()
 }
 
-// panel draws one panel at x0: m of each variant against the callers,
-// the callers evenly spaced, the y axis from 0.
-func panel(s *strings.Builder, x0 int, title string, rs [][]result, m metric) {
+// panel draws one panel at x0: m of each variant, times scale, against
+// the callers, the callers evenly spaced, the y axis from 0.
+func panel(s *strings.Builder, x0 int, title string, rs [][]result, m metric, scale float64) {
 	if len(rs) == 0 {
 		return
 	}
 	top := 0.0
 	for _, c := range rs {
 		for _, r := range c {
-			top = max(top, m.value(r.all()))
+			top = max(top, scale*m.value(r.all()))
 		}
 	}
 	step := niceStep(top / 4)
@@ -80,7 +80,8 @@ func panel(s *strings.Builder, x0 int, title string, rs [][]result, m metric) {
 	y := func(v float64) float64 { return float64(padT+h) - float64(h)*v/top }
 	fmt.Fprintf(s, `<text x="%d" y="%d" font-weight="bold">%s</text>`+"\n", x0+padL, padT-15, esc(title))
 	fmt.Fprintf(s, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>`+"\n", x0+padL, padT, w, h)
-	for v := 0.0; v <= top+step/2; v += step {
+	for i := 0.0; i*step <= top+step/2; i++ {
+		v := i * step
 		fmt.Fprintf(s, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#eee"/><text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n",
 			x0+padL, y(v), x0+padL+w, y(v), x0+padL-5, y(v)+4, shortCount(v))
 	}
@@ -93,7 +94,7 @@ func panel(s *strings.Builder, x0 int, title string, rs [][]result, m metric) {
 	for v := range rs[0] {
 		var pts []string
 		for c := range rs {
-			px, py := x(c), y(m.value(rs[c][v].all()))
+			px, py := x(c), y(scale*m.value(rs[c][v].all()))
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px, py))
 			fmt.Fprintf(s, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", px, py, colors[v%len(colors)])
 		}
