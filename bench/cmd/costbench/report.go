@@ -181,7 +181,7 @@ func (b *bench) Report(r *harness.Report) {
 		peers = append(peers, m+" "+harness.ModuleVersion(m))
 	}
 	r.Notes = []string{
-		fmt.Sprintf("Run: %s; on one key at 1, %d and %d callers, the other rows at %d; each phase %v and at most %s operations, %d rounds, the variants of a row taking turns in every round; every variant on one go-redis client with the default options (the delay queue's two on a client each).",
+		fmt.Sprintf("Run: %s; on one key at 1, %d and %d callers, the other rows at %d; each phase %v and at most %s operations, %d rounds, the variants of a row taking turns in every round; every variant on one go-redis client with the default options (a pool of 10 connections per CPU; the delay queue's two on a client each).",
 			r.Machine.Date, b.Workers, b.crowd, b.Workers, b.Duration, harness.Count(float64(b.MaxOps)), b.Rounds),
 		"Peers: " + strings.Join(peers, ", ") + ".",
 		"These figures are ratios within one run on a shared, noisy 2-core machine where Redis, the load and its goroutines share the cores, and other work may run beside them. Absolute numbers move from run to run; compare rows of the same run, which is what the targets do.",
