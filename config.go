@@ -79,6 +79,14 @@ type Config struct {
 	// run high, never low.
 	CountRefusals bool
 
+	// DisableCoalescing sends each call to Redis as its own script call.
+	// By default, concurrent calls of one kind on the Key, made through
+	// one Limiter, share one script call: tries that do not wait (of one
+	// weight), releases, and renewals (a Lease's too). Each caller gets
+	// its own result, error and Observer event, as it would alone; a lone
+	// caller is sent at once. A Counter ignores it.
+	DisableCoalescing bool
+
 	// Observer, if set, is told of each call's outcome, once, as its final
 	// event: Acquired or Refused for a try or an acquire, Released or
 	// Renewed (with Held) for a release or a renewal, Error (with Err) for

@@ -11,3 +11,15 @@ import (
 func LoadClaimScript(ctx context.Context, client *redis.Client) error {
 	return claimScript.Load(ctx, client).Err()
 }
+
+// Queued returns the calls of l queued behind a batch in flight: tries of
+// weight n, or with n 0, releases.
+func Queued(l *Limiter, n int64) int {
+	if n == 0 {
+		return l.lanes.releases.Queued(struct{}{})
+	}
+	return l.lanes.tries.Queued(n)
+}
+
+// QueuedRenewals returns the renewals of l queued behind a batch in flight.
+func QueuedRenewals(l *Limiter) int { return l.lanes.renewals.Queued(struct{}{}) }

@@ -52,6 +52,8 @@ type Limiter struct {
 	// releaseFixed is release.lua's first argument, the arguments that
 	// are the same in each of its calls (see releaseFixedArg), boxed once.
 	releaseFixed any
+
+	lanes *lanes // the calls it coalesces; nil with Config.DisableCoalescing
 }
 
 // New returns a Limiter for cfg. It returns an error matching
@@ -76,6 +78,7 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 		l.fair = "1"
 	}
 	l.releaseFixed = l.releaseFixedArg()
+	l.lanes = newLanes(l, s.cfg)
 	l.acquireKeys, l.queuedKeys = l.leaseKeys(), l.keys
 	if s.cfg.CountRefusals {
 		l.acquireKeys = append(slices.Clone(l.leaseKeys()), l.refused)
@@ -127,7 +130,7 @@ func (l *Limiter) tryAcquireN(ctx context.Context, method, holder string, n int6
 		return Result{Limit: l.Config().Limit}, err
 	}
 	c := l.begin(true, method, holder, n)
-	res, _, err := l.try(ctx, method, holder, n, false)
+	res, err := l.tryOnce(ctx, method, holder, n)
 	observeResult(ctx, &c, res, err)
 	return res, err
 }
@@ -147,12 +150,11 @@ func (l *Limiter) check(ctx context.Context, method, holder string, n int64) err
 	return nil
 }
 
-// try runs the acquire script once, for a call of method; queue says
-// whether a refused caller joins the queue. Its waitqueue.Try names the
-// caller's queue entry (0: none) and, when it joins, the server's clock
-// as the script ran.
-func (l *Limiter) try(ctx context.Context, method, holder string, n int64, queue bool) (Result, waitqueue.Try, error) {
-	call := l.acquireCall(n, queue, holder)
+// try runs acquire_queued.lua once, for a waiting call of method, which
+// joins the queue when refused. Its waitqueue.Try names the caller's
+// queue entry and the server's clock as the script ran.
+func (l *Limiter) try(ctx context.Context, method, holder string, n int64) (Result, waitqueue.Try, error) {
+	call := l.acquireCall(n, true, holder)
 	reply, err := l.base.Runner.Run(ctx, call.script, call.keys, call.args...).Result()
 	if err != nil {
 		return Result{Limit: l.cfg.Limit}, waitqueue.Try{}, errs.Call(ctx, method, l.cfg.Key, err)

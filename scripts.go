@@ -92,26 +92,36 @@ func (l *Limiter) releaseFixedArg() string {
 	return fmt.Sprintf("%v:%v:%v:%v:%v", l.limit, l.fair, waitqueue.EntryTTLArg, l.notify, l.channelArg)
 }
 
+// A releaseReq is one holder's release: the deadline the server gave its
+// lease (ms on its clock; 0 when the caller does not know it).
+type releaseReq struct {
+	holder   string
+	deadline int64
+}
+
 // releaseArgs returns the arguments of a release.lua call for holders
 // whose deadlines the caller does not know.
 func (l *Limiter) releaseArgs(holders ...string) []any {
-	args := make([]any, 0, 2+len(holders))
-	args = append(args, l.releaseFixed, "0")
+	args := make([]any, 0, 1+2*len(holders))
+	args = append(args, l.releaseFixed)
 	for _, holder := range holders {
-		args = append(args, holder)
+		args = append(args, "0", holder)
 	}
 	return args
 }
 
-// releaseHeldArgs returns the arguments of a release.lua call for one
-// holder whose lease the server gave deadline (ms on its clock; 0 when
-// unknown).
-func (l *Limiter) releaseHeldArgs(holder string, deadline int64) []any {
-	var known any = "0"
-	if deadline > 0 {
-		known = strconv.FormatInt(deadline, 10)
+// releaseHeldArgs returns the arguments of a release.lua call for reqs.
+func (l *Limiter) releaseHeldArgs(reqs []releaseReq) []any {
+	args := make([]any, 0, 1+2*len(reqs))
+	args = append(args, l.releaseFixed)
+	for _, r := range reqs {
+		var known any = "0"
+		if r.deadline > 0 {
+			known = strconv.FormatInt(r.deadline, 10)
+		}
+		args = append(args, known, r.holder)
 	}
-	return []any{l.releaseFixed, known, holder}
+	return args
 }
 
 func weightArg(n int64) any {
@@ -249,28 +259,54 @@ func (l *Limiter) acquireCall(n int64, join bool, holders ...string) acquireCall
 // leases and the weights.
 func (l *Limiter) readKeys() []string { return l.keys[keyLeases:keyFull] }
 
-// runRelease runs release.lua for holder (KEYS keys; ARGV see
-// releaseHeldArgs), whose lease the server gave deadline (ms; 0 when
-// unknown): it reports whether holder held a live lease.
-func (l *Limiter) runRelease(ctx context.Context, holder string, deadline int64) (bool, error) {
-	reply, err := l.base.Runner.Run(ctx, releaseScript, l.keys, l.releaseHeldArgs(holder, deadline)...).Result()
+// sendTries runs acquire.lua, or acquire_queued.lua in fair mode, once
+// for holders in turn, each wanting n units and none joining the queue
+// (see acquireCall), and returns each one's Result.
+func (l *Limiter) sendTries(ctx context.Context, n int64, holders []string) ([]Result, error) {
+	call := l.acquireCall(n, false, holders...)
+	reply, err := l.base.Runner.Run(ctx, call.script, call.keys, call.args...).Result()
 	if err != nil {
-		return false, errs.Call(ctx, "Release", l.cfg.Key, err)
+		return nil, err
 	}
-	var one [1]bool
-	released, err := decodeReleased(one[:0], reply)
-	if err != nil || len(released) != 1 {
-		return false, errs.Op("Release", l.cfg.Key, callerr.UnexpectedReply(reply))
-	}
-	return released[0], nil
+	results, _, err := l.decodeAcquire(make([]Result, 0, len(holders)), reply, call, len(holders))
+	return results, err
 }
 
-// runRenew runs renew.lua (KEYS leaseKeys; ARGV holder, lease ms): it
-// returns the lease's new deadline on the server's clock (ms), and false
-// when holder held no live lease.
-func (l *Limiter) runRenew(ctx context.Context, holder string) (int64, bool, error) {
-	reply, err := l.base.Runner.Run(ctx, renewScript, l.leaseKeys(), holder, l.ttl).Result()
-	return l.heldUntil(ctx, "Renew", reply, err)
+// sendReleases runs release.lua once for reqs in turn (KEYS keys; ARGV
+// see releaseHeldArgs), and reports for each whether its holder held a
+// live lease.
+func (l *Limiter) sendReleases(ctx context.Context, _ struct{}, reqs []releaseReq) ([]bool, error) {
+	reply, err := l.base.Runner.Run(ctx, releaseScript, l.keys, l.releaseHeldArgs(reqs)...).Result()
+	if err != nil {
+		return nil, err
+	}
+	released, err := decodeReleased(make([]bool, 0, len(reqs)), reply)
+	if err == nil && len(released) != len(reqs) {
+		err = callerr.UnexpectedReply(reply)
+	}
+	return released, err
+}
+
+// sendRenewals runs renew.lua once for holders in turn (KEYS leaseKeys;
+// ARGV lease ms, holders): it returns each lease's new deadline on the
+// server's clock (ms), or 0 when its holder held no live lease.
+func (l *Limiter) sendRenewals(ctx context.Context, _ struct{}, holders []string) ([]int64, error) {
+	args := make([]any, 0, 1+len(holders))
+	args = append(args, l.ttl)
+	for _, holder := range holders {
+		args = append(args, holder)
+	}
+	reply, err := l.base.Runner.Run(ctx, renewScript, l.leaseKeys(), args...).Result()
+	if err != nil {
+		return nil, err
+	}
+	r := kernel.ReadReply(reply)
+	r.Want(r.Status() == 1 && r.Len() == len(holders))
+	deadlines := make([]int64, r.Len())
+	for i := range deadlines {
+		deadlines[i] = r.Int(i)
+	}
+	return deadlines, r.Err()
 }
 
 // runClaim runs claim.lua (KEYS readKeys; ARGV holder, the deadline ms

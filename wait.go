@@ -39,7 +39,7 @@ func (l *Limiter) wait(ctx context.Context, method, holder string, n int64, x *L
 		Try: func(ctx context.Context) (waitqueue.Try, error) {
 			var try waitqueue.Try
 			var err error
-			res, try, err = l.try(ctx, method, holder, n, true)
+			res, try, err = l.try(ctx, method, holder, n)
 			if err == nil && res.Acquired {
 				try.Lease = l.cfg.TTL
 				if x != nil {

@@ -15,11 +15,10 @@
 --          long a handed lease waits for its waiter's claim; the notice
 --          command is 'publish', 'spublish' or ''; the channel, last, may
 --          hold ':'
--- ARGV[2]  the deadline (ms, server time) the server gave the one holder's
---          lease, as its Lease knows it from the replies that took or
---          renewed it; '0' when the caller does not know it (always for
---          more than one holder)
--- ARGV[3…] holder IDs, one or more
+-- ARGV[2…] pairs, one per holder in turn: the deadline (ms, server time)
+--          the server gave the holder's lease, as its Lease knows it from
+--          the replies that took or renewed it ('0' when the caller does
+--          not know it), then the holder ID
 --
 -- Returns a string of one character per holder in turn, '1' when it held
 -- a live lease, else '0': exactly what a release of that holder alone,
@@ -27,7 +26,7 @@
 -- Releasing twice frees and hands on nothing the second time.
 --
 -- A call sent again after its reply was lost answers as its first run
--- did, when ARGV[2] is given: a lease lives until its deadline unless it
+-- did, for each holder whose deadline is given: a lease lives until its deadline unless it
 -- is released, and its deadline only grows, so a holder found gone while
 -- the server's clock is still below the deadline its Lease was given was
 -- freed by a release, which for a Lease that keeps its holder ID to itself
@@ -73,8 +72,8 @@ if call('EXISTS', weights, full, queue) == 0 then
 		return '0'
 	end
 	local reply = {}
-	for i = 3, #ARGV do
-		local freed = call('ZREM', leases, ARGV[i]) == 1 or tonumber(clock) < tonumber(ARGV[2])
+	for i = 2, #ARGV, 2 do
+		local freed = call('ZREM', leases, ARGV[i + 1]) == 1 or tonumber(clock) < tonumber(ARGV[i])
 		reply[#reply + 1] = freed and '1' or '0'
 	end
 	return table.concat(reply)
@@ -89,12 +88,11 @@ if not limit then
 end
 limit, fair, claim = tonumber(limit), fair == '1', tonumber(claim)
 local now = now_ms()
-local known = tonumber(ARGV[2])
 local reply = {}
 
 -- freed answers for a holder with no live lease at now: '1' only while
--- the deadline its Lease was given has not come.
-local function freed()
+-- known, the deadline its Lease was given, has not come.
+local function freed(known)
 	return now < known and '1' or '0'
 end
 
@@ -159,8 +157,8 @@ local function hand_out()
 	return handed
 end
 
-for i = 3, #ARGV do
-	local holder = ARGV[i]
+for i = 2, #ARGV, 2 do
+	local holder = ARGV[i + 1]
 	extra = prune(leases, weights, extra, now)
 	local live = redis.call('ZSCORE', leases, holder) ~= false
 	if live then
@@ -179,6 +177,6 @@ for i = 3, #ARGV do
 	if waiting and (live or left == 1) and hand_out() then
 		expire_with_last_lease(leases, weights, extra)
 	end
-	reply[#reply + 1] = live and '1' or freed()
+	reply[#reply + 1] = live and '1' or freed(tonumber(ARGV[i]))
 end
 return table.concat(reply)

@@ -1,34 +1,48 @@
--- renew: extend a live lease to the lease time from now; a lease that runs
--- longer already (given by a Limiter with a longer lease time) is kept.
+-- renew: extend each holder's live lease to the lease time from now; a
+-- lease that runs longer already (given by a Limiter with a longer lease
+-- time) is kept.
 --
 -- KEYS[1]  leases: sorted set, holder -> lease deadline (ms, server time)
 -- KEYS[2]  weights: hash, see lib.lua
 -- KEYS[3]  full marker for the renewing Limiter's limit: see acquire.lua;
 --          deleted, since it was set to lapse with the earliest lease
--- ARGV[1]  holder ID
--- ARGV[2]  lease time, ms
+-- ARGV[1]  lease time, ms
+-- ARGV[2…] holder IDs, one or more
 --
--- Returns {1, the new deadline in ms}, or {0} when the holder holds no
--- live lease.
--- A lapsed lease is never renewed: renewal does not re-acquire.
+-- Returns {1, then per holder in turn its lease's new deadline in ms, or
+-- 0 when it holds no live lease}: exactly what a renewal of that holder
+-- alone, made in turn, returns, since a renewal touches no other lease.
+-- A lapsed lease is never renewed: renewal does not re-acquire. A renewal
+-- sent again renews again, to the lease time from its last run.
 
 -- #include lib.lua
 
-local leases, weights, holder, ttl = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2])
+local leases, weights, ttl = KEYS[1], KEYS[2], tonumber(ARGV[1])
+local reply = {1}
+local now, last
 
-local deadline = redis.call('ZSCORE', leases, holder)
-if not deadline then
-	return {0}
-end
-local now = now_ms()
-if tonumber(deadline) <= now then
-	return {0}
+for i = 2, #ARGV do
+	local holder = ARGV[i]
+	local deadline = redis.call('ZSCORE', leases, holder)
+	if deadline then
+		-- The clock is read once, when a lease is first found.
+		now = now or now_ms()
+		deadline = tonumber(deadline)
+	end
+	if deadline and deadline > now then
+		deadline = math.max(deadline, now + ttl)
+		redis.call('ZADD', leases, deadline, holder)
+		last = math.max(last or 0, deadline)
+		reply[#reply + 1] = deadline
+	else
+		reply[#reply + 1] = 0
+	end
 end
 
-deadline = math.max(tonumber(deadline), now + ttl)
-redis.call('ZADD', leases, deadline, holder)
-expire_after(leases, string.format('%d', deadline), false)
--- The weights, if any, lapse with the leases.
-redis.call('PEXPIREAT', weights, string.format('%d', deadline), 'GT')
-redis.call('DEL', KEYS[3])
-return {1, deadline}
+if last then
+	expire_after(leases, string.format('%d', last), false)
+	-- The weights, if any, lapse with the leases.
+	redis.call('PEXPIREAT', weights, string.format('%d', last), 'GT')
+	redis.call('DEL', KEYS[3])
+end
+return reply

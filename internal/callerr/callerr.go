@@ -25,7 +25,8 @@ type outcomeUnknownError struct{}
 func (outcomeUnknownError) Error() string { return "slotlimit: outcome unknown" }
 
 // OutcomeUnknown reports whether err, from a call to Redis, leaves it open
-// whether the call wrote. A call that a Runner sent says so itself (see
+// whether the call wrote. A reply that came, of whatever form, does not
+// (see UnexpectedReply). A call that a Runner sent says so itself (see
 // Sent). Otherwise: a call that never got a connection (a failed dial, a
 // pool that gave none, a closed client) was never sent; an error reply
 // proves nothing was written only when Redis refuses a command the same
@@ -36,6 +37,10 @@ func (outcomeUnknownError) Error() string { return "slotlimit: outcome unknown" 
 // after the call wrote. A package's own errors for calls it never sent,
 // such as invalid input, are its to tell apart.
 func OutcomeUnknown(err error) bool {
+	var unexpected *unexpectedReplyError
+	if errors.As(err, &unexpected) {
+		return false
+	}
 	var sent *sentError
 	if errors.As(err, &sent) {
 		return sent.maybe
@@ -177,7 +182,12 @@ func (e *opError) Error() string {
 func (e *opError) Unwrap() []error { return e.errs }
 
 // UnexpectedReply returns the error for a script's reply that does not
-// have the form the script promises.
+// have the form the script promises. A reply came, so its outcome is
+// not unknown (see OutcomeUnknown).
 func UnexpectedReply(reply any) error {
-	return fmt.Errorf("unexpected reply %v", reply)
+	return &unexpectedReplyError{reply: reply}
 }
+
+type unexpectedReplyError struct{ reply any }
+
+func (e *unexpectedReplyError) Error() string { return fmt.Sprintf("unexpected reply %v", e.reply) }

@@ -39,6 +39,7 @@ func TestOutcomeUnknown(t *testing.T) {
 		{"a failed read", &net.OpError{Op: "read", Err: errors.New("reset")}, true},
 		{"an i/o timeout", os.ErrDeadlineExceeded, true},
 		{"a context that ended", context.Canceled, true},
+		{"a reply of an unexpected form", callerr.UnexpectedReply("x"), false},
 	}
 	for i, s := range steps {
 		assert.Equal(t, s.unknown, callerr.OutcomeUnknown(s.err), "step %d: %s", i, s.name)

@@ -1,12 +1,14 @@
 // Package coalesce joins concurrent calls of one kind on one key into
 // batches, each sent as one script call.
 //
-// There is no timer and no sending goroutine. A call that finds no batch
-// of its key in flight sends at once, alone; the calls that arrive while
-// a batch is in flight queue up, and when it returns, the first of them
-// sends them all, up to Group.Max, as the next batch. So a lone caller
-// pays a lock and a map lookup, and a crowd on one key pays one round
-// trip and one script run per batch.
+// There is no timer and no goroutine that lives on. A call that finds no
+// batch of its key in flight sends at once, alone, on its own goroutine;
+// the calls that arrive while a batch is in flight queue up, and when it
+// returns, the first of them sends them all, up to Group.Max, as the next
+// batch, on a goroutine that lives as long as the batch, so that each
+// member can return when its own ctx ends. So a lone caller pays a lock
+// and a map lookup, and a crowd on one key pays one round trip and one
+// script run per batch.
 package coalesce
 
 import (
@@ -102,46 +104,61 @@ func (g *Group[K, Req, Res]) Do(ctx context.Context, key K, req Req) (Res, error
 	ln.queued = append(ln.queued, m)
 	g.mu.Unlock()
 
-	select {
-	case <-m.ready:
-	case <-ctx.Done():
+	var zero Res
+	for {
+		select {
+		case <-m.ready:
+		case <-ctx.Done():
+		}
+		g.mu.Lock()
+		switch m.state {
+		case queued:
+			ln.remove(m)
+			m.state = left
+			fallthrough
+		case left:
+			g.mu.Unlock()
+			return zero, callerr.Sent(ctx.Err(), false)
+		case sent:
+			g.mu.Unlock()
+			return zero, callerr.Sent(ctx.Err(), true)
+		case done:
+			g.mu.Unlock()
+			return m.res, m.err
+		}
+		// Leading: m is first in its lane, which is busy on its behalf.
+		if err := ctx.Err(); err != nil {
+			ln.remove(m)
+			m.state = left
+			g.next(key, ln)
+			g.mu.Unlock()
+			return zero, callerr.Sent(err, false)
+		}
+		batch := g.take(ln)
+		if len(batch) == 1 {
+			g.mu.Unlock()
+			res, err := g.sendAlone(ctx, key, req)
+			g.mu.Lock()
+			g.next(key, ln)
+			g.mu.Unlock()
+			return res, err
+		}
+		// A batch of many is sent by a goroutine of its own, so that each
+		// member, this one too, can return when its own ctx ends.
+		m.ready = make(chan struct{})
+		g.mu.Unlock()
+		go g.sendBatch(key, ln, batch)
 	}
+}
+
+// Queued returns the calls queued on key behind a batch in flight.
+func (g *Group[K, Req, Res]) Queued(key K) int {
 	g.mu.Lock()
-	switch m.state {
-	case queued:
-		ln.remove(m)
-		m.state = left
-		g.mu.Unlock()
-		var zero Res
-		return zero, callerr.Sent(ctx.Err(), false)
-	case left:
-		g.mu.Unlock()
-		var zero Res
-		return zero, callerr.Sent(ctx.Err(), false)
-	case sent:
-		g.mu.Unlock()
-		var zero Res
-		return zero, callerr.Sent(ctx.Err(), true)
-	case done:
-		g.mu.Unlock()
-		return m.res, m.err
+	defer g.mu.Unlock()
+	if ln := g.lanes[key]; ln != nil {
+		return len(ln.queued)
 	}
-	// Leading: m is first in its lane, which is busy on its behalf.
-	if err := ctx.Err(); err != nil {
-		ln.remove(m)
-		m.state = left
-		g.next(key, ln)
-		g.mu.Unlock()
-		var zero Res
-		return zero, callerr.Sent(err, false)
-	}
-	batch := g.take(ln)
-	g.mu.Unlock()
-	g.sendBatch(ctx, key, batch)
-	g.mu.Lock()
-	g.next(key, ln)
-	g.mu.Unlock()
-	return m.res, m.err
+	return 0
 }
 
 // sendAlone sends req as a batch of one, with the caller's ctx.
@@ -181,22 +198,16 @@ func (g *Group[K, Req, Res]) take(ln *lane[Req, Res]) []*member[Req, Res] {
 	return batch
 }
 
-// sendBatch sends batch, whose first member is the caller, and gives each
-// member its result; the others are woken. g.mu is not held.
-func (g *Group[K, Req, Res]) sendBatch(ctx context.Context, key K, batch []*member[Req, Res]) {
+// sendBatch sends batch, gives each member its result and wakes it, then
+// hands the lane on. g.mu is not held.
+func (g *Group[K, Req, Res]) sendBatch(key K, ln *lane[Req, Res], batch []*member[Req, Res]) {
 	reqs := make([]Req, len(batch))
 	for i, m := range batch {
 		reqs[i] = m.req
 	}
-	var out []Res
-	var err error
-	if len(batch) == 1 {
-		out, err = g.Send(ctx, key, reqs)
-	} else {
-		bctx, cancel := batchContext(batch)
-		out, err = g.Send(bctx, key, reqs)
-		cancel()
-	}
+	ctx, cancel := batchContext(batch)
+	out, err := g.Send(ctx, key, reqs)
+	cancel()
 	if err == nil && len(out) != len(batch) {
 		err = errShort
 	}
@@ -208,10 +219,9 @@ func (g *Group[K, Req, Res]) sendBatch(ctx context.Context, key K, batch []*memb
 			m.res = out[i]
 		}
 		m.state = done
-		if i > 0 {
-			close(m.ready)
-		}
+		close(m.ready)
 	}
+	g.next(key, ln)
 	g.mu.Unlock()
 }
 

@@ -57,12 +57,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func queuedOn[K comparable, Req, Res any](g *Group[K, Req, Res], key K) int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if ln := g.lanes[key]; ln != nil {
-		return len(ln.queued)
-	}
-	return 0
+	return g.Queued(key)
 }
 
 type outcome struct {

@@ -1,0 +1,93 @@
+package slotlimit
+
+import (
+	"context"
+
+	"github.com/slotlimit/slotlimit/internal/coalesce"
+)
+
+// lanes are the calls a Limiter coalesces (see Config.DisableCoalescing):
+// its tries that do not wait, one lane per weight, its releases and its
+// renewals. Each batch is one call of the script a single call runs.
+type lanes struct {
+	tries    coalesce.Group[int64, string, Result]
+	releases coalesce.Group[struct{}, releaseReq, bool]
+	renewals coalesce.Group[struct{}, string, int64]
+}
+
+// batchMax is the most calls in one batch: a release that hands units to
+// waiters costs the server about 20 µs, so that no batch holds it for
+// much more than a millisecond.
+const batchMax = 64
+
+// newLanes returns l's lanes, or nil when cfg turns coalescing off.
+func newLanes(l *Limiter, cfg Config) *lanes {
+	if cfg.DisableCoalescing {
+		return nil
+	}
+	return &lanes{
+		tries:    coalesce.Group[int64, string, Result]{Send: l.sendTries, Max: batchMax},
+		releases: coalesce.Group[struct{}, releaseReq, bool]{Send: l.sendReleases, Max: batchMax},
+		renewals: coalesce.Group[struct{}, string, int64]{Send: l.sendRenewals, Max: batchMax},
+	}
+}
+
+// tryOnce takes n units for holder if they are free, without waiting or
+// joining the queue, in a batch or alone, for a call of method.
+func (l *Limiter) tryOnce(ctx context.Context, method, holder string, n int64) (Result, error) {
+	var res Result
+	var err error
+	if l.lanes != nil {
+		res, err = l.lanes.tries.Do(ctx, n, holder)
+	} else {
+		var out []Result
+		if out, err = l.sendTries(ctx, n, []string{holder}); err == nil {
+			res = out[0]
+		}
+	}
+	if err != nil {
+		return Result{Limit: l.cfg.Limit}, errs.Call(ctx, method, l.cfg.Key, err)
+	}
+	return res, nil
+}
+
+// runRelease releases holder, whose lease the server gave deadline (ms;
+// 0 when unknown), in a batch or alone: it reports whether holder held a
+// live lease.
+func (l *Limiter) runRelease(ctx context.Context, holder string, deadline int64) (bool, error) {
+	req := releaseReq{holder: holder, deadline: deadline}
+	var released bool
+	var err error
+	if l.lanes != nil {
+		released, err = l.lanes.releases.Do(ctx, struct{}{}, req)
+	} else {
+		var out []bool
+		if out, err = l.sendReleases(ctx, struct{}{}, []releaseReq{req}); err == nil {
+			released = out[0]
+		}
+	}
+	if err != nil {
+		return false, errs.Call(ctx, "Release", l.cfg.Key, err)
+	}
+	return released, nil
+}
+
+// runRenew renews holder's lease, in a batch or alone: it returns the
+// lease's new deadline on the server's clock (ms), and false when holder
+// held no live lease.
+func (l *Limiter) runRenew(ctx context.Context, holder string) (int64, bool, error) {
+	var deadline int64
+	var err error
+	if l.lanes != nil {
+		deadline, err = l.lanes.renewals.Do(ctx, struct{}{}, holder)
+	} else {
+		var out []int64
+		if out, err = l.sendRenewals(ctx, struct{}{}, []string{holder}); err == nil {
+			deadline = out[0]
+		}
+	}
+	if err != nil {
+		return 0, false, errs.Call(ctx, "Renew", l.cfg.Key, err)
+	}
+	return deadline, deadline > 0, nil
+}
