@@ -11,13 +11,13 @@ import (
 // from a single call's.
 var BatchHashes = []string{allowGCRABatchScript.Hash(), allowWindowBatchScript.Hash()}
 
-// LoadBatchScripts caches the batch scripts on client's servers, so that
-// a test that cuts a batch's reply cuts the script's and never a
-// NOSCRIPT.
-func LoadBatchScripts(ctx context.Context, client redis.UniversalClient) error {
+// LoadScripts caches the scripts of Allow and AllowN, single and batch,
+// on client's servers (on a Cluster, every master), so that a test that
+// watches or cuts their calls meets each as one EVALSHA, never a NOSCRIPT.
+func LoadScripts(ctx context.Context, client redis.UniversalClient) error {
 	for _, s := range []interface {
 		Load(context.Context, redis.Scripter) *redis.StringCmd
-	}{allowGCRABatchScript, allowWindowBatchScript} {
+	}{allowGCRAScript, allowWindowScript, allowGCRABatchScript, allowWindowBatchScript} {
 		if err := s.Load(ctx, client).Err(); err != nil {
 			return err
 		}

@@ -11,10 +11,13 @@ import (
 
 // A Limiter checks events against limits kept in Redis, shared by every
 // process that uses the same keys. The limit is given with each call, so
-// one Limiter serves any number of keys and limits. Each call is one Lua
-// script, on the Redis server's clock: a refused call counts nothing, and
-// a call that fails with a Redis error reply (such as WRONGTYPE for a key
-// of another type) leaves the key as it was.
+// one Limiter serves any number of keys and limits. Each call is decided
+// by one Lua script, on the Redis server's clock: a refused call counts
+// nothing, and a call that fails with a Redis error reply (such as
+// WRONGTYPE for a key of another type) leaves the key as it was.
+// Concurrent Allow and AllowN calls on one key, limit and n share one
+// script call, each decided as if made alone (see Config.DisableCoalescing
+// and the package documentation).
 //
 // Use one Algorithm per key. A key checked with several Limits of one
 // Algorithm follows each call's Limit, against the state the others left.
