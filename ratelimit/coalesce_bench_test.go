@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,26 +102,30 @@ func redisRateAllow(ctx context.Context, client redis.UniversalClient, key strin
 	return values[0].(int64) > 0, nil
 }
 
-// hotLimits are the GCRA limits BenchmarkAllowOneKey runs on its one key:
-// one that allows every call the benchmark makes (a million a second,
-// far more than it makes), so that every call writes, and one that
-// refuses all but its first 10 (10 an hour), so that nearly none does.
+// hotLimits are the limits BenchmarkAllowOneKey runs on its one key: a
+// GCRA limit that allows every call the benchmark makes (a million a
+// second, far more than it makes), so that every call writes; one that
+// refuses all but its first 10 (10 an hour), so that nearly none does;
+// and a FixedWindow that allows every call, for which redis_rate has no
+// counterpart.
 var hotLimits = []struct {
 	name  string
 	limit ratelimit.Limit
 }{
 	{"allowed", ratelimit.PerSecond(1_000_000)},
 	{"refused", ratelimit.Limit{Rate: 10, Period: time.Hour}},
+	{"window", ratelimit.Limit{Rate: 1 << 40, Period: time.Hour, Algorithm: ratelimit.FixedWindow}},
 }
 
-// BenchmarkAllowOneKey measures GCRA Allow on ONE key of a real Redis, by
-// 1 caller and by 64 in parallel, coalesced (the default), uncoalesced
-// (Config.DisableCoalescing) and, as the baseline, go-redis/redis_rate's
-// script sent verbatim by go-redis. It reports calls per second (ops/s),
+// BenchmarkAllowOneKey measures Allow on ONE key of a real Redis, by 1
+// caller and by 64 in parallel, coalesced (the default), uncoalesced
+// (Config.DisableCoalescing) and, as the baseline for GCRA,
+// go-redis/redis_rate's script sent verbatim by go-redis. It reports calls per second (ops/s),
 // Redis's time per call (redis-µs/op: EVALSHA's and EVAL's usec in INFO
 // commandstats, which include the commands the scripts run, over the
-// calls) and script calls per call (scripts/op, below 1 when calls share
-// a script call):
+// calls), script calls per call (scripts/op, below 1 when calls share a
+// script call) and the median time of a call as its caller sees it
+// (p50-µs):
 //
 //	go test -run '^$' -bench BenchmarkAllowOneKey -benchtime 3s ./ratelimit/
 func BenchmarkAllowOneKey(b *testing.B) {
@@ -154,6 +160,9 @@ func BenchmarkAllowOneKey(b *testing.B) {
 	for _, hl := range hotLimits {
 		for _, callers := range []int{1, 64} {
 			for _, v := range variants {
+				if v.name == "redis_rate" && hl.limit.Algorithm != ratelimit.GCRA {
+					continue
+				}
 				b.Run(fmt.Sprintf("%s/callers=%d/%s", hl.name, callers, v.name), func(b *testing.B) {
 					key := fmt.Sprintf("rl-bench:hot:%d", benchRuns.Add(1))
 					if err := v.allow(ctx, key, hl.limit); err != nil { // loads the script
@@ -162,28 +171,48 @@ func BenchmarkAllowOneKey(b *testing.B) {
 					if err := client.ConfigResetStat(ctx).Err(); err != nil {
 						b.Fatal(err)
 					}
+					var mu sync.Mutex
+					var took []time.Duration
+					timed := func(calls func(yield func() bool)) {
+						var mine []time.Duration
+						for range calls {
+							t0 := time.Now()
+							if err := v.allow(ctx, key, hl.limit); err != nil {
+								b.Error(err)
+								return
+							}
+							mine = append(mine, time.Since(t0))
+						}
+						mu.Lock()
+						took = append(took, mine...)
+						mu.Unlock()
+					}
 					start := time.Now()
 					b.ResetTimer()
 					if callers == 1 {
-						for range b.N {
-							if err := v.allow(ctx, key, hl.limit); err != nil {
-								b.Fatal(err)
-							}
-						}
-					} else {
-						b.SetParallelism((callers + parallelism() - 1) / parallelism())
-						b.RunParallel(func(pb *testing.PB) {
-							for pb.Next() {
-								if err := v.allow(ctx, key, hl.limit); err != nil {
-									b.Error(err)
+						timed(func(yield func() bool) {
+							for range b.N {
+								if !yield() {
 									return
 								}
 							}
+						})
+					} else {
+						b.SetParallelism((callers + parallelism() - 1) / parallelism())
+						b.RunParallel(func(pb *testing.PB) {
+							timed(func(yield func() bool) {
+								for pb.Next() && yield() {
+								}
+							})
 						})
 					}
 					b.StopTimer()
 					elapsed := time.Since(start)
 					reportScripts(ctx, b, client, b.N, elapsed)
+					slices.Sort(took)
+					if len(took) > 0 {
+						b.ReportMetric(float64(took[len(took)/2].Nanoseconds())/1000, "p50-µs")
+					}
 				})
 			}
 		}

@@ -710,3 +710,61 @@ func TestBatchCarriesAtMost256Calls(t *testing.T) {
 		assert.Equal(t, int64(699), remaining(t, plain, key, limit))
 	})
 }
+
+// A batch counts exactly at the edges of what a limit can count: a
+// FixedWindow of MaxRate and a GCRA limit whose full burst is near
+// MaxBurstTime, each asked for half of it by three calls, a first alone and two in a batch,
+// answer as the same calls made in turn: the first two allowed, the
+// third refused.
+func TestBatchCountsExactlyAtTheEdges(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		client := b.NewClient(t)
+		loadScripts(t, client)
+		limiter := newLimiter(t, client)
+		plain, err := ratelimit.New(b.Client, ratelimit.Config{DisableCoalescing: true})
+		require.NoError(t, err)
+		for _, edge := range []struct {
+			limit ratelimit.Limit
+			n     int64
+		}{
+			{ratelimit.Limit{Rate: ratelimit.MaxRate, Period: time.Hour, Algorithm: ratelimit.FixedWindow}, ratelimit.MaxRate / 2},
+			// One event per 2^30ms, a burst of 1024: tau is 2^40ms, near
+			// MaxBurstTime, and nothing refills while the test runs.
+			{ratelimit.Limit{Rate: 1, Period: (1 << 30) * time.Millisecond, Burst: 1024}, 512},
+		} {
+			limit := edge.limit
+			key, inTurn := b.Key(t, "rl-test:"), b.Key(t, "rl-test:")
+			t.Cleanup(func() { b.Client.Del(ctx, dataKey(key, limit), dataKey(inTurn, limit)) })
+			call := func(ctx context.Context, _ int) (ratelimit.Result, error) {
+				return limiter.AllowN(ctx, key, limit, edge.n)
+			}
+			gate := newScriptGate(client, key, limit)
+			gate.Hold(1)
+			outs := []chan outcome{startCall(ctx, func(ctx context.Context) (ratelimit.Result, error) { return call(ctx, 0) })}
+			gate.Held(t)
+			outs = append(outs, queueCalls(t, background(2), call)...)
+			gate.Release()
+			var results, want []ratelimit.Result
+			for _, out := range outs {
+				o := await(t, out)
+				require.NoError(t, o.err, "%v", limit)
+				results = append(results, o.res)
+				res, err := plain.AllowN(ctx, inTurn, limit, edge.n)
+				require.NoError(t, err, "%v", limit)
+				want = append(want, res)
+			}
+			assert.Equal(t, []int{1, 2}, gate.Sizes(), "%v", limit)
+			sortResults(results)
+			assert.Equal(t, []bool{true, true, false}, []bool{want[0].Allowed, want[1].Allowed, want[2].Allowed}, "%v", limit)
+			for i := range want {
+				assert.Equal(t, want[i].Allowed, results[i].Allowed, "%v: call %d", limit, i)
+				assert.Equal(t, want[i].Remaining, results[i].Remaining, "%v: call %d", limit, i)
+				if !b.Real {
+					assert.Equal(t, want[i], results[i], "%v: call %d", limit, i)
+				}
+			}
+			assert.Equal(t, remaining(t, plain, inTurn, limit), remaining(t, plain, key, limit), "%v: the same count", limit)
+		}
+	})
+}
