@@ -23,6 +23,7 @@ type Config struct {
 	// script call. By default, concurrent Allow and AllowN calls of one n
 	// on one key and limit, made through the same Limiter, share one
 	// script call; each caller gets its own Result, error and Observer
-	// event, as it would alone, made in turn (see Limiter.AllowN).
+	// event, as it would alone, made in turn (see the package
+	// documentation).
 	DisableCoalescing bool
 }

@@ -43,10 +43,10 @@ type batchKey struct {
 
 // maxBatch is the most calls one batch carries. A batch's script decides
 // its calls in a loop of a few Lua operations each, around one TIME, GET
-// and SET (or INCRBY) that do not grow with it, and replies 4 integers
-// whatever its size: a GCRA batch of 256 calls, all allowed, takes Redis
-// about 60–80µs on a 2-core machine (see BenchmarkBatchScript), well under
-// a millisecond.
+// and SET (or GET, PTTL and INCRBY) that do not grow with it, and replies
+// 4 integers (3 for a window) whatever its size: a GCRA batch of 256
+// calls, all allowed, takes Redis about 60–80µs on a 2-core machine (see
+// BenchmarkBatchScript), well under a millisecond.
 const maxBatch = 256
 
 // New returns a Limiter on client, which may be a *redis.Client, a

@@ -70,7 +70,8 @@ func (l *Limiter) allow(ctx context.Context, key string, p params, n int64) (Res
 // p.rate, n, calls. Reply: {admitted, then for GCRA the TAT's lead over
 // now before the first call (whole µs, its remainder in 1/den µs, den),
 // for FixedWindow the rate less the count before the first call and the
-// window's PTTL in ms (-2 for none)}, decoded by decodeBatch.
+// window's PTTL in ms (-2 for none)}, decoded by decodeGCRABatch or
+// decodeWindowBatch.
 func (l *Limiter) allowBatch(ctx context.Context, key string, p params, n int64, calls int) ([]Result, error) {
 	var reply any
 	var err error
@@ -163,10 +164,10 @@ func decodeWindowBatch(results []Result, p params, n int64, admitted, left, ttl 
 	return true
 }
 
-// gcraArgs returns what allow_gcra.lua and allow_all.lua take of a GCRA
-// limit and n: the n events' share of a period, and tau. For an n above
-// Burst, which never fits, the share is tau's whole µs and 1µs more,
-// which is more than tau.
+// gcraArgs returns what allow_gcra.lua, allow_gcra_batch.lua and
+// allow_all.lua take of a GCRA limit and n: the n events' share of a
+// period, and tau. For an n above Burst, which never fits, the share is
+// tau's whole µs and 1µs more, which is more than tau.
 func gcraArgs(p params, n int64) (share, tau span) {
 	if n > p.limit.Burst {
 		return span{us: p.tau.us + 1}, p.tau
