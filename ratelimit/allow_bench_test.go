@@ -70,7 +70,7 @@ func BenchmarkAllow(b *testing.B) {
 				}
 			})
 			b.StopTimer()
-			calls, usec, err := evalshaStats(ctx, client)
+			calls, usec, err := commandStats(ctx, client, "evalsha")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -81,14 +81,15 @@ func BenchmarkAllow(b *testing.B) {
 	}
 }
 
-// evalshaStats returns EVALSHA's calls and usec from INFO commandstats.
-func evalshaStats(ctx context.Context, client *redis.Client) (calls, usec int64, err error) {
+// commandStats returns the calls and usec of the command name (in lower
+// case) from INFO commandstats.
+func commandStats(ctx context.Context, client *redis.Client, name string) (calls, usec int64, err error) {
 	info, err := client.Info(ctx, "commandstats").Result()
 	if err != nil {
 		return 0, 0, err
 	}
 	for _, line := range strings.Split(info, "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:")
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+name+":")
 		if !ok {
 			continue
 		}

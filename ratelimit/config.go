@@ -18,4 +18,12 @@ type Config struct {
 	// Limiter not made by New, reports nothing. A nil Observer costs
 	// nothing.
 	Observer observe.Observer
+
+	// DisableCoalescing sends each Allow and AllowN to Redis as its own
+	// script call. By default, concurrent Allow and AllowN calls of one n
+	// on one key and limit, made through the same Limiter, share one
+	// script call; each caller gets its own Result, error and Observer
+	// event, as it would alone, made in turn (see the package
+	// documentation).
+	DisableCoalescing bool
 }

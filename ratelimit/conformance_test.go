@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -21,12 +22,23 @@ func TestConformance(t *testing.T) {
 		_, err := l.Allow(ctx, key, gcra)
 		return key, err
 	}}
-	conformance.Run(t, conformance.Package[*ratelimit.Limiter]{
+	// The rules hold with coalescing, the default, and without.
+	for _, disable := range []bool{false, true} {
+		t.Run(fmt.Sprintf("DisableCoalescing=%v", disable), func(t *testing.T) {
+			conformance.Run(t, limiterPackage(disable, counted, gcra, window))
+		})
+	}
+}
+
+// limiterPackage describes the Limiter to the conformance suite, its
+// Config's DisableCoalescing set to disable.
+func limiterPackage(disable bool, counted conformance.Hold[*ratelimit.Limiter, string], gcra, window ratelimit.Limit) conformance.Package[*ratelimit.Limiter] {
+	return conformance.Package[*ratelimit.Limiter]{
 		Name:            "ratelimit",
 		InvalidConfig:   ratelimit.ErrInvalidConfig,
 		InvalidArgument: ratelimit.ErrInvalidArgument,
 		New: func(client redis.UniversalClient, _ string, obs observe.Observer) (*ratelimit.Limiter, error) {
-			return ratelimit.New(client, ratelimit.Config{Observer: obs})
+			return ratelimit.New(client, ratelimit.Config{Observer: obs, DisableCoalescing: disable})
 		},
 		Verbs: []conformance.Verb[*ratelimit.Limiter]{
 			conformance.Again(conformance.Method("Allow", conformance.Try, func(ctx context.Context, l *ratelimit.Limiter, key string) (any, error) {
@@ -45,5 +57,5 @@ func TestConformance(t *testing.T) {
 				return nil, l.Reset(ctx, key, gcra)
 			}),
 		},
-	})
+	}
 }

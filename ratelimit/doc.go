@@ -27,6 +27,28 @@
 // nothing, in one round trip, for keys that share a Redis Cluster hash
 // slot.
 //
+// Concurrent calls on one key share a script call. Allow and AllowN calls
+// made at the same time through one Limiter, with one key, Limit and n,
+// go to Redis together: a call that finds none of them in flight is sent
+// at once, alone, and the calls that arrive while one is in flight are
+// sent together, up to 256, as one script call, when it returns. That
+// script decides them in turn, each exactly as it would be decided alone,
+// made right after the one before it, and each caller gets its own
+// Result, its own error and its own Observer event. A crowd on one key is
+// then served by a few script calls instead of one per caller, each of
+// them reading the clock and the key once and writing the key once, and
+// nothing else changes for a caller: a call whose ctx ends while it waits
+// for its turn returns ctx's error with nothing sent; one whose ctx ends
+// while another call is sending its batch returns at once with ctx's
+// error, its outcome unknown; a key of another type fails every call of
+// a batch, as it fails each alone; bad input is refused before a call
+// waits for anything. One thing differs: the call that sends a batch is
+// not cut short when its own ctx is cancelled, for the sake of the
+// others; it returns the batch's answer, its own, once that comes (when
+// every call in the batch has a deadline, the latest ends the wait).
+// Config.DisableCoalescing sends each call as its own script call.
+// AllowAll and Reset are always their own.
+//
 // The classic script counts with INCR and sets the window with EXPIRE on
 // the first hit. FixedWindow keeps that data exactly, so such a script and
 // this package can share a key and the limit holds between them, and it
@@ -54,7 +76,8 @@
 // run could recognise: a re-send counts the events again. Each run checks
 // the limit against everything counted before it, the first run included,
 // so a re-send can refuse early but never admits beyond the limit, and an
-// answer of allowed always means the events were counted. In numbers: of
+// answer of allowed always means the events were counted. A batch of
+// calls sent again counts each of its calls again, in the same way. In numbers: of
 // a limit of 3, one Allow whose reply was lost once takes 2 and answers
 // allowed; one that finds 1 left takes it and answers refused. A re-sent
 // Reset deletes again, as of the re-send. See Limiter.AllowN and

@@ -14,15 +14,20 @@ import (
 // window.lua hold the two algorithms for allow_all.lua; allow_gcra.lua
 // runs gcra.lua's steps written out for its one key, and allow_window.lua
 // includes window.lua on its read-first path only, after its common path
-// has returned. Every script replies with a status first.
+// has returned. allow_gcra_batch.lua and allow_window_batch.lua decide
+// several calls of one n on one key and limit at once, for the calls
+// that coalescing joins (see Limiter.send). Every script replies with a
+// status first.
 var (
 	//go:embed scripts
 	scriptFiles embed.FS
 
-	allowGCRAScript   = script.Load(scriptFiles, "scripts/allow_gcra.lua")
-	allowWindowScript = script.Load(scriptFiles, "scripts/allow_window.lua")
-	allowAllScript    = script.Load(scriptFiles, "scripts/allow_all.lua")
-	resetWindowScript = script.Load(scriptFiles, "scripts/reset_window.lua")
+	allowGCRAScript        = script.Load(scriptFiles, "scripts/allow_gcra.lua")
+	allowWindowScript      = script.Load(scriptFiles, "scripts/allow_window.lua")
+	allowGCRABatchScript   = script.Load(scriptFiles, "scripts/allow_gcra_batch.lua")
+	allowWindowBatchScript = script.Load(scriptFiles, "scripts/allow_window_batch.lua")
+	allowAllScript         = script.Load(scriptFiles, "scripts/allow_all.lua")
+	resetWindowScript      = script.Load(scriptFiles, "scripts/reset_window.lua")
 )
 
 // ruleLen is the number of integers the scripts reply per rule: allowed,
@@ -57,10 +62,112 @@ func (l *Limiter) allow(ctx context.Context, key string, p params, n int64) (Res
 	return res, nil
 }
 
-// gcraArgs returns what allow_gcra.lua and allow_all.lua take of a GCRA
-// limit and n: the n events' share of a period, and tau. For an n above
-// Burst, which never fits, the share is tau's whole µs and 1µs more,
-// which is more than tau.
+// allowBatch runs allow_gcra_batch.lua or allow_window_batch.lua, by p's
+// algorithm, for calls calls of n events each on key, decided in turn,
+// and returns each call's Result, in order. KEYS: the limit's data key.
+// ARGV: for GCRA, the share, tau and n of gcraArgs, p.den and the
+// remainders of the share and tau, then calls; for FixedWindow, p.window,
+// p.rate, n, calls. Reply: {admitted, then for GCRA the TAT's lead over
+// now before the first call (whole µs, its remainder in 1/den µs, den),
+// for FixedWindow the rate less the count before the first call and the
+// window's PTTL in ms (-2 for none)}, decoded by decodeGCRABatch or
+// decodeWindowBatch.
+func (l *Limiter) allowBatch(ctx context.Context, key string, p params, n int64, calls int) ([]Result, error) {
+	var reply any
+	var err error
+	run := &l.base.Runner
+	if p.limit.Algorithm == FixedWindow {
+		reply, err = run.Run(ctx, allowWindowBatchScript, []string{key}, p.window, p.rate, n, calls).Result()
+	} else {
+		share, tau := gcraArgs(p, n)
+		reply, err = run.Run(ctx, allowGCRABatchScript, []string{key}, share.us, tau.us, n, p.den, share.rem, tau.rem, calls).Result()
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := kernel.ReadReply(reply)
+	results := make([]Result, calls)
+	if p.limit.Algorithm == FixedWindow {
+		r.Want(r.Len() == 2 && decodeWindowBatch(results, p, n, r.Status(), r.Int(0), r.Int(1)))
+	} else {
+		r.Want(r.Len() == 3 && decodeGCRABatch(results, p, n, r.Status(), [3]int64{r.Int(0), r.Int(1), r.Int(2)}))
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// decodeGCRABatch fills results, one per call of n events on a GCRA limit
+// of params p, from allow_gcra_batch.lua's reply: admitted, and v, the
+// lead over now before the first call as decodeRule takes it. It reports
+// whether the reply has a form the script answers. Each call gets the
+// answer allow_gcra.lua would have given it, made in turn: the first
+// admitted calls are allowed, each leaving the lead one share further,
+// and the rest are refused at the lead the last allowed one left.
+func decodeGCRABatch(results []Result, p params, n int64, admitted int64, v [3]int64) bool {
+	if admitted < 0 || admitted > int64(len(results)) || admitted > 0 && n > p.limit.Burst ||
+		v[0] < 0 || v[1] < 0 || uint64(v[1]) >= p.den || uint64(v[2]) != p.den {
+		return false
+	}
+	lead, share := span{uint64(v[0]), uint64(v[1])}, span{}
+	if admitted > 0 {
+		share = p.share(n)
+	}
+	for i := range results {
+		allowed := int64(0)
+		if int64(i) < admitted {
+			allowed = 1
+			lead = p.add(lead, share)
+			if p.tau.less(lead) {
+				return false // allowed, yet past tau
+			}
+		}
+		results[i].Limit = p.limit
+		if !decodeRule(&results[i], p, n, allowed, [3]int64{int64(lead.us), int64(lead.rem), v[2]}) {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeWindowBatch fills results, one per call of n events on a
+// FixedWindow limit of params p, from allow_window_batch.lua's reply:
+// admitted, left (the rate less the count before the first call) and ttl
+// (the window's PTTL in ms, -2 for none). It reports whether the reply
+// has a form the script answers. Each call gets the answer
+// allow_window.lua would have given it, made in turn: the first admitted
+// calls are allowed, each leaving n fewer remaining, and the rest are
+// refused at what the last allowed one left, to wait for the window's end
+// (for ever when n is above the rate).
+func decodeWindowBatch(results []Result, p params, n int64, admitted, left, ttl int64) bool {
+	if admitted < 0 || admitted > int64(len(results)) || ttl < -2 || ttl == -1 ||
+		admitted > 0 && (n > p.rate || left < admitted*n) ||
+		admitted < int64(len(results)) && n <= left-admitted*n {
+		return false
+	}
+	reset := max(ttl, 0) * 1000
+	for i := range results {
+		res := Result{Limit: p.limit, ResetAfter: micros(reset)}
+		if int64(i) < admitted {
+			res.Allowed = true
+			res.Remaining = left - int64(i+1)*n
+		} else {
+			res.Remaining = max(left-admitted*n, 0)
+			res.RetryAfter = micros(max(ttl, 1) * 1000)
+			if n > p.rate {
+				res.RetryAfter = Never
+			}
+		}
+		results[i] = res
+	}
+	return true
+}
+
+// gcraArgs returns what allow_gcra.lua, allow_gcra_batch.lua and
+// allow_all.lua take of a GCRA limit and n: the n events' share of a
+// period, and tau. For an n above Burst, which never fits, the share is
+// tau's whole µs and 1µs more, which is more than tau.
 func gcraArgs(p params, n int64) (share, tau span) {
 	if n > p.limit.Burst {
 		return span{us: p.tau.us + 1}, p.tau

@@ -1,7 +1,8 @@
--- gcra.lua: GCRA on one key, for allow_all.lua, whose rules each run it;
--- allow_gcra.lua runs the same steps written out for its one key. Times
--- are on the server's clock, each a whole number of µs and a remainder in
--- 1/den µs, 0 <= remainder < den: den is the denominator of an event's
+-- gcra.lua: GCRA on one key, for allow_all.lua, whose rules each run it,
+-- and for allow_gcra_batch.lua, whose calls each do; allow_gcra.lua runs
+-- the same steps written out for its one key. Times are on the server's
+-- clock, each a whole number of µs and a remainder in 1/den µs,
+-- 0 <= remainder < den: den is the denominator of an event's
 -- share of the period (Period/Rate, in lowest terms), 1 when the share is
 -- a whole µs. share is the n events' share (n×Period/Rate); tau is a full
 -- burst's (Burst×Period/Rate). Every figure is an integer below 2^53, so
@@ -61,11 +62,9 @@ local function gcra_fits(r, now)
 	return after < r.tau or after == r.tau and after_rem <= r.tau_rem
 end
 
--- gcra_count moves the TAT by the events' share, kept until it has
--- passed (PX, the lead rounded up to the ms, so the key never lapses
--- early).
-local function gcra_count(key, r, now)
-	r.tat, r.rem = gcra_add(r.tat, r.rem, r.share, r.share_rem, r.den)
+-- gcra_write writes the TAT, kept until it has passed (PX, the lead
+-- rounded up to the ms, so the key never lapses early).
+local function gcra_write(key, r, now)
 	local value, lead = nil, r.tat - now
 	if r.rem > 0 then
 		value = string.format('%d+%d/%d', r.tat, r.rem, r.den)
@@ -74,6 +73,12 @@ local function gcra_count(key, r, now)
 		value = string.format('%d', r.tat)
 	end
 	redis.call('SET', key, value, 'PX', string.format('%d', math.ceil(lead / 1000)))
+end
+
+-- gcra_count moves the TAT by the events' share, and writes it.
+local function gcra_count(key, r, now)
+	r.tat, r.rem = gcra_add(r.tat, r.rem, r.share, r.share_rem, r.den)
+	gcra_write(key, r, now)
 end
 
 -- gcra_reply returns {allowed, lead, lead's remainder, den}: the TAT's
