@@ -63,6 +63,13 @@ type Config struct {
 	// (invalid input, no values, a ctx that has ended). A nil Observer
 	// costs nothing.
 	Observer observe.Observer
+
+	// DisableCoalescing sends each Add and Remove to Redis as its own
+	// script call. By default, concurrent Adds of a few values each (at
+	// most CoalescedValues), made through the same List, share one script
+	// call, and so do such Removes; each caller gets its own result, error
+	// and Observer event, as it would alone.
+	DisableCoalescing bool
 }
 
 // check returns the error of a Max, TTL or MaxAge that New refuses, or

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/slotlimit/slotlimit/internal/coalesce"
 	"github.com/slotlimit/slotlimit/internal/kernel"
 )
 
@@ -48,7 +49,23 @@ type List struct {
 	// Script arguments, boxed once, as decimal text: -Max-1 (the trim's
 	// last rank), MaxAge in ms and the expiry in ms.
 	trim, maxAge, expiry any
+
+	// The Adds and the Removes of at most coalescedValues values each,
+	// sent in batches unless Config.DisableCoalescing (see sendAdds and
+	// sendRemoves). The list is one key of one Config, so every call of a
+	// kind shares one lane.
+	adds    coalesce.Group[struct{}, []string, struct{}]
+	removes coalesce.Group[struct{}, []string, int64]
 }
+
+// coalescedValues is the most values an Add or a Remove may carry and be
+// sent in a batch with others; one with more is sent alone. With at most
+// coalescedCalls calls a batch, a batch carries at most 256 values, a
+// quarter of MaxBatch, which Redis runs in well under a millisecond.
+const (
+	coalescedValues = 4
+	coalescedCalls  = 64
+)
 
 // New returns a List for cfg. It returns an error matching
 // ErrInvalidConfig when client is nil or cfg is invalid. New does not
@@ -61,14 +78,23 @@ func New(client redis.UniversalClient, cfg Config) (*List, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	return &List{
+	l := &List{
 		base:   b,
 		cfg:    cfg,
 		keys:   b.Keys[1:],
 		trim:   strconv.FormatInt(-cfg.Max-1, 10),
 		maxAge: ms(cfg.MaxAge),
 		expiry: ms(cfg.expiry()),
-	}, nil
+	}
+	l.adds.Send, l.adds.Max = l.sendAdds, coalescedCalls
+	l.removes.Send, l.removes.Max = l.sendRemoves, coalescedCalls
+	return l, nil
+}
+
+// coalesces reports whether a call with values goes through its kind's
+// Group, to be sent alone or in a batch.
+func (l *List) coalesces(values []string) bool {
+	return !l.cfg.DisableCoalescing && len(values) <= coalescedValues
 }
 
 // Config returns the List's configuration; the zero Config for a zero or
