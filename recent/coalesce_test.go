@@ -168,6 +168,14 @@ func gatedList(t *testing.T, b *redistest.Backend, client redis.UniversalClient,
 // returns each call's error, first's at 0.
 func crowd(t *testing.T, g *scriptGate, first func() error, rest ...func() error) []error {
 	t.Helper()
+	return crowdAround(t, g, nil, first, rest...)
+}
+
+// crowdAround is crowd, but when between is not nil it lets first
+// through alone, and calls between once the next script call, the
+// batch's, is held, before it lets that through.
+func crowdAround(t *testing.T, g *scriptGate, between func(), first func() error, rest ...func() error) []error {
+	t.Helper()
 	g.Hold()
 	errs := make([]error, 1+len(rest))
 	var wg sync.WaitGroup
@@ -182,6 +190,11 @@ func crowd(t *testing.T, g *scriptGate, first func() error, rest ...func() error
 		} else {
 			waitQueued(t, i)
 		}
+	}
+	if between != nil {
+		g.Let(1)
+		g.WaitHeld(t, 2)
+		between()
 	}
 	g.Open()
 	wg.Wait()
@@ -198,60 +211,81 @@ func addedValues(calls [][]string) (sizes []int, values []string) {
 	return sizes, values
 }
 
-// 100 concurrent Adds of one or two values each on one list go as three
-// script calls: the first alone, then the 99 queued behind it in batches
-// of at most 64 calls (so that no batch holds the server for long), each
-// batch their values in the order the Adds were made. The list ends
-// exactly as those Adds made one after the other would leave it: the Max
-// newest values in that order, nothing twice, its TTL set; every caller
-// gets nil, and the Observer one Done event for each, with its own
-// values.
+// 100 concurrent Adds of three or four values each on one list go as a
+// few script calls: the first alone, then the 99 queued behind it in
+// batches of at most 64 calls (so that no batch holds the server for
+// long), and, on a list whose Max fits in a listpack (Redis's compact
+// form of a small sorted set, up to 128 items), of only as many as fit
+// beside Max items, so that it stays one; each batch carries its Adds'
+// values in the order the Adds were made. The list ends exactly as those
+// Adds made one after the other would leave it: the Max newest values in
+// that order, nothing twice, its TTL set; every caller gets nil, and the
+// Observer one Done event for each, with its own values.
 func TestConcurrentAddsEndAsInTurn(t *testing.T) {
+	for _, tc := range []struct {
+		max   int64
+		batch int // the most Adds in a batch
+	}{{30, (128 - 30) / 4}, {150, 64}} {
+		t.Run(fmt.Sprintf("max=%d", tc.max), func(t *testing.T) { addsInTurn(t, tc.max, tc.batch) })
+	}
+}
+
+// addsInTurn is TestConcurrentAddsEndAsInTurn on a list of at most
+// maxItems, whose batches carry at most perBatch Adds.
+func addsInTurn(t *testing.T, maxItems int64, perBatch int) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
 		rec := &observetest.Recorder{}
-		l, g := gatedList(t, b, b.NewClient(t), recent.Config{Max: 30, TTL: time.Minute, Observer: rec})
+		l, g := gatedList(t, b, b.NewClient(t), recent.Config{Max: maxItems, TTL: time.Minute, Observer: rec})
 		var calls []func() error
 		var made [][]string
 		for i := range 100 {
-			values := []string{fmt.Sprintf("v%03d", i)}
-			if i%3 == 0 {
-				values = append(values, fmt.Sprintf("v%03d+", i), values[0]) // a value twice: the last counts
+			v := fmt.Sprintf("v%03d", i)
+			values := []string{v, v + "+", v} // a value twice: the last counts
+			if i%3 != 0 {
+				values = []string{v + "a", v + "b", v + "c", v + "d"}
 			}
 			made = append(made, values)
 			calls = append(calls, func() error { return l.Add(ctx, values...) })
 		}
 		for i, err := range crowd(t, g, calls[0], calls[1:]...) {
-			assert.NoError(t, err, "Add %d", i)
+			assert.NoError(t, err, "Max %d: Add %d", maxItems, i)
 		}
 
 		sizes, sent := addedValues(g.Calls())
 		inTurn := slices.Concat(made...)
-		assert.Equal(t, inTurn, sent, "every value sent once, the Adds in the order they were made")
-		assert.Equal(t, []int{len(made[0]), len(slices.Concat(made[1:65]...)), len(slices.Concat(made[65:]...))}, sizes,
-			"one Add alone, then batches of 64 and 35 Adds")
+		assert.Equal(t, inTurn, sent, "Max %d: every value sent once, the Adds in the order they were made", maxItems)
+		wantSizes := []int{len(made[0])}
+		for rest := made[1:]; len(rest) > 0; rest = rest[min(perBatch, len(rest)):] {
+			wantSizes = append(wantSizes, len(slices.Concat(rest[:min(perBatch, len(rest))]...)))
+		}
+		assert.Equal(t, wantSizes, sizes, "Max %d: one Add alone, then batches of %d Adds", maxItems, perBatch)
 
 		// The list as the Adds one after the other leave it: the newest
 		// place of each value, newest first, at most Max.
 		var want []string
-		for i := len(inTurn) - 1; i >= 0 && len(want) < 30; i-- {
+		for i := len(inTurn) - 1; i >= 0 && int64(len(want)) < maxItems; i-- {
 			if !slices.Contains(want, inTurn[i]) {
 				want = append(want, inTurn[i])
 			}
 		}
-		assert.Equal(t, want, values(t, l))
-		assert.Equal(t, int64(30), b.Client.ZCard(ctx, recent.DataKey(l)).Val())
-		assert.Positive(t, b.Client.PTTL(ctx, recent.DataKey(l)).Val())
+		key := recent.DataKey(l)
+		assert.Equal(t, want, values(t, l), "Max %d", maxItems)
+		assert.Equal(t, int64(len(want)), b.Client.ZCard(ctx, key).Val(), "Max %d", maxItems)
+		assert.Positive(t, b.Client.PTTL(ctx, key).Val(), "Max %d", maxItems)
+		if b.Real && maxItems < 128 {
+			assert.Equal(t, "listpack", b.Client.ObjectEncoding(ctx, key).Val(), "Max %d: kept compact", maxItems)
+		}
 
 		events := rec.Take()
-		require.Len(t, events, 100, "one event per Add")
+		require.Len(t, events, 100, "Max %d: one event per Add", maxItems)
 		units := map[int64]int{}
 		for _, e := range events {
 			assert.Equal(t, observe.Done, e.Kind)
 			assert.Equal(t, "Add", e.Op)
 			units[e.Units]++
 		}
-		assert.Equal(t, map[int64]int{1: 66, 3: 34}, units, "each Add reports its own values")
+		assert.Equal(t, map[int64]int{4: 66, 3: 34}, units, "Max %d: each Add reports its own values", maxItems)
 	})
 }
 
@@ -527,4 +561,41 @@ func TestCallsSentAlone(t *testing.T) {
 			assert.NoError(t, <-done)
 		}
 	})
+}
+
+// With MaxAge, a batch reads the server's clock once, and ages items out
+// as each of its calls alone would at that time: a batch of Removes
+// counts no item that has grown too old since the call before it, and a
+// batch of Adds drops such items.
+func TestBatchesAgeItemsOut(t *testing.T) {
+	b := redistest.Miniredis(t)
+	ctx := context.Background()
+	l, g := gatedList(t, b, b.Client, recent.Config{Max: 10, MaxAge: time.Minute})
+	key := recent.DataKey(l)
+	require.NoError(t, l.Add(ctx, "old1", "old2"))
+	b.Advance(time.Minute)
+	require.NoError(t, l.Add(ctx, "young1", "young2"))
+
+	counts := make([]int64, 3)
+	errs := crowdAround(t, g, func() { b.Advance(time.Millisecond) }, func() (err error) {
+		counts[0], err = l.Remove(ctx, "none")
+		return err
+	}, func() (err error) {
+		counts[1], err = l.Remove(ctx, "old1", "young1")
+		return err
+	}, func() (err error) {
+		counts[2], err = l.Remove(ctx, "old2", "young1")
+		return err
+	})
+	assert.Equal(t, []error{nil, nil, nil}, errs)
+	assert.Len(t, g.Calls(), 2, "one Remove alone, then a batch")
+	assert.Equal(t, []int64{0, 1, 0}, counts, "the old items count for no one, young1 for the first to name it")
+	assert.Equal(t, []string{"young2"}, b.Client.ZRange(ctx, key, 0, -1).Val(), "the batch dropped the old items")
+
+	b.Advance(time.Minute - time.Millisecond)
+	errs = crowdAround(t, g, func() { b.Advance(time.Millisecond) },
+		func() error { return l.Add(ctx, "a") }, func() error { return l.Add(ctx, "b") }, func() error { return l.Add(ctx, "c") })
+	assert.Equal(t, []error{nil, nil, nil}, errs)
+	assert.Len(t, g.Calls(), 2, "one Add alone, then a batch")
+	assert.Equal(t, []string{"a", "b", "c"}, b.Client.ZRange(ctx, key, 0, -1).Val(), "the batch dropped young2, which the Add before it kept")
 }

@@ -59,13 +59,31 @@ type List struct {
 }
 
 // coalescedValues is the most values an Add or a Remove may carry and be
-// sent in a batch with others; one with more is sent alone. With at most
-// coalescedCalls calls a batch, a batch carries at most 256 values, a
-// quarter of MaxBatch, which Redis runs in well under a millisecond.
+// sent in a batch with others; one with more is sent alone. A batch
+// carries at most coalescedCalls calls, so at most 256 values, a quarter
+// of MaxBatch, which Redis runs in well under a millisecond.
 const (
 	coalescedValues = 4
 	coalescedCalls  = 64
 )
+
+// listpackEntries is the most items a sorted set is kept in as a
+// listpack, Redis's compact form, by default (zset-max-listpack-entries);
+// one that ever holds more is a skiplist, several times the size, from
+// then on, even once trimmed.
+const listpackEntries = 128
+
+// addCalls is the most Adds a batch carries on a list of at most max
+// items: coalescedCalls, but, when max items fit in a listpack, only as
+// many as fit beside them, so that a batch never makes a skiplist of a
+// list that Adds of a few values each, sent alone, keep compact. Below 2,
+// Adds are sent alone.
+func addCalls(max int64) int {
+	if max >= listpackEntries {
+		return coalescedCalls
+	}
+	return int(min(coalescedCalls, (listpackEntries-max)/coalescedValues))
+}
 
 // New returns a List for cfg. It returns an error matching
 // ErrInvalidConfig when client is nil or cfg is invalid. New does not
@@ -86,15 +104,16 @@ func New(client redis.UniversalClient, cfg Config) (*List, error) {
 		maxAge: ms(cfg.MaxAge),
 		expiry: ms(cfg.expiry()),
 	}
-	l.adds.Send, l.adds.Max = l.sendAdds, coalescedCalls
+	l.adds.Send, l.adds.Max = l.sendAdds, addCalls(cfg.Max)
 	l.removes.Send, l.removes.Max = l.sendRemoves, coalescedCalls
 	return l, nil
 }
 
 // coalesces reports whether a call with values goes through its kind's
-// Group, to be sent alone or in a batch.
-func (l *List) coalesces(values []string) bool {
-	return !l.cfg.DisableCoalescing && len(values) <= coalescedValues
+// Group, whose batches carry at most calls calls, to be sent alone or in
+// a batch.
+func (l *List) coalesces(values []string, calls int) bool {
+	return !l.cfg.DisableCoalescing && len(values) <= coalescedValues && calls > 1
 }
 
 // Config returns the List's configuration; the zero Config for a zero or

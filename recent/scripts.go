@@ -48,7 +48,7 @@ const statusOK = int64(1)
 // its own script call.
 func (l *List) add(ctx context.Context, values []string) error {
 	var err error
-	if l.coalesces(values) {
+	if l.coalesces(values, l.adds.Max) {
 		_, err = l.adds.Do(ctx, struct{}{}, values)
 	} else {
 		err = l.runAdd(ctx, argv(values, l.trim, l.maxAge, l.expiry))
@@ -86,7 +86,7 @@ func (l *List) runAdd(ctx context.Context, args []any) error {
 func (l *List) remove(ctx context.Context, values []string) (int64, error) {
 	var n int64
 	var err error
-	if l.coalesces(values) {
+	if l.coalesces(values, l.removes.Max) {
 		n, err = l.removes.Do(ctx, struct{}{}, values)
 	} else {
 		n, err = l.runRemove(ctx, values)
