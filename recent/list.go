@@ -34,12 +34,15 @@ type Item struct {
 // sorted set shared by every process that uses its Key. The order is the
 // order in which the server ran the Adds, and within one Add the order of
 // its values, whatever the values' text and the callers' clocks. Every
-// call is one script: all of it happens, or, when Redis replies with an
-// error, none of it. Add and Remove may be sent again with the same
+// call runs in one script: all of it happens, or, when Redis replies with
+// an error, none of it. Add and Remove may be sent again with the same
 // values (see each for what that changes), so a call whose outcome is
 // unknown is safe to repeat.
 //
-// A List is safe for concurrent use. A nil or zero List returns
+// A List is safe for concurrent use. Concurrent Adds of a few values
+// each, made through one List, share one script call, which runs them in
+// turn, in the order they were made, and so do such Removes; each caller
+// gets what its call alone would (see Config.DisableCoalescing). A nil or zero List returns
 // ErrInvalidConfig from every method.
 type List struct {
 	base kernel.Base
