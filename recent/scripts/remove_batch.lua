@@ -5,8 +5,8 @@
 -- KEYS[1]  the list (see lib.lua)
 -- ARGV[1]  -max-1, in decimal, as in remove.lua
 -- ARGV[2]  max age in ms; 0: items never age out
--- ARGV[3..] each Remove in turn: how many values it has, n, then its n
---          values
+-- ARGV[3..] each Remove in turn: how many values it has, n, at least 1,
+--          then its n values
 --
 -- Returns {1, c1, c2, ...}: for each Remove, in turn, how many of its
 -- values were in the list when its turn came, which counts 0 for a value
