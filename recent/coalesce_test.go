@@ -552,12 +552,13 @@ func TestCallsSentAlone(t *testing.T) {
 		l, g = gatedList(t, b, b.NewClient(t), recent.Config{Max: 10})
 		g.Hold()
 		go func() { done <- l.Add(ctx, "a") }()
-		g.WaitHeld(t, 1)
+		go func() { _, err := l.Remove(ctx, "x"); done <- err }()
+		g.WaitHeld(t, 2)
 		go func() { done <- l.Add(ctx, "b", "c", "d", "e", "f") }()
 		go func() { _, err := l.Remove(ctx, "b", "c", "d", "e", "f"); done <- err }()
-		g.WaitHeld(t, 3)
+		g.WaitHeld(t, 4)
 		g.Open()
-		for range 3 {
+		for range 4 {
 			assert.NoError(t, <-done)
 		}
 	})
