@@ -42,8 +42,8 @@ type Item struct {
 // A List is safe for concurrent use. Concurrent Adds of a few values
 // each, made through one List, share one script call, which runs them in
 // turn, in the order they were made, and so do such Removes; each caller
-// gets what its call alone would (see Config.DisableCoalescing). A nil or zero List returns
-// ErrInvalidConfig from every method.
+// gets what its call alone would (see Config.DisableCoalescing). A nil or
+// zero List returns ErrInvalidConfig from every method.
 type List struct {
 	base kernel.Base
 	cfg  Config
@@ -76,16 +76,16 @@ const (
 // then on, even once trimmed.
 const listpackEntries = 128
 
-// addCalls is the most Adds a batch carries on a list of at most max
-// items: coalescedCalls, but, when max items fit in a listpack, only as
-// many as fit beside them, so that a batch never makes a skiplist of a
-// list that Adds of a few values each, sent alone, keep compact. Below 2,
-// Adds are sent alone.
-func addCalls(max int64) int {
-	if max >= listpackEntries {
+// addCalls is the most Adds a batch carries on a list of at most most
+// items (Config.Max): coalescedCalls, but, when that many items fit in a
+// listpack, only as many as fit beside them, so that a batch never makes
+// a skiplist of a list that Adds of a few values each, sent alone, keep
+// compact. Below 2, Adds are sent alone.
+func addCalls(most int64) int {
+	if most >= listpackEntries {
 		return coalescedCalls
 	}
-	return int(min(coalescedCalls, (listpackEntries-max)/coalescedValues))
+	return int(min(coalescedCalls, (listpackEntries-most)/coalescedValues))
 }
 
 // New returns a List for cfg. It returns an error matching
