@@ -531,7 +531,9 @@ func TestWrongTypeFailsEachMemberOfABatch(t *testing.T) {
 
 // With DisableCoalescing every call is its own script call, in flight
 // beside the others; so is, with coalescing on, an Add or a Remove of
-// more than a few values, which does not wait behind a call in flight.
+// more than a few values, which does not wait behind a call in flight,
+// and an Add to a list whose Max leaves no room for a batch in a
+// listpack.
 func TestCallsSentAlone(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
@@ -561,6 +563,23 @@ func TestCallsSentAlone(t *testing.T) {
 		for range 4 {
 			assert.NoError(t, <-done)
 		}
+
+		// From a Max of 121, no two Adds fit beside Max items in a
+		// listpack: Adds go alone, and Removes still go together.
+		l, g = gatedList(t, b, b.NewClient(t), recent.Config{Max: 121})
+		g.Hold()
+		for i := range 3 {
+			go func() { done <- l.Add(ctx, fmt.Sprint(i)) }()
+		}
+		g.WaitHeld(t, 3)
+		g.Open()
+		for range 3 {
+			assert.NoError(t, <-done)
+		}
+		errs := crowd(t, g, func() error { _, err := l.Remove(ctx, "0"); return err },
+			func() error { _, err := l.Remove(ctx, "1"); return err }, func() error { _, err := l.Remove(ctx, "2"); return err })
+		assert.Equal(t, []error{nil, nil, nil}, errs)
+		assert.Len(t, g.Calls(), 2, "one Remove alone, then a batch")
 	})
 }
 
