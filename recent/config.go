@@ -60,9 +60,18 @@ type Config struct {
 	// Units the values added or the values Remove counted, or Error, with
 	// Err and Units the values given. Items and Len, which write nothing,
 	// report nothing, nor does a call refused before anything is sent
-	// (invalid input, no values, a ctx that has ended). A nil Observer
-	// costs nothing.
+	// (invalid input, no values, a ctx that had ended when it was made).
+	// A call whose ctx ends while it waits to go with others (see
+	// DisableCoalescing) reports its Error. A nil Observer costs nothing.
 	Observer observe.Observer
+
+	// DisableCoalescing sends each Add and Remove to Redis as its own
+	// script call. By default, concurrent Adds of at most 4 values each,
+	// made through the same List, share one script call, which runs them
+	// in turn in the order they were made, and so do such Removes; each
+	// caller gets its own result, error and Observer event, as it would
+	// alone.
+	DisableCoalescing bool
 }
 
 // check returns the error of a Max, TTL or MaxAge that New refuses, or

@@ -62,8 +62,8 @@
 //
 // # All or nothing, and calls sent again
 //
-// Every call is one script, and all of it happens or none of it: a call
-// that fails has written nothing. New refuses, with ErrInvalidConfig, a
+// Every call runs in one script, and all of it happens or none of it: a
+// call that fails has written nothing. New refuses, with ErrInvalidConfig, a
 // Max, TTL or MaxAge that a script could not use exactly (see MaxItems
 // and MaxDuration), so no call fails half-way on one.
 //
@@ -76,6 +76,25 @@
 // them in front of items added between the runs, and a re-sent Remove
 // counts only what the second run found, never more than was removed.
 // Items and Len write nothing.
+//
+// # Many callers on one list
+//
+// Concurrent Adds of at most 4 values each, made through one List, go to
+// Redis as one script call: the first that finds none of its List's Adds
+// in flight is sent at once, and those made while one is in flight go
+// together when it returns, up to 64 of them (on a list whose Max is under
+// 128, only as many as keep it in Redis's compact form, and from a Max of
+// 121, none). The script runs them in turn, in the order they were made,
+// at one reading of the server's clock, as Adds made one after the other
+// in one microsecond: the list ends as they would leave it. Concurrent
+// Removes of at most 4 values each go together the same way, and each
+// counts what it finds when its turn comes. Each caller gets its own error
+// and Observer event; one whose ctx ends while it waits for its turn
+// returns ctx's error with nothing sent, and one whose ctx ends while its
+// script call is in flight returns at once with ErrOutcomeUnknown. A
+// script call that go-redis sends again runs each of its calls again, as a
+// single call sent again runs. Config.DisableCoalescing sends each call on
+// its own.
 //
 // A list is one key, which an emptied list deletes. A key of another type
 // there fails every call with WRONGTYPE and is left as it was.

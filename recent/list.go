@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/slotlimit/slotlimit/internal/coalesce"
 	"github.com/slotlimit/slotlimit/internal/kernel"
 )
 
@@ -33,13 +34,16 @@ type Item struct {
 // sorted set shared by every process that uses its Key. The order is the
 // order in which the server ran the Adds, and within one Add the order of
 // its values, whatever the values' text and the callers' clocks. Every
-// call is one script: all of it happens, or, when Redis replies with an
-// error, none of it. Add and Remove may be sent again with the same
+// call runs in one script: all of it happens, or, when Redis replies with
+// an error, none of it. Add and Remove may be sent again with the same
 // values (see each for what that changes), so a call whose outcome is
 // unknown is safe to repeat.
 //
-// A List is safe for concurrent use. A nil or zero List returns
-// ErrInvalidConfig from every method.
+// A List is safe for concurrent use. Concurrent Adds of a few values
+// each, made through one List, share one script call, which runs them in
+// turn, in the order they were made, and so do such Removes; each caller
+// gets what its call alone would (see Config.DisableCoalescing). A nil or
+// zero List returns ErrInvalidConfig from every method.
 type List struct {
 	base kernel.Base
 	cfg  Config
@@ -48,6 +52,40 @@ type List struct {
 	// Script arguments, boxed once, as decimal text: -Max-1 (the trim's
 	// last rank), MaxAge in ms and the expiry in ms.
 	trim, maxAge, expiry any
+
+	// The Adds and the Removes of at most coalescedValues values each,
+	// sent in batches unless Config.DisableCoalescing (see sendAdds and
+	// sendRemoves). The list is one key of one Config, so every call of a
+	// kind shares one lane.
+	adds    coalesce.Group[struct{}, []string, struct{}]
+	removes coalesce.Group[struct{}, []string, int64]
+}
+
+// coalescedValues is the most values an Add or a Remove may carry and be
+// sent in a batch with others; one with more is sent alone. A batch
+// carries at most coalescedCalls calls, so at most 256 values, a quarter
+// of MaxBatch, which Redis runs in well under a millisecond.
+const (
+	coalescedValues = 4
+	coalescedCalls  = 64
+)
+
+// listpackEntries is the most items a sorted set is kept in as a
+// listpack, Redis's compact form, by default (zset-max-listpack-entries);
+// one that ever holds more is a skiplist, several times the size, from
+// then on, even once trimmed.
+const listpackEntries = 128
+
+// addCalls is the most Adds a batch carries on a list of at most most
+// items (Config.Max): coalescedCalls, but, when that many items fit in a
+// listpack, only as many as fit beside them, so that a batch never makes
+// a skiplist of a list that Adds of a few values each, sent alone, keep
+// compact. Below 2, Adds are sent alone.
+func addCalls(most int64) int {
+	if most >= listpackEntries {
+		return coalescedCalls
+	}
+	return int(min(coalescedCalls, (listpackEntries-most)/coalescedValues))
 }
 
 // New returns a List for cfg. It returns an error matching
@@ -61,14 +99,24 @@ func New(client redis.UniversalClient, cfg Config) (*List, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	return &List{
+	l := &List{
 		base:   b,
 		cfg:    cfg,
 		keys:   b.Keys[1:],
 		trim:   strconv.FormatInt(-cfg.Max-1, 10),
 		maxAge: ms(cfg.MaxAge),
 		expiry: ms(cfg.expiry()),
-	}, nil
+	}
+	l.adds.Send, l.adds.Max = l.sendAdds, addCalls(cfg.Max)
+	l.removes.Send, l.removes.Max = l.sendRemoves, coalescedCalls
+	return l, nil
+}
+
+// coalesces reports whether a call with values goes through its kind's
+// Group, whose batches carry at most calls calls, to be sent alone or in
+// a batch.
+func (l *List) coalesces(values []string, calls int) bool {
+	return !l.cfg.DisableCoalescing && len(values) <= coalescedValues && calls > 1
 }
 
 // Config returns the List's configuration; the zero Config for a zero or

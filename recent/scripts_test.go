@@ -43,4 +43,25 @@ func TestDecodersRefuseOtherForms(t *testing.T) {
 			t.Errorf("step %d: decodeItems(%v) = %d items, %v; want %d, ok %v", i, c.reply, len(items), err, c.n, c.ok)
 		}
 	}
+	batch := [][]string{{"a", "b"}, {"c"}}
+	for i, c := range []struct {
+		reply any
+		ok    bool
+	}{
+		{[]any{int64(1), int64(2), int64(1)}, true},
+		{[]any{int64(1), int64(0), int64(0)}, true},
+		{[]any{int64(1), int64(3), int64(1)}, false}, // more than the first call's values
+		{[]any{int64(1), int64(0), int64(2)}, false}, // more than the second call's values
+		{[]any{int64(1), int64(-1), int64(0)}, false},
+		{[]any{int64(1), int64(1)}, false},
+		{[]any{int64(1), int64(1), int64(1), int64(1)}, false},
+		{[]any{int64(0), int64(1), int64(1)}, false},
+		{[]any{int64(1), "1", int64(1)}, false},
+		{int64(1), false},
+		{nil, false},
+	} {
+		if counts, err := decodeCounts(c.reply, batch); (err == nil) != c.ok || (c.ok && len(counts) != 2) {
+			t.Errorf("step %d: decodeCounts(%v) = %v, %v; want ok %v", i, c.reply, counts, err, c.ok)
+		}
+	}
 }

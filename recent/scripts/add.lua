@@ -12,6 +12,14 @@
 -- with the time of this add; so does every value of an add run twice, as
 -- a re-sent call is: the second run is a second add.
 --
+-- The values of several Adds, sent in one call (see sendAdds in
+-- scripts.go), are one add of their values, each Add's in turn: what
+-- adds run one after the other in one microsecond leave, since each takes
+-- the microseconds after the one before it and the trim and the max age
+-- drop the same items once at the end as after each (an item an earlier
+-- trim would drop has max items newer than it, which later adds only
+-- make newer), and the reply, 1, is each Add's.
+--
 -- The values take the server's microsecond and those after it, unless an
 -- item already scores that microsecond or later (the server's clock stood
 -- still or stepped back, or more than one add a microsecond came in): then
