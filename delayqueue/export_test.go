@@ -9,7 +9,7 @@ import (
 // LoadScripts caches every script of the package on each master of client.
 func LoadScripts(ctx context.Context, client redis.UniversalClient) error {
 	load := func(ctx context.Context, c *redis.Client) error {
-		for _, s := range []*redis.Script{pushScript.Script, pollScript.Script, leaveScript.Script, ackScript.Script,
+		for _, s := range []*redis.Script{pushScript.Script, pollScript.Script, pollsScript.Script, leaveScript.Script, ackScript.Script, acksScript.Script,
 			nackScript.Script, extendScript.Script, lenScript.Script, deadScript.Script, requeueScript.Script, dropScript.Script} {
 			if err := s.Load(ctx, c).Err(); err != nil {
 				return err
@@ -27,8 +27,8 @@ func LoadScripts(ctx context.Context, client redis.UniversalClient) error {
 // EVALSHA sends it, so that a test can lose the reply to that one.
 func ScriptHash(op string) string {
 	return map[string]string{
-		"push": pushScript.Hash(), "poll": pollScript.Hash(), "leave": leaveScript.Hash(),
-		"ack": ackScript.Hash(), "nack": nackScript.Hash(), "extend": extendScript.Hash(),
+		"push": pushScript.Hash(), "poll": pollScript.Hash(), "polls": pollsScript.Hash(), "leave": leaveScript.Hash(),
+		"ack": ackScript.Hash(), "acks": acksScript.Hash(), "nack": nackScript.Hash(), "extend": extendScript.Hash(),
 		"requeue": requeueScript.Hash(), "drop": dropScript.Hash(),
 	}[op]
 }
