@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/kernel"
 )
 
@@ -112,22 +113,50 @@ type pollResult struct {
 	err  error
 }
 
-// sendPoll is pollOnce through q.polls, unless coalescing is off.
+// A pollCall is one call of a Poll: its token, and a channel closed once
+// the script call that carried it has returned.
+type pollCall struct {
+	token string
+	done  chan struct{}
+}
+
+// sendPoll is pollOnce through q.polls, unless coalescing is off. A call
+// whose ctx ended while its batch was in flight returns once the batch
+// has, or after leaveTimeout, so that the leave that follows (see poll)
+// runs after the script that may have made its delivery, and gives it
+// back.
 func (q *Queue) sendPoll(ctx context.Context, token string, waiting bool) (Message, time.Duration, error) {
 	if q.cfg.DisableCoalescing {
 		return q.pollOnce(ctx, token, waiting)
 	}
-	res, err := q.polls.Do(ctx, waiting, token)
+	c := pollCall{token: token, done: make(chan struct{})}
+	res, err := q.polls.Do(ctx, waiting, c)
 	if err != nil {
+		if callerr.OutcomeUnknown(err) {
+			t := time.NewTimer(leaveTimeout)
+			select {
+			case <-c.done:
+			case <-t.C:
+			}
+			t.Stop()
+		}
 		return Message{}, 0, err
 	}
 	return res.m, res.wait, res.err
 }
 
-// sendPolls sends the calls of Polls named by tokens, all with the
-// waiting flag waiting: one alone as pollOnce, more as one polls.lua
-// call.
-func (q *Queue) sendPolls(ctx context.Context, waiting bool, tokens []string) ([]pollResult, error) {
+// sendPolls sends the calls of Polls, all with the waiting flag waiting:
+// one alone as pollOnce, more as one polls.lua call.
+func (q *Queue) sendPolls(ctx context.Context, waiting bool, calls []pollCall) ([]pollResult, error) {
+	defer func() {
+		for _, c := range calls {
+			close(c.done)
+		}
+	}()
+	tokens := make([]string, len(calls))
+	for i, c := range calls {
+		tokens[i] = c.token
+	}
 	out := make([]pollResult, len(tokens))
 	if len(tokens) == 1 {
 		out[0].m, out[0].wait, out[0].err = q.pollOnce(ctx, tokens[0], waiting)

@@ -433,7 +433,7 @@ func TestCoalescedLeavesUnsent(t *testing.T) {
 		client := b.NewClient(t)
 		held, release := make(chan struct{}), make(chan struct{})
 		var holding atomic.Bool
-		client.AddHook(holdHook{hold: func() {
+		client.AddHook(holdHook{hold: func(string) {
 			if holding.CompareAndSwap(false, true) {
 				close(held)
 				<-release
@@ -464,15 +464,15 @@ func TestCoalescedLeavesUnsent(t *testing.T) {
 	})
 }
 
-// A holdHook calls hold before each script call.
-type holdHook struct{ hold func() }
+// A holdHook calls hold with the script's SHA before each script call.
+type holdHook struct{ hold func(sha string) }
 
 func (h holdHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h holdHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() == "evalsha" || cmd.Name() == "eval" {
-			h.hold()
+		if cmd.Name() == "evalsha" && len(cmd.Args()) > 1 {
+			h.hold(fmt.Sprint(cmd.Args()[1]))
 		}
 		return next(ctx, cmd)
 	}
@@ -482,4 +482,87 @@ func (h holdHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 	return next
 }
 
-var _ = errors.Is
+// A Poll whose ctx ends while the batch that carries its call is in
+// flight returns an error matching ErrOutcomeUnknown only once that batch
+// has run, and gives back, before it returns, the message its call took:
+// due again at once with no attempt spent, so another Poll takes it at
+// once, as Attempt 1.
+func TestCoalescedPollEndedInFlightGivesBack(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		client := b.NewClient(t)
+		require.NoError(t, delayqueue.LoadScripts(ctx, client))
+		type held struct {
+			batch   bool
+			release chan struct{}
+		}
+		var mu sync.Mutex
+		var holds chan held // while not nil, each script call is held, and sent here
+		client.AddHook(holdHook{hold: func(sha string) {
+			mu.Lock()
+			c := holds
+			mu.Unlock()
+			if c != nil {
+				h := held{batch: sha == delayqueue.ScriptHash("polls"), release: make(chan struct{})}
+				c <- h
+				<-h.release
+			}
+		}})
+		key := b.Key(t, "dq-test:")
+		t.Cleanup(func() { b.Client.Del(context.Background(), allKeys(key)...) })
+		q := newQueueOn(t, client, delayqueue.Config{Key: key, Visibility: time.Minute})
+		seen := false
+		for round := 0; round < maxRounds && !seen; round++ {
+			_, err := q.PushBatch(ctx, []delayqueue.Job{{Payload: []byte("1")}, {Payload: []byte("2")}})
+			require.NoError(t, err)
+			c := make(chan held)
+			mu.Lock()
+			holds = c
+			mu.Unlock()
+			polled := make(chan delayqueue.Message, 2)
+			poll := func() {
+				m, err := pollWithin(t, q, deliveredWithin)
+				assert.NoError(t, err)
+				polled <- m
+			}
+			go poll() // alone: its call is held, and holds the lane
+			first := <-c
+			actx, cancel := context.WithCancel(ctx)
+			ended := make(chan error)
+			go func() {
+				_, err := q.Poll(actx)
+				ended <- err
+			}()
+			go poll()
+			time.Sleep(10 * time.Millisecond) // let both queue: a round where they do not proves nothing, and another is run
+			close(first.release)
+			second := <-c
+			mu.Lock()
+			holds = nil
+			mu.Unlock()
+			cancel()
+			if second.batch {
+				select {
+				case err := <-ended:
+					t.Fatalf("the Poll returned %v while its batch was in flight", err)
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			close(second.release)
+			err = <-ended
+			require.Error(t, err)
+			if second.batch && errors.Is(err, delayqueue.ErrOutcomeUnknown) {
+				seen = true
+			}
+			// Whatever the ended Poll's call took was given back: the
+			// other two Polls take both messages, as first deliveries.
+			for range 2 {
+				m := <-polled
+				assert.Equal(t, 1, m.Attempt, "message %s", m.Payload)
+				require.NoError(t, q.Ack(ctx, m))
+			}
+			assert.Equal(t, [4]int64{0, 0, 0, 0}, lens(t, q))
+		}
+		assert.True(t, seen, "a Poll ended while its batch was in flight")
+	})
+}

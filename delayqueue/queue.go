@@ -44,7 +44,7 @@ type Queue struct {
 	// The concurrent calls of each kind, joined into batches (see
 	// coalesce.go); unused with Config.DisableCoalescing.
 	pushes coalesce.Group[struct{}, pushCall, pushResult]
-	polls  coalesce.Group[bool, string, pollResult] // keyed by the calls' waiting flag
+	polls  coalesce.Group[bool, pollCall, pollResult] // keyed by the calls' waiting flag
 	acks   coalesce.Group[struct{}, Message, ackResult]
 }
 
@@ -71,7 +71,7 @@ func New(client redis.UniversalClient, cfg Config) (*Queue, error) {
 		max:     strconv.Itoa(cfg.MaxAttempts),
 	}
 	q.pushes = coalesce.Group[struct{}, pushCall, pushResult]{Send: q.sendPushes, Max: maxPushCalls}
-	q.polls = coalesce.Group[bool, string, pollResult]{Send: q.sendPolls, Max: maxPollCalls}
+	q.polls = coalesce.Group[bool, pollCall, pollResult]{Send: q.sendPolls, Max: maxPollCalls}
 	q.acks = coalesce.Group[struct{}, Message, ackResult]{Send: q.sendAcks, Max: maxAckCalls}
 	return q, nil
 }
