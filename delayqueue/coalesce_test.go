@@ -566,3 +566,37 @@ func TestCoalescedPollEndedInFlightGivesBack(t *testing.T) {
 		assert.True(t, seen, "a Poll ended while its batch was in flight")
 	})
 }
+
+// A queue that passes 32 messages keeps its bodies in a hash table, so
+// that the fields its scripts read and write in a batch cost the same
+// however many messages it holds; the push that makes it so fails, on a
+// bodies key of another type, with WRONGTYPE and leaves every key as it
+// was.
+func TestBodiesKeptInHashTable(t *testing.T) {
+	ctx := context.Background()
+	b := redistest.Redis(t)
+	q := newQueue(t, b, time.Minute, 0)
+	key := q.Config().Key
+	bodies := sideKey(key, "bodies")
+	for i := range 31 {
+		_, err := q.Push(ctx, []byte{byte(i)}, time.Hour)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, "listpack", b.Client.ObjectEncoding(ctx, bodies).Val(), "a small queue pays nothing")
+	_, err := q.Push(ctx, []byte("32nd"), time.Hour)
+	require.NoError(t, err)
+	assert.Equal(t, "hashtable", b.Client.ObjectEncoding(ctx, bodies).Val())
+	n, err := b.Client.HLen(ctx, bodies).Result()
+	require.NoError(t, err)
+	assert.EqualValues(t, 32, n, "'#wide' is deleted after the bodies")
+
+	other := newQueue(t, b, time.Minute, 0)
+	okey := other.Config().Key
+	require.NoError(t, b.Client.HSet(ctx, sideKey(okey, "info"), "seq", 31).Err())
+	require.NoError(t, b.Client.Set(ctx, sideKey(okey, "bodies"), "x", 0).Err())
+	_, err = other.Push(ctx, []byte("p"), 0)
+	require.ErrorContains(t, err, "WRONGTYPE")
+	assert.Equal(t, "31", b.Client.HGet(ctx, sideKey(okey, "info"), "seq").Val())
+	assert.Equal(t, "x", b.Client.Get(ctx, sideKey(okey, "bodies")).Val())
+	assert.Zero(t, b.Client.Exists(ctx, queueKey(okey)).Val())
+}

@@ -29,8 +29,8 @@
 -- live_waiter); HINCRBY; one HSET per message of a minted id, and for an
 -- id its caller gave an HSETNX and an HSET of its push token to pushes,
 -- or an HGET of it when the body was there; one ZADD of every message
--- queued; when it wakes a waiter, ZREM and the notice; and, when seq
--- was 0, an HSET and an HDEL of bodies' '#wide' (below). A key of
+-- queued; when it wakes a waiter, ZREM and the notice; and, once in 32
+-- order numbers, an HSET and an HDEL of bodies' '#wide' (below). A key of
 -- another type fails the push with WRONGTYPE before anything is written:
 -- the read fails on waiters, the first write on info, and the first
 -- write to bodies (of '#wide' or of the first body), which takes back the
@@ -75,14 +75,15 @@ end
 -- bodies this run wrote before it, to take back.
 local failed, wrote
 
--- A push that starts the order numbers again (seq was 0: the queue held
--- no message) writes, before the bodies, a field '#wide' whose value is
--- longer than Redis keeps in a small hash's compact encoding (64 bytes by
--- default), and deletes it after them: bodies, new, is so made a hash
--- table, which Redis never turns back while the key exists, and each
--- read and write of a field costs the same however many messages it
--- holds, where the compact encoding is scanned field by field.
-local wide = seq == 0
+-- A push whose order numbers pass a multiple of 32 (the queue may hold
+-- 32 messages or more since it was last empty) writes, before the
+-- bodies, a field '#wide' whose value is longer than Redis keeps in a
+-- small hash's compact encoding (64 bytes by default), and deletes it
+-- after them: bodies is so made a hash table, which Redis never turns
+-- back while the key exists, and each read and write of a field costs the
+-- same however many messages it holds, where the compact encoding is
+-- scanned field by field. A small queue, as a lone caller's, pays nothing.
+local wide = math.floor((seq + count) / 32) > math.floor(seq / 32)
 if wide then
 	local set = redis.pcall('HSET', bodies, '#wide', string.rep('#', 65))
 	if type(set) == 'table' then
