@@ -22,8 +22,9 @@ import (
 // and Run's 64 workers taking and acking them, with coalescing on and
 // off, on a Redis of its own. It reports tasks/s, the Redis µs per task
 // (the usec of the script calls in INFO commandstats over the tasks) and
-// the script calls per task; with -v it logs the commands the scripts run
-// per task.
+// the script calls per task, and the share of script calls that ran 200µs
+// or more and the longest, from the slow log; with -v it logs the
+// commands the scripts run per task.
 //
 //	go test -run x -bench Crowd -benchtime 20000x ./delayqueue
 func BenchmarkCrowd(b *testing.B) {
@@ -93,6 +94,11 @@ func crowd(b *testing.B, client *redis.Client, off bool, producers, workers, bac
 	if err := client.ConfigResetStat(ctx).Err(); err != nil {
 		b.Fatal(err)
 	}
+	// The slow log keeps every script call of 200µs or more, to bound
+	// the longest batch.
+	client.ConfigSet(ctx, "slowlog-max-len", "100000")
+	client.ConfigSet(ctx, "slowlog-log-slower-than", "200")
+	client.SlowLogReset(ctx)
 	b.ResetTimer()
 	drive(int64(b.N))
 	b.StopTimer()
@@ -106,6 +112,16 @@ func crowd(b *testing.B, client *redis.Client, off bool, producers, workers, bac
 	b.ReportMetric(float64(scripts)/n, "redis-µs/task")
 	b.ReportMetric(float64(calls)/n, "calls/task")
 	b.ReportMetric(0, "ns/op")
+	slow, err := client.SlowLogGet(ctx, -1).Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var longest time.Duration
+	for _, e := range slow {
+		longest = max(longest, e.Duration)
+	}
+	b.ReportMetric(float64(len(slow))/float64(calls), "calls≥200µs/call")
+	b.ReportMetric(float64(longest.Microseconds()), "max-call-µs")
 	var names []string
 	for name := range stats {
 		names = append(names, name)
