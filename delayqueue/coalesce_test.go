@@ -610,3 +610,54 @@ func TestBodiesKeptInHashTable(t *testing.T) {
 	assert.Equal(t, "x", b.Client.Get(ctx, sideKey(okey, "bodies")).Val())
 	assert.Zero(t, b.Client.Exists(ctx, queueKey(okey)).Val())
 }
+
+// Bad input is refused before a call joins a batch: among concurrent
+// pushes and acks, those refused get ErrInvalidArgument or
+// ErrInvalidConfig, and every other call is answered as alone.
+func TestCoalescedBadInputFailsNoOneElse(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		q, _ := hookedQueue(t, b, delayqueue.Config{Visibility: time.Minute})
+		const n = 16
+		errs := make([]error, n)
+		together(n, func(i int) {
+			switch i % 4 {
+			case 1:
+				_, errs[i] = q.Push(ctx, []byte("bad"), -time.Second)
+			case 2:
+				_, errs[i] = q.Push(ctx, []byte("bad"), 0, delayqueue.WithID("#bad"))
+			default:
+				_, errs[i] = q.Push(ctx, []byte("good"), 0)
+			}
+		})
+		for i, err := range errs {
+			if i%4 == 1 || i%4 == 2 {
+				assert.ErrorIs(t, err, delayqueue.ErrInvalidArgument, "push %d", i)
+			} else {
+				assert.NoError(t, err, "push %d", i)
+			}
+		}
+		assert.Equal(t, [4]int64{n / 2, 0, 0, 0}, lens(t, q))
+		got := make([]delayqueue.Message, n/2)
+		for i := range got {
+			var err error
+			got[i], err = pollWithin(t, q, deliveredWithin)
+			require.NoError(t, err)
+		}
+		together(n, func(i int) {
+			if i%2 == 1 {
+				errs[i] = q.Ack(ctx, delayqueue.Message{ID: got[i/2].ID}) // no token: not made by Poll
+			} else {
+				errs[i] = q.Ack(ctx, got[i/2])
+			}
+		})
+		for i, err := range errs {
+			if i%2 == 1 {
+				assert.ErrorIs(t, err, delayqueue.ErrInvalidConfig, "ack %d", i)
+			} else {
+				assert.NoError(t, err, "ack %d", i)
+			}
+		}
+		assert.Empty(t, existing(t, b, q.Config().Key))
+	})
+}
