@@ -661,3 +661,59 @@ func TestCoalescedBadInputFailsNoOneElse(t *testing.T) {
 		assert.Empty(t, existing(t, b, q.Config().Key))
 	})
 }
+
+// A key of another type fails a batch of Poll calls, or of Acks, with
+// WRONGTYPE before it writes anything: every key is left as it was. The
+// batches are those of consumers that wait and of those that do not, with
+// messages due and deliveries to ack.
+func TestCoalescedWrongTypeLeavesKeysUntouched(t *testing.T) {
+	b := redistest.Redis(t)
+	ctx := context.Background()
+	for _, which := range []string{"queue", "leases", "bodies", "attempts", "dead", "waiters", "info", "pushes"} {
+		for _, waiting := range []bool{false, true} {
+			q := newQueue(t, b, time.Minute, 0)
+			key := q.Config().Key
+			_, err := q.PushBatch(ctx, []delayqueue.Job{{Payload: []byte("1")}, {Payload: []byte("2")}})
+			require.NoError(t, err)
+			m1, err := q.Poll(ctx)
+			require.NoError(t, err)
+			m2, err := q.Poll(ctx)
+			require.NoError(t, err)
+			// A waiter, the keeper, and one message due, for the batch:
+			// one call takes it, the others find nothing.
+			_, err = delayqueue.PollBatch(ctx, q, true, "w1")
+			require.NoError(t, err)
+			_, err = q.Push(ctx, []byte("3"), 0, delayqueue.WithID("three"))
+			require.NoError(t, err)
+			k := queueKey(key)
+			if which != "queue" {
+				k = sideKey(key, which)
+			}
+			require.NoError(t, b.Client.Del(ctx, k).Err())
+			require.NoError(t, b.Client.RPush(ctx, k, "x").Err())
+			before := dumps(t, b, key)
+
+			_, err = delayqueue.PollBatch(ctx, q, waiting, "t1", "t2", "t3")
+			if err != nil {
+				assert.ErrorContains(t, err, "WRONGTYPE", "%s, waiting %v", which, waiting)
+				assert.Equal(t, before, dumps(t, b, key), "%s, waiting %v: a failed poll batch wrote nothing", which, waiting)
+			}
+			before = dumps(t, b, key)
+			_, err = delayqueue.AckBatch(ctx, q, m1, m2)
+			if err != nil {
+				assert.ErrorContains(t, err, "WRONGTYPE", "%s", which)
+				assert.Equal(t, before, dumps(t, b, key), "%s: a failed ack batch wrote nothing", which)
+			}
+		}
+	}
+}
+
+// dumps returns the DUMP of each of the queue's keys.
+func dumps(t *testing.T, b *redistest.Backend, key string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, k := range allKeys(key) {
+		out[k] = b.Client.Dump(context.Background(), k).Val()
+	}
+	return out
+}

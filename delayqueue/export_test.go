@@ -32,3 +32,39 @@ func ScriptHash(op string) string {
 		"requeue": requeueScript.Hash(), "drop": dropScript.Hash(),
 	}[op]
 }
+
+// PollBatch sends the calls of Polls named by tokens, all with the
+// waiting flag waiting, as one batch, as concurrent Polls do, and returns
+// the message each took (none: a zero Message) or the batch's error.
+func PollBatch(ctx context.Context, q *Queue, waiting bool, tokens ...string) ([]Message, error) {
+	calls := make([]pollCall, len(tokens))
+	for i, t := range tokens {
+		calls[i] = pollCall{token: t, done: make(chan struct{})}
+	}
+	res, err := q.sendPolls(ctx, waiting, calls)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Message, len(res))
+	for i, r := range res {
+		out[i] = r.m
+	}
+	return out, nil
+}
+
+// AckBatch sends the Acks of ms as one batch, as concurrent Acks do, and
+// returns whether each held its lease, or the batch's error.
+func AckBatch(ctx context.Context, q *Queue, ms ...Message) ([]bool, error) {
+	res, _ := q.sendAcks(ctx, struct{}{}, ms)
+	held := make([]bool, len(res))
+	for i, r := range res {
+		if r.err != nil {
+			return nil, r.err
+		}
+		if r.bad != nil {
+			return nil, r.bad
+		}
+		held[i] = r.held
+	}
+	return held, nil
+}

@@ -51,8 +51,10 @@
 -- nothing.
 --
 -- Every key it writes but leases is read before its first write, which
--- is to leases, so a key of another type fails it with WRONGTYPE before
--- anything is written; when leases lapsed, check_types runs first.
+-- is to leases (waiters and info, where it chains, whether or not a
+-- taker was a waiter), so a key of another type fails it with WRONGTYPE
+-- before anything is written; when leases lapsed, check_types runs first.
+-- Without takers, it writes only waiters and info, after reading them.
 
 -- #include lib.lua
 -- #include wake.lua
@@ -136,15 +138,17 @@ end
 if taken > 0 then
 	local first, keeper, left = nil, nil, {}
 	if chain then
+		-- Both reads come before the first write, even when no taker
+		-- was a waiter, so that waiters and info, which a batch of
+		-- takers and waiters writes after the takes, fail it with
+		-- WRONGTYPE before anything is written.
 		local was = redis.call('ZMSCORE', waiters, unpack(takers))
 		for k = 1, taken do
 			if was[k] then
 				left[#left + 1] = takers[k]
 			end
 		end
-		if #left > 0 then
-			keeper = redis.call('HGET', info, 'keeper')
-		end
+		keeper = redis.call('HGET', info, 'keeper')
 	end
 	-- The first write is to leases, which nothing read: a leases of
 	-- another type fails it, with nothing written.
