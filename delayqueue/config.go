@@ -69,6 +69,13 @@ type Config struct {
 	// refused before anything is sent, report nothing. A nil Observer
 	// costs nothing.
 	Observer observe.Observer
+
+	// DisableCoalescing sends each call to Redis as its own script call.
+	// By default, concurrent calls of one kind on one Queue (Push, PushAt
+	// and PushBatch; the calls of Poll; Ack), made through the same
+	// Queue, share one script call; each caller gets its own result,
+	// error and Observer event, as it would alone.
+	DisableCoalescing bool
 }
 
 // DefaultBackoff is Run's delay before delivering again a message whose

@@ -12,7 +12,12 @@ import (
 	"github.com/slotlimit/slotlimit/observe"
 )
 
-func TestConformance(t *testing.T) {
+func TestConformance(t *testing.T) { conformanceRun(t, false) }
+
+// The conformance suite holds too with each call sent alone.
+func TestConformanceDisableCoalescing(t *testing.T) { conformanceRun(t, true) }
+
+func conformanceRun(t *testing.T, off bool) {
 	type q = delayqueue.Queue
 	pushed := conformance.Hold[*q, string]{Name: "pushed", Take: func(ctx context.Context, q *q, _ string) (string, error) {
 		return q.Push(ctx, []byte("p"), 0)
@@ -46,7 +51,7 @@ func TestConformance(t *testing.T) {
 		NotHeld:         delayqueue.ErrNotHeld,
 		Lapse:           time.Minute,
 		New: func(client redis.UniversalClient, key string, obs observe.Observer) (*q, error) {
-			return delayqueue.New(client, delayqueue.Config{Key: key, Visibility: time.Minute, MaxAttempts: 1, Observer: obs})
+			return delayqueue.New(client, delayqueue.Config{Key: key, Visibility: time.Minute, MaxAttempts: 1, Observer: obs, DisableCoalescing: off})
 		},
 		Verbs: []conformance.Verb[*q]{
 			conformance.Method("Push", conformance.Write, func(ctx context.Context, q *q, _ string) (any, error) {

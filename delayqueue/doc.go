@@ -32,6 +32,14 @@
 // it carries the caller's ID (WithID, Job.ID), and may queue it twice
 // (never lose it) without one, since each Push mints a new ID.
 //
+// Concurrent calls of one kind on a Queue share script calls: the
+// pushes, the calls of Polls, and the Acks, each kind as one script call
+// while another of its kind is in flight, with no timer, so a lone call
+// is sent at once. This changes nothing a caller sees but speed: each
+// gets the answer, the error and the Observer event its call alone would
+// get, and a batch sent again answers each call as its first run did.
+// Config.DisableCoalescing sends each call on its own.
+//
 // Payloads are binary-safe, up to MaxPayload bytes. A queue's keys carry
 // the package's name inside its Key's hash tag ("{jobs}/delayqueue" and
 // keys beside it, for a Key "jobs"; see Config.Key), so they share one

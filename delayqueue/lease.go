@@ -21,8 +21,25 @@ func (q *Queue) Ack(ctx context.Context, m Message) error {
 	if err := q.checkDelivery(ctx, "Ack", m); err != nil {
 		return err
 	}
-	_, err := q.settle(ctx, "Ack", m, ackScript, q.ackArgs(m))
-	return err
+	c := q.base.Begin("Ack", q.base.Key, m.Token, 1, 0)
+	res, err := q.sendAck(ctx, m)
+	switch {
+	case err != nil:
+		err = errs.Call(ctx, "Ack", q.base.Key, err)
+	case res.err != nil:
+		err = errs.Call(ctx, "Ack", q.base.Key, res.err)
+	case res.bad != nil:
+		err = q.refuse("Ack", res.bad)
+	}
+	if err != nil {
+		c.Failed(ctx, err)
+		return err
+	}
+	c.Released(ctx, res.held)
+	if !res.held {
+		return q.refuse("Ack", ErrNotHeld)
+	}
+	return nil
 }
 
 // Nack gives m's message back, due again after delay on the server's
@@ -79,7 +96,7 @@ func (q *Queue) checkDelivery(ctx context.Context, method string, m Message) err
 	return nil
 }
 
-// settle runs s, ack.lua, nack.lua or extend.lua, with args for m's
+// settle runs s, nack.lua or extend.lua, with args for m's
 // delivery, for method, and returns extend's new deadline (ms).
 func (q *Queue) settle(ctx context.Context, method string, m Message, s *script.Script, args []any) (int64, error) {
 	c := q.base.Begin(method, q.base.Key, m.Token, 1, 0)

@@ -66,7 +66,7 @@ func (q *Queue) poll(ctx context.Context, quiet bool) (m Message, sent time.Time
 	waiting := false
 	for {
 		sent := time.Now()
-		m, wait, err := q.pollOnce(ctx, name, waiting)
+		m, wait, err := q.sendPoll(ctx, name, waiting)
 		if err != nil {
 			if waiting || callerr.OutcomeUnknown(err) {
 				q.leave(ctx, name)

@@ -142,13 +142,20 @@ func (q *Queue) push(ctx context.Context, method string, jobs []Job) (ids []stri
 	if len(ids) == 1 {
 		holder = ids[0]
 	}
+	size := 0
+	for _, job := range jobs {
+		size += len(job.Payload)
+	}
 	c := q.base.Begin(method, q.base.Key, holder, int64(len(jobs)), 0)
-	r, err := q.run(ctx, method, pushScript, pushArgs(q.notify, token, jobs, ids)...)
-	var dups []int
-	if err == nil {
-		if dups, err = decodePush(r, len(jobs)); err != nil {
-			err = q.refuse(method, err)
-		}
+	res, err := q.sendPush(ctx, pushCall{token: token, jobs: jobs, ids: ids, size: size})
+	dups := res.dups
+	switch {
+	case err != nil:
+		err = errs.Call(ctx, method, q.base.Key, err)
+	case res.err != nil:
+		err = errs.Call(ctx, method, q.base.Key, res.err)
+	case res.bad != nil:
+		err = q.refuse(method, res.bad)
 	}
 	if err != nil {
 		c.Failed(ctx, err)

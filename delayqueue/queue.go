@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/slotlimit/slotlimit/internal/coalesce"
 	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/notice"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
@@ -39,6 +40,12 @@ type Queue struct {
 	// Script arguments, boxed once: the notice command and channel, the
 	// lease time and max attempts.
 	notify, vis, max any
+
+	// The concurrent calls of each kind, joined into batches (see
+	// coalesce.go); unused with Config.DisableCoalescing.
+	pushes coalesce.Group[struct{}, pushCall, pushResult]
+	polls  coalesce.Group[bool, pollCall, pollResult] // keyed by the calls' waiting flag
+	acks   coalesce.Group[struct{}, Message, ackResult]
 }
 
 // New returns a Queue for cfg. It returns an error matching
@@ -53,7 +60,7 @@ func New(client redis.UniversalClient, cfg Config) (*Queue, error) {
 		return nil, err
 	}
 	channel := b.Keys[1+numKeys]
-	return &Queue{
+	q := &Queue{
 		base:    b,
 		cfg:     cfg,
 		keys:    b.Keys[1 : 1+numKeys],
@@ -62,7 +69,11 @@ func New(client redis.UniversalClient, cfg Config) (*Queue, error) {
 		notify:  notice.Command(client) + " " + channel,
 		vis:     strconv.FormatInt(cfg.Visibility.Milliseconds(), 10),
 		max:     strconv.Itoa(cfg.MaxAttempts),
-	}, nil
+	}
+	q.pushes = coalesce.Group[struct{}, pushCall, pushResult]{Send: q.sendPushes, Max: maxPushCalls}
+	q.polls = coalesce.Group[bool, pollCall, pollResult]{Send: q.sendPolls, Max: maxPollCalls}
+	q.acks = coalesce.Group[struct{}, Message, ackResult]{Send: q.sendAcks, Max: maxAckCalls}
+	return q, nil
 }
 
 // Config returns the Queue's configuration, with the defaults filled in;

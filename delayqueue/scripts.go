@@ -23,8 +23,10 @@ var scriptFiles embed.FS
 var (
 	pushScript    = script.Load(scriptFiles, "scripts/push.lua")
 	pollScript    = script.Load(scriptFiles, "scripts/poll.lua")
+	pollsScript   = script.Load(scriptFiles, "scripts/polls.lua")
 	leaveScript   = script.Load(scriptFiles, "scripts/leave.lua")
 	ackScript     = script.Load(scriptFiles, "scripts/ack.lua")
+	acksScript    = script.Load(scriptFiles, "scripts/acks.lua")
 	nackScript    = script.Load(scriptFiles, "scripts/nack.lua")
 	extendScript  = script.Load(scriptFiles, "scripts/extend.lua")
 	lenScript     = script.Load(scriptFiles, "scripts/len.lua")
@@ -53,11 +55,13 @@ func (q *Queue) run(ctx context.Context, method string, s *script.Script, args .
 // push.lua: ARGV notify, then for each job its id, its push token
 // (token for a job whose ID the caller gave, else empty), payload, delay
 // (ms) and due time (ms, 0: now plus the delay). Reply {1, queued, the
-// 1-based indexes of the jobs whose ID another push had queued...}.
+// 1-based indexes of the jobs whose ID another push had queued...}, in
+// order. The jobs of many calls, each with its own token, make one call
+// (see pushChunk).
 
-func pushArgs(notify any, token string, jobs []Job, ids []string) []any {
-	args := make([]any, 0, 1+5*len(jobs))
-	args = append(args, notify)
+// appendPushArgs appends the ARGV of jobs, with ids, of a call whose
+// push token is token, to args.
+func appendPushArgs(args []any, token string, jobs []Job, ids []string) []any {
 	var given any = token // boxed once
 	for i, job := range jobs {
 		tok := any("")
@@ -85,7 +89,7 @@ func decodePush(r kernel.Reply, n int) ([]int, error) {
 	var dups []int
 	for i := 1; i < r.Len(); i++ {
 		k := r.Int(i)
-		r.Want(k >= 1 && k <= int64(n))
+		r.Want(k >= 1 && k <= int64(n) && (len(dups) == 0 || int(k-1) > dups[len(dups)-1]))
 		dups = append(dups, int(k-1))
 	}
 	return dups, r.Err()
@@ -125,6 +129,37 @@ func (q *Queue) pollOnce(ctx context.Context, token string, waiting bool) (Messa
 		return Message{}, 0, err
 	}
 	return m, 0, nil
+}
+
+// polls.lua: ARGV visibility, max attempts, registration, refresh,
+// notify, waiting, then the calls' tokens. Reply {1, then for each call
+// six fields}: poll.lua's reply, {1, id, payload, attempt, due ms,
+// deadline ms} or {2, ms to wait, 0, 0, 0, 0}.
+
+// decodePolls reads the answers to the calls of tokens into out.
+func decodePolls(r kernel.Reply, tokens []string, out []pollResult) error {
+	r.Want(r.Status() == statusDone && r.Len() == 6*len(tokens))
+	if err := r.Err(); err != nil {
+		return err
+	}
+	for k, token := range tokens {
+		i := 6 * k
+		switch r.Int(i) {
+		case statusWait:
+			out[k].wait = time.Duration(r.Int(i+1)) * time.Millisecond
+		case statusDone:
+			m := readMessage(&r, i+1)
+			m.Token = token
+			if deadline := r.Int(i + 5); deadline > 0 {
+				m.Deadline = time.UnixMilli(deadline)
+			}
+			out[k].m = m
+			r.Want(m.ID != "")
+		default:
+			r.Want(false)
+		}
+	}
+	return r.Err()
 }
 
 // readMessage reads the fields id, payload, attempt and due ms from i on.
@@ -181,6 +216,20 @@ func decodeSettle(r kernel.Reply) (held bool, deadline int64, err error) {
 		r.Want(r.Status() == statusDone && r.Len() == 0)
 	}
 	return held, deadline, r.Err()
+}
+
+// acks.lua: ARGV id, token, deadline of each delivery. Reply {1, then
+// 1 or 0 for each}: whether it held its lease.
+
+func decodeAcks(r kernel.Reply, n int) ([]bool, error) {
+	r.Want(r.Status() == statusDone && r.Len() == n)
+	held := make([]bool, r.Len())
+	for i := range held {
+		h := r.Int(i)
+		r.Want(h == 0 || h == 1)
+		held[i] = h == 1
+	}
+	return held, r.Err()
 }
 
 // len.lua: no ARGV. Reply {1, ready, delayed, in flight, dead}.

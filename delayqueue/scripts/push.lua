@@ -29,10 +29,12 @@
 -- live_waiter); HINCRBY; one HSET per message of a minted id, and for an
 -- id its caller gave an HSETNX and an HSET of its push token to pushes,
 -- or an HGET of it when the body was there; one ZADD of every message
--- queued; and, when it wakes a waiter, ZREM and the notice. A key of
+-- queued; when it wakes a waiter, ZREM and the notice; and, once in 32
+-- order numbers, an HSET and an HDEL of bodies' '#wide' (below). A key of
 -- another type fails the push with WRONGTYPE before anything is written:
--- the read fails on waiters, the first write on info, and the write of
--- the first body on bodies; a write that fails on pushes or on queue has
+-- the read fails on waiters, the first write on info, and the first
+-- write to bodies (of '#wide' or of the first body), which takes back the
+-- order number, on bodies; a write that fails on pushes or on queue has
 -- the bodies, push tokens and the order number this run wrote taken back
 -- first.
 
@@ -72,10 +74,31 @@ end
 -- failed is the error of a write that failed, and wrote the ids of the
 -- bodies this run wrote before it, to take back.
 local failed, wrote
-if count == 1 then
+
+-- A push whose order numbers pass a multiple of 32 (the queue may hold
+-- 32 messages or more since it was last empty) writes, before the
+-- bodies, a field '#wide' whose value is longer than Redis keeps in a
+-- small hash's compact encoding (64 bytes by default), and deletes it
+-- after them: bodies is so made a hash table, which Redis never turns
+-- back while the key exists, and each read and write of a field costs the
+-- same however many messages it holds, where the compact encoding is
+-- scanned field by field. A small queue, as a lone caller's, pays nothing.
+local wide = math.floor((seq + count) / 32) > math.floor(seq / 32)
+if wide then
+	local set = redis.pcall('HSET', bodies, '#wide', string.rep('#', 65))
+	if type(set) == 'table' then
+		failed, wrote = set, {}
+	end
+end
+if failed then
+	-- bodies holds another type: nothing but seq was written.
+elseif count == 1 then
 	-- One message, the common case, without the tables of a batch.
 	local id, token = ARGV[2], ARGV[3]
 	local added = write_body(id, token, ARGV[4])
+	if wide then
+		redis.call('HDEL', bodies, '#wide')
+	end
 	if added == 0 then
 		if another(id, token) then
 			return {1, 0, 1}
@@ -129,6 +152,9 @@ else
 		elseif another(id, token) then
 			out[#out + 1] = (k + 3) / 5
 		end
+	end
+	if wide then
+		redis.call('HDEL', bodies, '#wide')
 	end
 	if not failed and #ids > 0 then
 		local added = redis.pcall('ZADD', queue, unpack(add))
