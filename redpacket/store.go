@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/coalesce"
 	"github.com/slotlimit/slotlimit/internal/kernel"
 )
 
@@ -34,7 +35,15 @@ type Store struct {
 	base   kernel.Base
 	cfg    Config
 	linger string // Linger in ms, as create.lua takes it
+
+	// grabs sends concurrent Grabs of one packet as one script call,
+	// unless cfg.DisableCoalescing.
+	grabs coalesce.Group[string, string, grabbed]
 }
+
+// maxGrabs is the most Grabs of one packet that share a script call: a
+// batch of 64 holds Redis for about 100µs (BenchmarkGrabCrowd).
+const maxGrabs = 64
 
 // New returns a Store for cfg; the zero Config is valid (see Config). It
 // returns an error matching ErrInvalidConfig, naming the field, for a nil
@@ -61,7 +70,9 @@ func newStore(client redis.UniversalClient, cfg Config) (*Store, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	return &Store{base: base, cfg: cfg, linger: ms(cfg.Linger)}, nil
+	s := &Store{base: base, cfg: cfg, linger: ms(cfg.Linger)}
+	s.grabs.Send, s.grabs.Max = s.runGrabs, maxGrabs
+	return s, nil
 }
 
 // Config returns the Store's configuration, defaults filled in; the zero
@@ -153,7 +164,15 @@ func (s *Store) grab(ctx context.Context, packetID, user string) (Claim, error) 
 	if err := checkID("user", user); err != nil {
 		return Claim{}, refused("Grab", packetID, err)
 	}
-	c, refusal, err := s.runGrab(ctx, packetID, user)
+	var c Claim
+	var refusal, err error
+	if s.cfg.DisableCoalescing {
+		c, refusal, err = s.runGrab(ctx, packetID, user)
+	} else {
+		var g grabbed
+		g, err = s.grabs.Do(ctx, packetID, user)
+		c, refusal = g.claim, g.refusal
+	}
 	switch {
 	case refusal != nil:
 		return Claim{}, refused("Grab", packetID, refusal)
