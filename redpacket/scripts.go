@@ -16,7 +16,8 @@ import (
 // is its contract. Below, each script's Go side stands in one place: the
 // script, the order of its keys, the building of its arguments and the
 // one decoder of its reply. Every reply begins with a status, but
-// grab.lua's, the hot path, which is a bare claim or a bare status.
+// grab.lua's, the hot path, which is a bare claim or a bare status; the
+// replies grabs.lua gives each user, after its status, are as bare.
 //
 //go:embed scripts
 var scriptFiles embed.FS
@@ -149,11 +150,12 @@ func (s *Store) runGrabs(ctx context.Context, id string, users []string) ([]grab
 	return decodeGrabs(id, users, reply)
 }
 
-// decodeGrabs decodes grabs.lua's reply: one reply per user, in order,
-// each as grab.lua's (see decodeGrab).
+// decodeGrabs decodes grabs.lua's reply: {1, replies...}, one reply per
+// user, in order, each as grab.lua's (see decodeGrab).
 func decodeGrabs(id string, users []string, reply any) ([]grabbed, error) {
-	replies, ok := reply.([]any)
-	if !ok || len(replies) != len(users) {
+	r := kernel.ReadReply(reply)
+	replies := r.Fields()
+	if r.Err() != nil || r.Status() != 1 || len(replies) != len(users) {
 		return nil, callerr.UnexpectedReply(reply)
 	}
 	out := make([]grabbed, len(users))

@@ -8,10 +8,10 @@
 -- ARGV[1]  packet id
 -- ARGV[2..] the users, in order; a user may stand more than once
 --
--- Returns a table of one reply per user, in order, each as grab.lua's:
--- the user's claim "amount:seq:at", a string, taken now or before; or an
--- integer status: 0 no such packet, -1 sold out, -2 expired with shares
--- left.
+-- Returns {1, replies...}: the status, then one reply per user, in
+-- order, each as grab.lua's: the user's claim "amount:seq:at", a string,
+-- taken now or before; or an integer: 0 no such packet, -1 sold out, -2
+-- expired with shares left.
 --
 -- As grab.lua's runs in turn: a user who holds a claim gets it back,
 -- and so does a user who stands again after taking a share here. The
@@ -45,7 +45,8 @@ end
 local f = redis.call('HMGET', packet, unpack(fields))
 
 -- reply[user]: the answer of a user who holds a claim, or has been
--- answered already; new: the users who want a share, in order.
+-- answered already; new: the users who want a share, in order, each by
+-- its field.
 local reply, new = {}, {}
 for i = 1, n do
 	local user = ARGV[1 + i]
@@ -54,7 +55,7 @@ for i = 1, n do
 			reply[user] = f[5 + i]
 		else
 			reply[user] = false
-			new[#new + 1] = user
+			new[#new + 1] = fields[5 + i]
 		end
 	end
 end
@@ -76,43 +77,46 @@ if #new > 0 then
 		end
 	end
 	if refusal then
-		for _, user in ipairs(new) do
-			reply[user] = refusal
+		for _, field in ipairs(new) do
+			reply[field:sub(3)] = refusal
 		end
 	else
 		local amounts = redis.call('LPOP', shares, #new) or {}
 		-- The share taken j-th here is the (count - left + j)th.
 		local taken = f[1] - f[2]
+		local at = string.format(':%d', now)
 		local sum = 0
 		local hset = {packet}
 		local xadd = {log, '*', 'k', 'b', 'id', ARGV[1]}
-		for j, user in ipairs(new) do
+		for j, field in ipairs(new) do
 			local amount = amounts[j]
+			local user = field:sub(3)
 			if amount then
-				local claim = amount .. string.format(':%d:%d', taken + j, now)
+				local claim = amount .. string.format(':%d', taken + j) .. at
 				reply[user] = claim
 				sum = sum + amount
-				hset[#hset + 1] = 'u:' .. user
-				hset[#hset + 1] = claim
-				xadd[#xadd + 1] = 'u:' .. user
-				xadd[#xadd + 1] = claim
+				hset[2 * j] = field
+				hset[2 * j + 1] = claim
+				xadd[5 + 2 * j] = field
+				xadd[6 + 2 * j] = claim
 			else
 				reply[user] = -1
 			end
 		end
 		if #amounts > 0 then
 			redis.call('XADD', unpack(xadd))
-			hset[#hset + 1] = 'left'
-			hset[#hset + 1] = string.format('%d', f[2] - #amounts)
-			hset[#hset + 1] = 'left_amount'
-			hset[#hset + 1] = string.format('%d', f[5] - sum)
+			local k = #hset
+			hset[k + 1] = 'left'
+			hset[k + 2] = string.format('%d', f[2] - #amounts)
+			hset[k + 3] = 'left_amount'
+			hset[k + 4] = string.format('%d', f[5] - sum)
 			redis.call('HSET', unpack(hset))
 		end
 	end
 end
 
-local out = {}
+local out = {1}
 for i = 1, n do
-	out[i] = reply[ARGV[1 + i]]
+	out[1 + i] = reply[ARGV[1 + i]]
 end
 return out
