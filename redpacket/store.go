@@ -26,8 +26,10 @@ type Claim struct {
 
 // A Store creates packets and hands out their shares, in Redis, for every
 // process that uses the same servers and Config. Each call is one script
-// or one read, which happens whole or not at all; every share taken is
-// logged, by the same script, for a Persister to copy into a database.
+// or one read, which happens whole or not at all (concurrent Grabs of one
+// packet share one script; see Config.DisableCoalescing); every share
+// taken is logged, by the same script, for a Persister to copy into a
+// database.
 //
 // A Store is safe for concurrent use. A zero or nil Store, one not made by
 // New, returns ErrInvalidConfig from every method.
@@ -138,6 +140,13 @@ func (s *Store) create(ctx context.Context, p Packet) error {
 // Grab sent again, as after an error matching ErrOutcomeUnknown or
 // wrapping ErrNotReplicated, returns the claim the first call took, if
 // the master kept it.
+//
+// Grabs of one packet made through s while one is in flight queue, and
+// go together in one script call when it returns; each returns what it
+// would have returned alone, in turn. One whose ctx ends while it is
+// queued returns an error matching ctx.Err(), having sent nothing; one
+// whose ctx ends in flight, an error matching ctx.Err() and
+// ErrOutcomeUnknown.
 func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) {
 	if err := errs.Check(ctx, s.usable(), "Grab", name(packetID)); err != nil {
 		return Claim{}, err
