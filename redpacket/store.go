@@ -145,8 +145,9 @@ func (s *Store) create(ctx context.Context, p Packet) error {
 // go together in one script call when it returns; each returns what it
 // would have returned alone, in turn. One whose ctx ends while it is
 // queued returns an error matching ctx.Err(), having sent nothing; one
-// whose ctx ends in flight, an error matching ctx.Err() and
-// ErrOutcomeUnknown.
+// whose ctx ends in flight returns, as a Grab alone does, an error
+// matching ctx.Err() and ErrOutcomeUnknown, or its answer if it came
+// first.
 func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) {
 	if err := errs.Check(ctx, s.usable(), "Grab", name(packetID)); err != nil {
 		return Claim{}, err
