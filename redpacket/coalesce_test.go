@@ -479,3 +479,22 @@ func TestDisableCoalescingSendsEachGrabAlone(t *testing.T) {
 	require.NoError(t, <-done)
 	assert.Equal(t, []int{1, 1, 1, 1, 1, 1, 1, 1, 1}, g.Members())
 }
+
+// A batch keeps the largest amounts exact: a packet of MaxTotal, taken by
+// a crowd, gives shares that sum to it, and leaves 0 exactly.
+func TestCrowdKeepsLargestAmountsExact(t *testing.T) {
+	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		client := b.NewClient(t)
+		s, err := redpacket.New(client, redpacket.Config{Prefix: b.Key(t, "rp-big:")})
+		require.NoError(t, err)
+		for _, split := range []redpacket.Split{redpacket.Random, redpacket.Equal} {
+			p := redpacket.Packet{ID: "big-" + split.String(), Total: redpacket.MaxTotal, Count: 4, Split: split}
+			require.NoError(t, s.Create(ctx, p))
+			g := newGate(client, keyOf(s, "p", p.ID))
+			answers := crowd(t, s, g, p.ID, "first", []string{"a", "b", "c"})
+			require.True(t, g.Batched(), "%v", g.Members())
+			checkCrowd(t, s, p.ID, p.Count, p.Total, answers)
+		}
+	})
+}

@@ -44,7 +44,8 @@ type Store struct {
 }
 
 // maxGrabs is the most Grabs of one packet that share a script call: a
-// batch of 64 holds Redis for about 100µs (BenchmarkGrabCrowd).
+// batch of 64 holds Redis for about 150µs (BenchmarkGrabCrowd with 256
+// grabbers, whose batches are full).
 const maxGrabs = 64
 
 // New returns a Store for cfg; the zero Config is valid (see Config). It

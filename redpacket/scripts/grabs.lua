@@ -45,9 +45,9 @@ end
 local f = redis.call('HMGET', packet, unpack(fields))
 
 -- reply[user]: the answer of a user who holds a claim, or has been
--- answered already; new: the users who want a share, in order, each by
--- its field.
-local reply, new = {}, {}
+-- answered already; new: the users who want a share, in order, and
+-- field: their fields.
+local reply, new, field = {}, {}, {}
 for i = 1, n do
 	local user = ARGV[1 + i]
 	if reply[user] == nil then
@@ -55,7 +55,8 @@ for i = 1, n do
 			reply[user] = f[5 + i]
 		else
 			reply[user] = false
-			new[#new + 1] = fields[5 + i]
+			new[#new + 1] = user
+			field[#new] = fields[5 + i]
 		end
 	end
 end
@@ -77,27 +78,27 @@ if #new > 0 then
 		end
 	end
 	if refusal then
-		for _, field in ipairs(new) do
-			reply[field:sub(3)] = refusal
+		for _, user in ipairs(new) do
+			reply[user] = refusal
 		end
 	else
 		local amounts = redis.call('LPOP', shares, #new) or {}
-		-- The share taken j-th here is the (count - left + j)th.
+		-- The share taken j-th here is the (count - left + j)th: below
+		-- 2^17, which Lua prints as an integer.
 		local taken = f[1] - f[2]
 		local at = string.format(':%d', now)
 		local sum = 0
 		local hset = {packet}
 		local xadd = {log, '*', 'k', 'b', 'id', ARGV[1]}
-		for j, field in ipairs(new) do
+		for j, user in ipairs(new) do
 			local amount = amounts[j]
-			local user = field:sub(3)
 			if amount then
-				local claim = amount .. string.format(':%d', taken + j) .. at
+				local claim = amount .. ':' .. (taken + j) .. at
 				reply[user] = claim
 				sum = sum + amount
-				hset[2 * j] = field
+				hset[2 * j] = field[j]
 				hset[2 * j + 1] = claim
-				xadd[5 + 2 * j] = field
+				xadd[5 + 2 * j] = field[j]
 				xadd[6 + 2 * j] = claim
 			else
 				reply[user] = -1
