@@ -46,29 +46,41 @@ func newGate(client redis.UniversalClient, key string) *gate {
 
 func (g *gate) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (g *gate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
 func (g *gate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		args := cmd.Args()
-		name := strings.ToLower(cmd.Name())
-		if (name != "evalsha" && name != "eval") || len(args) < 7 || args[3] != g.key {
-			return next(ctx, cmd)
-		}
-		g.mu.Lock()
-		g.members = append(g.members, len(args)-7) // evalsha, sha, 3, three keys, the packet id
-		hold := g.hold > 0
-		if hold {
-			g.hold--
-		}
-		g.mu.Unlock()
-		if hold {
-			g.held <- struct{}{}
-			<-g.open
-		}
+		g.see(cmd)
 		return next(ctx, cmd)
+	}
+}
+
+// A Store with Replicas sends its scripts in pipelines, with WAIT.
+func (g *gate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			g.see(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// see records cmd when it is a script call naming g's key, and holds it
+// if g is told to.
+func (g *gate) see(cmd redis.Cmder) {
+	args := cmd.Args()
+	name := strings.ToLower(cmd.Name())
+	if (name != "evalsha" && name != "eval") || len(args) < 7 || args[3] != g.key {
+		return
+	}
+	g.mu.Lock()
+	g.members = append(g.members, len(args)-7) // evalsha, sha, 3, three keys, the packet id
+	hold := g.hold > 0
+	if hold {
+		g.hold--
+	}
+	g.mu.Unlock()
+	if hold {
+		g.held <- struct{}{}
+		<-g.open
 	}
 }
 
