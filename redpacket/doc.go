@@ -39,9 +39,9 @@
 //     as there, or Random, as WeChat's.
 //
 // Concurrent Grabs of one packet, made through one Store, share one
-// script call, which takes their shares in one step and logs their
-// claims in one entry: under a crowd, a grab costs Redis less than the
-// classic script does. Each caller gets what its Grab alone, in turn,
+// script call, which reads the packet once, takes their shares with one
+// LPOP and logs their claims in one entry: the commands of one grab,
+// whatever the crowd. Each caller gets what its Grab alone, in turn,
 // would get, with its own error and Observer event; a Grab made alone
 // goes at once, as its own call. Config.DisableCoalescing turns this off.
 //
