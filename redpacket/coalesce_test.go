@@ -351,13 +351,10 @@ func TestBatchSentTwiceAnswersAsItsFirstRun(t *testing.T) {
 		require.NoError(t, err)
 		logged := map[string]int{}
 		for _, m := range msgs {
-			for f := range m.Values {
-				if user, ok := strings.CutPrefix(f, "u:"); ok {
+			if u, ok := m.Values["u"].(string); ok {
+				for _, user := range strings.Split(u, "\x00") { // k=b: the users, joined by NULs
 					logged[user]++
 				}
-			}
-			if u, ok := m.Values["u"].(string); ok {
-				logged[u]++
 			}
 		}
 		want := map[string]int{}

@@ -2,7 +2,6 @@ package redpacket
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +13,7 @@ import (
 // (see scripts/lib.lua): a packet created ('p'), claims taken ('c': one
 // claim, which grab.lua logs in one field, and one logged before that in
 // fields of its own; or several claims of one packet, which grabs.lua
-// logs together, one field each) or a packet expired ('x').
+// logs together) or a packet expired ('x').
 type entry struct {
 	streamID string
 	kind     string
@@ -76,23 +75,21 @@ func parseEntry(m redis.XMessage) (entry, error) {
 		e.claims = []Claim{c}
 		bad = !ok || !validClaim(c)
 	case "b":
-		// Claims taken together, each the user's field of the packet,
-		// with its value (see grabs.lua).
+		// Claims taken together: the users and their claims, in order,
+		// each list joined by NULs (see grabs.lua).
 		e.kind = "c"
 		id := str(m.Values, "id")
-		for f, v := range m.Values {
-			user, ok := strings.CutPrefix(f, "u:")
-			if !ok {
-				bad = bad || f != "k" && f != "id"
-				continue
+		users := strings.Split(str(m.Values, "u"), "\x00")
+		claims := strings.Split(str(m.Values, "c"), "\x00")
+		bad = len(users) != len(claims)
+		for i := range users {
+			if bad {
+				break
 			}
-			s, _ := v.(string)
-			c, ok := parseClaim(id, user, s)
-			bad = bad || !ok || !validClaim(c)
+			c, ok := parseClaim(id, users[i], claims[i])
+			bad = !ok || !validClaim(c)
 			e.claims = append(e.claims, c)
 		}
-		bad = bad || len(e.claims) == 0
-		sort.Slice(e.claims, func(i, j int) bool { return e.claims[i].Seq < e.claims[j].Seq })
 	case "c":
 		// A claim logged before claims were one field.
 		c := Claim{PacketID: str(m.Values, "id"), User: str(m.Values, "u"), Amount: num("a"),

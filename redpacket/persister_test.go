@@ -288,7 +288,7 @@ func passesOver(t *testing.T, db sqltest.Database) {
 		Values: []string{"k", "c", "id", "zz", "u", "x", "a", "1", "s", "3000000000", "t", "1"}}).Err())
 	// Claims taken together, one of which no grab could make.
 	require.NoError(t, b.Client.XAdd(ctx, &redis.XAddArgs{Stream: tag + ":redpacket:log",
-		Values: []string{"k", "b", "id", "zz", "u:x", "1:1:1", "u:y", "1:0:1"}}).Err())
+		Values: []string{"k", "b", "id", "zz", "u", "x\x00y", "c", "1:1:1\x001:0:1"}}).Err())
 	require.NoError(t, b.Client.ZAdd(ctx, tag+":redpacket:due", redis.Z{Score: 0, Member: "broken"}).Err())
 	require.NoError(t, b.Client.Set(ctx, tag+":redpacket:p:broken", "not a hash", 0).Err())
 	require.NoError(t, s.Create(ctx, redpacket.Packet{ID: "fine", Total: 10, Count: 2, TTL: time.Second}))

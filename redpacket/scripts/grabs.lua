@@ -32,7 +32,8 @@
 --
 -- The common path runs five commands, whatever the batch: HMGET, TIME,
 -- LPOP with a count, XADD and HSET. The one log entry carries every
--- claim taken (see lib.lua); left and left_amount are the values read
+-- claim taken, in two fields (see lib.lua); left and left_amount are the
+-- values read
 -- less what was taken, written in the same HSET as the claims.
 
 local packet, shares, log = KEYS[1], KEYS[2], KEYS[3]
@@ -89,7 +90,7 @@ if #new > 0 then
 		local at = string.format(':%d', now)
 		local sum = 0
 		local hset = {packet}
-		local xadd = {log, '*', 'k', 'b', 'id', ARGV[1]}
+		local took, claims = {}, {}
 		for j, user in ipairs(new) do
 			local amount = amounts[j]
 			if amount then
@@ -98,14 +99,16 @@ if #new > 0 then
 				sum = sum + amount
 				hset[2 * j] = field[j]
 				hset[2 * j + 1] = claim
-				xadd[5 + 2 * j] = field[j]
-				xadd[6 + 2 * j] = claim
+				took[j] = user
+				claims[j] = claim
 			else
 				reply[user] = -1
 			end
 		end
 		if #amounts > 0 then
-			redis.call('XADD', unpack(xadd))
+			-- No user holds a NUL (Grab refuses one), nor does a claim.
+			redis.call('XADD', log, '*', 'k', 'b', 'id', ARGV[1],
+				'u', table.concat(took, '\0'), 'c', table.concat(claims, '\0'))
 			local k = #hset
 			hset[k + 1] = 'left'
 			hset[k + 2] = string.format('%d', f[2] - #amounts)

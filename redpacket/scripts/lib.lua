@@ -12,10 +12,10 @@
 --           expired, for the persister: a packet created is
 --           k=p, id, total, count, split, created, expires; a claim is
 --           id, u (the user), c (the claim, "amount:seq:at", as in the
---           packet's field); the claims of several users that
---           grabs.lua took in one step are one entry, k=b, id, and for
---           each claim the user's field and its claim, 'u:' .. user =
---           "amount:seq:at", as in the packet; a packet expired is k=x,
+--           packet's field); the claims that grabs.lua took in one
+--           step are one entry, k=b, id, u (the users, joined by NULs)
+--           and c (their claims, in the same order, joined by NULs); a
+--           packet expired is k=x,
 --           the packet's fields and expired, left, left_amount. A claim
 --           logged before claims were one field is k=c, id, u, a
 --           (amount), s (seq), t (at), and the persister still reads it.
