@@ -27,10 +27,12 @@ func (p *Persister) commit(ctx context.Context, entries []entry) error {
 			seen[e.packet.id] = len(packets)
 			packets = append(packets, e.packet)
 		case "c":
-			k := [2]string{e.claim.PacketID, e.claim.User}
-			if !claimed[k] {
-				claimed[k] = true
-				claims = append(claims, e.claim)
+			for _, c := range e.claims {
+				k := [2]string{c.PacketID, c.User}
+				if !claimed[k] {
+					claimed[k] = true
+					claims = append(claims, c)
+				}
 			}
 		}
 	}

@@ -59,6 +59,13 @@ type Config struct {
 	// 0 means one second; between 0 and 1ms it is refused.
 	ReplicaTimeout time.Duration
 
+	// DisableCoalescing sends each Grab to Redis as its own script call.
+	// By default, concurrent Grabs of one packet, made through the same
+	// Store, share one script call, which takes their shares in one step
+	// and logs their claims in one log entry; each caller gets its own
+	// Claim or error and its own Observer event, as it would alone.
+	DisableCoalescing bool
+
 	// Observer, if set, is told of each call's outcome, as one final
 	// event with Package "redpacket" and Key the packet id:
 	//   - Create: Done, with Units and Limit the packet's Count;

@@ -25,7 +25,19 @@ func newConformanceStore(client redis.UniversalClient, key string, obs observe.O
 	return redpacket.New(client, redpacket.Config{Prefix: key, Observer: obs})
 }
 
+// The suite runs on a Store that coalesces Grabs, the default, and on one
+// that sends each alone.
 func TestConformanceStore(t *testing.T) {
+	for _, alone := range []bool{false, true} {
+		t.Run(map[bool]string{false: "coalescing", true: "alone"}[alone], func(t *testing.T) {
+			conformanceStore(t, func(client redis.UniversalClient, key string, obs observe.Observer) (*redpacket.Store, error) {
+				return redpacket.New(client, redpacket.Config{Prefix: key, Observer: obs, DisableCoalescing: alone})
+			})
+		})
+	}
+}
+
+func conformanceStore(t *testing.T, newStore func(redis.UniversalClient, string, observe.Observer) (*redpacket.Store, error)) {
 	created := conformance.Hold[*redpacket.Store, string]{Name: "created", Take: func(ctx context.Context, s *redpacket.Store, key string) (string, error) {
 		return key, s.Create(ctx, packet(key))
 	}}
@@ -33,7 +45,7 @@ func TestConformanceStore(t *testing.T) {
 		Name:            "redpacket",
 		InvalidConfig:   redpacket.ErrInvalidConfig,
 		InvalidArgument: redpacket.ErrInvalidArgument,
-		New:             newConformanceStore,
+		New:             newStore,
 		Verbs: []conformance.Verb[*redpacket.Store]{
 			conformance.Method("Create", conformance.Write, func(ctx context.Context, s *redpacket.Store, key string) (any, error) {
 				return nil, s.Create(ctx, packet(key))

@@ -74,3 +74,52 @@ func TestGrabCommands(t *testing.T) {
 	})
 	assert.Equal(t, map[string]int64{"hmget": 1}, soldOut, "a grab of a sold-out packet")
 }
+
+// A batch of Grabs runs the same five commands once, whatever its size.
+// Each batch here queues behind a lone Grab, which the gate holds until
+// they have: a lone Grab that takes a share and a batch of 8 who take
+// shares each run the five; a lone Grab by a user who holds a claim runs
+// HMGET, and a batch who hold claims or take the last share the five; a
+// lone Grab and a batch of a sold-out packet run HMGET alone.
+func TestGrabBatchCommands(t *testing.T) {
+	s := redistest.StartServer(t)
+	client := redis.NewClient(&redis.Options{Addr: s.Addr})
+	t.Cleanup(func() { client.Close() })
+	ctx := context.Background()
+	store := mustNew(t, client)
+	require.NoError(t, store.Create(ctx, redpacket.Packet{ID: "batch", Total: 1000, Count: 10}))
+	require.NoError(t, redpacket.LoadScripts(ctx, client))
+	g := newGate(client, "{redpacket:0}:redpacket:p:batch")
+	users := make([]string, 8)
+	for i := range users {
+		users[i] = fmt.Sprint("u", i)
+	}
+	var answers []answer
+	taking := scriptCommands(t, client, 1, func() {
+		answers = crowd(t, store, g, "batch", "first", users)
+	})
+	for _, a := range answers {
+		require.NoError(t, a.err)
+	}
+	assert.Equal(t, map[string]int64{"hmget": 2, "time": 2, "lpop": 2, "xadd": 2, "hset": 2}, taking, "a lone grab and a batch of 8, each taking shares")
+
+	last := scriptCommands(t, client, 1, func() {
+		answers = crowd(t, store, g, "batch", "first", append(users, "late0", "late1"))
+	})
+	refused := 0
+	for _, a := range answers {
+		if a.err != nil {
+			require.ErrorIs(t, a.err, redpacket.ErrSoldOut, a.user)
+			refused++
+		}
+	}
+	assert.Equal(t, 1, refused, "late0 or late1, whichever queued second")
+	assert.Equal(t, map[string]int64{"hmget": 2, "time": 1, "lpop": 1, "xadd": 1, "hset": 1}, last,
+		"a lone grab that holds a claim, and a batch that takes the last share")
+
+	soldOut := scriptCommands(t, client, 1, func() {
+		answers = crowd(t, store, g, "batch", "late2", append(users, "late3"))
+	})
+	assert.Equal(t, map[string]int64{"hmget": 2}, soldOut, "a lone grab refused, and a batch of users who hold claims or are refused")
+	assert.Equal(t, []int{1, 8, 1, 10, 1, 9}, g.Members())
+}

@@ -38,10 +38,18 @@
 //   - Its shares are all the same amount. Here a packet is split Equal,
 //     as there, or Random, as WeChat's.
 //
+// Concurrent Grabs of one packet, made through one Store, share one
+// script call, which reads the packet once, takes their shares with one
+// LPOP and logs their claims in one entry: the commands of one grab,
+// whatever the crowd. Each caller gets what its Grab alone, in turn,
+// would get, with its own error and Observer event; a Grab made alone
+// goes at once, as its own call. Config.DisableCoalescing turns this off.
+//
 // Every write takes effect once, however often it is sent. go-redis
 // sends a command again when its reply is lost (MaxRetries, 3 by
 // default); a Create or Grab sent again finds what its first run wrote
-// and answers as that run did, and so do the persister's writes. So after
+// and answers as that run did, a script call of several Grabs answering
+// each as its first run did, and so do the persister's writes. So after
 // an error that leaves a call's outcome unknown (a timeout, a broken
 // connection), call it again with the same arguments: Create returns nil
 // once its packet is stored, and Grab returns the user's claim.

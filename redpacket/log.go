@@ -3,20 +3,22 @@ package redpacket
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // An entry is one record of a shard's claim log, as the scripts write it
-// (see scripts/lib.lua): a packet created ('p'), a claim taken ('c',
-// which a claim's entry holds in one field, and one logged before that
-// in fields of its own) or a packet expired ('x').
+// (see scripts/lib.lua): a packet created ('p'), claims taken ('c': one
+// claim, which grab.lua logs in one field, and one logged before that in
+// fields of its own; or several claims of one packet, which grabs.lua
+// logs together) or a packet expired ('x').
 type entry struct {
 	streamID string
 	kind     string
 	packet   packetRow // 'p' and 'x'
-	claim    Claim     // 'c'
+	claims   []Claim   // 'c'
 }
 
 // A packetRow is a packet as the database keeps it.
@@ -70,13 +72,30 @@ func parseEntry(m redis.XMessage) (entry, error) {
 		// A claim, its value as in the packet's field (see grab.lua).
 		e.kind = "c"
 		c, ok := parseClaim(str(m.Values, "id"), str(m.Values, "u"), str(m.Values, "c"))
-		e.claim = c
+		e.claims = []Claim{c}
 		bad = !ok || !validClaim(c)
+	case "b":
+		// Claims taken together: the users and their claims, in order,
+		// each list joined by NULs (see grabs.lua).
+		e.kind = "c"
+		id := str(m.Values, "id")
+		users := strings.Split(str(m.Values, "u"), "\x00")
+		claims := strings.Split(str(m.Values, "c"), "\x00")
+		bad = len(users) != len(claims)
+		for i := range users {
+			if bad {
+				break
+			}
+			c, ok := parseClaim(id, users[i], claims[i])
+			bad = !ok || !validClaim(c)
+			e.claims = append(e.claims, c)
+		}
 	case "c":
 		// A claim logged before claims were one field.
-		e.claim = Claim{PacketID: str(m.Values, "id"), User: str(m.Values, "u"), Amount: num("a"),
+		c := Claim{PacketID: str(m.Values, "id"), User: str(m.Values, "u"), Amount: num("a"),
 			Seq: int(num("s")), At: time.UnixMilli(num("t"))}
-		bad = bad || !validClaim(e.claim)
+		e.claims = []Claim{c}
+		bad = bad || !validClaim(c)
 	default:
 		bad = true
 	}

@@ -53,7 +53,8 @@ type PersisterConfig struct {
 	// ClaimIdle. Default: host name and process id.
 	Consumer string
 
-	// Batch is the most log entries written in one transaction. Between
+	// Batch is the most log entries written in one transaction; an entry
+	// of Grabs that shared a script call holds up to 64 claims. Between
 	// 1 and 10,000; default DefaultBatch.
 	Batch int
 
@@ -178,7 +179,7 @@ func (p *Persister) runShard(ctx context.Context, sh shard) {
 
 // Drain writes, without waiting, every entry the logs hold for this
 // persister now, expires every packet that is due, and returns the number
-// of entries written. It stops at the first error. An entry is written
+// of entries written (as Pending counts them). It stops at the first error. An entry is written
 // once however often Drain runs, so after any error call it again. Tests,
 // tools and shutdowns use it; a service runs Run.
 func (p *Persister) Drain(ctx context.Context) (int, error) {
@@ -457,8 +458,10 @@ func isBusyGroup(err error) bool {
 }
 
 // Pending returns the number of log entries, over every shard, not yet in
-// the database: 0 means the database has every claim taken so far. It
-// only reads, so it may be called again after any error.
+// the database: 0 means the database has every claim taken so far. The
+// claims of Grabs that shared a script call (see
+// Config.DisableCoalescing) are one entry. It only reads, so it may be
+// called again after any error.
 func (p *Persister) Pending(ctx context.Context) (int64, error) {
 	if err := checkKeyless(ctx, p.usable(), "Pending"); err != nil {
 		return 0, err

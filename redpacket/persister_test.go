@@ -286,6 +286,9 @@ func passesOver(t *testing.T, db sqltest.Database) {
 	// A claim no grab could make, which PostgreSQL's integer column refuses.
 	require.NoError(t, b.Client.XAdd(ctx, &redis.XAddArgs{Stream: tag + ":redpacket:log",
 		Values: []string{"k", "c", "id", "zz", "u", "x", "a", "1", "s", "3000000000", "t", "1"}}).Err())
+	// Claims taken together, one of which no grab could make.
+	require.NoError(t, b.Client.XAdd(ctx, &redis.XAddArgs{Stream: tag + ":redpacket:log",
+		Values: []string{"k", "b", "id", "zz", "u", "x\x00y", "c", "1:1:1\x001:0:1"}}).Err())
 	require.NoError(t, b.Client.ZAdd(ctx, tag+":redpacket:due", redis.Z{Score: 0, Member: "broken"}).Err())
 	require.NoError(t, b.Client.Set(ctx, tag+":redpacket:p:broken", "not a hash", 0).Err())
 	require.NoError(t, s.Create(ctx, redpacket.Packet{ID: "fine", Total: 10, Count: 2, TTL: time.Second}))
@@ -294,15 +297,17 @@ func passesOver(t *testing.T, db sqltest.Database) {
 
 	_, err := p.Drain(ctx)
 	require.NoError(t, err)
-	require.Len(t, errs, 3, "%v", errs)
+	require.Len(t, errs, 4, "%v", errs)
 	assert.ErrorContains(t, errs[0], "WRONGTYPE", "the sweep comes first")
 	assert.ErrorContains(t, errs[1], "not one the scripts write")
 	assert.ErrorContains(t, errs[2], "not one the scripts write")
+	assert.ErrorContains(t, errs[3], "not one the scripts write")
 	// Each names the method that met it and the log, as a returned error does.
 	log := `redpacket: drain "` + tag + `:redpacket:log": `
 	hasPrefix(t, errs[0], log+`expire "broken": `)
 	hasPrefix(t, errs[1], log+"log entry ")
 	hasPrefix(t, errs[2], log+"log entry ")
+	hasPrefix(t, errs[3], log+"log entry ")
 	assertPersisted(t, p, db, "fine", claims)
 	var shares int64
 	require.NoError(t, db.DB.QueryRow("SELECT unclaimed_shares FROM redpacket_packets WHERE packet_id = 'fine'").Scan(&shares))
@@ -391,5 +396,32 @@ func TestPersisterReadsClaimsLoggedInFieldsOfTheirOwn(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 3, n, "the packet and its two claims")
 		assertPersisted(t, p, db, "mixed", claims)
+	})
+}
+
+// The claims of a batch of Grabs, logged together in one entry, reach the
+// database as one row each, beside a claim logged alone, and the entry
+// counts once in Pending and Drain.
+func TestPersisterWritesClaimsLoggedTogether(t *testing.T) {
+	sqltest.EachDatabase(t, func(t *testing.T, db sqltest.Database) {
+		ctx := context.Background()
+		b := redistest.Miniredis(t)
+		client := b.NewClient(t)
+		s, err := redpacket.New(client, redpacket.Config{Prefix: b.Key(t, "rp-together:")})
+		require.NoError(t, err)
+		p := newPersister(t, s, db, redpacket.PersisterConfig{})
+		require.NoError(t, s.Create(ctx, redpacket.Packet{ID: "together", Total: 1000, Count: 6, Split: redpacket.Random}))
+		g := newGate(client, keyOf(s, "p", "together"))
+		answers := crowd(t, s, g, "together", "first", []string{"a", "b", "c", "d", "e", "f", "a"})
+		require.True(t, g.Batched(), "%v", g.Members())
+		claims := checkCrowd(t, s, "together", 6, 1000, answers)
+
+		pending, err := p.Pending(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(3), pending, "the packet, the lone claim, and the batch's claims in one entry")
+		n, err := p.Drain(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 3, n)
+		assertPersisted(t, p, db, "together", claims)
 	})
 }

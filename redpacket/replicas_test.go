@@ -2,6 +2,7 @@ package redpacket_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -78,4 +79,40 @@ func TestPersisterCommitsOnlyWhatReplicasHave(t *testing.T) {
 	pending, err := p.Pending(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), pending, "it waits in the log")
+}
+
+// With Config.Replicas, the claims of Grabs that shared a script call are
+// on the replica when each Grab returns; with the replica cut off, each
+// fails with ErrNotReplicated, and the master has the claims taken.
+func TestReplicasHaveEveryClaimOfABatch(t *testing.T) {
+	r := redistest.StartReplicated(t)
+	ctx := context.Background()
+	s, err := redpacket.New(r.Client, redpacket.Config{Prefix: "batch", Replicas: 1, ReplicaTimeout: 10 * time.Second})
+	require.NoError(t, err)
+	require.NoError(t, s.Create(ctx, redpacket.Packet{ID: "p", Total: 100, Count: 10}))
+	key := "{batch:0}:redpacket:p:p"
+	g := newGate(r.Client, key)
+	for _, a := range crowd(t, s, g, "p", "first", []string{"a", "b", "c"}) {
+		require.NoError(t, a.err, a.user)
+		held, err := r.ReplicaClient.HGet(ctx, key, "u:"+a.user).Result()
+		require.NoError(t, err, "the replica has %s's claim", a.user)
+		assert.Equal(t, fmt.Sprintf("%d:%d:%d", a.claim.Amount, a.claim.Seq, a.claim.At.UnixMilli()), held)
+	}
+	require.True(t, g.Batched(), "%v", g.Members())
+
+	r.CutOff(t)
+	s, err = redpacket.New(r.Client, redpacket.Config{Prefix: "batch", Replicas: 1, ReplicaTimeout: 300 * time.Millisecond})
+	require.NoError(t, err)
+	g = newGate(r.Client, key)
+	for _, a := range crowd(t, s, g, "p", "second", []string{"d", "e"}) {
+		assert.ErrorIs(t, a.err, redpacket.ErrNotReplicated, a.user)
+	}
+	require.True(t, g.Batched(), "%v", g.Members())
+	master, err := redpacket.New(r.Client, redpacket.Config{Prefix: "batch"})
+	require.NoError(t, err)
+	for _, user := range []string{"second", "d", "e"} {
+		c, err := master.Grab(ctx, "p", user)
+		require.NoError(t, err)
+		assert.Greater(t, c.Seq, 4, "%s: the master took the share", user)
+	}
 }

@@ -16,7 +16,8 @@ import (
 // is its contract. Below, each script's Go side stands in one place: the
 // script, the order of its keys, the building of its arguments and the
 // one decoder of its reply. Every reply begins with a status, but
-// grab.lua's, the hot path, which is a bare claim or a bare status.
+// grab.lua's, the hot path, which is a bare claim or a bare status; the
+// replies grabs.lua gives each user, after its status, are as bare.
 //
 //go:embed scripts
 var scriptFiles embed.FS
@@ -111,6 +112,61 @@ func decodeGrab(id, user string, reply any) (Claim, error, error) {
 		}
 	}
 	return Claim{}, nil, callerr.UnexpectedReply(reply)
+}
+
+var grabsScript = script.Load(scriptFiles, "scripts/grabs.lua")
+
+// The keys of grabs.lua are grab.lua's, in its order.
+
+// A grabbed is the answer grab.lua or grabs.lua gives one user: a claim,
+// or the refusal.
+type grabbed struct {
+	claim   Claim
+	refusal error // ErrNotFound, ErrSoldOut or ErrExpired
+}
+
+// runGrabs runs grab.lua for the one user, or grabs.lua for two or more,
+// on packet id on s, and returns each user's answer, in order.
+func (s *Store) runGrabs(ctx context.Context, id string, users []string) ([]grabbed, error) {
+	if len(users) == 1 {
+		c, refusal, err := s.runGrab(ctx, id, users[0])
+		if err != nil && refusal == nil {
+			return nil, err
+		}
+		return []grabbed{{claim: c, refusal: refusal}}, nil
+	}
+	sh := s.cfg.shard(id)
+	keys := make([]string, grabKeys)
+	keys[grabKeyPacket], keys[grabKeyShares], keys[grabKeyLog] = sh.packet(id), sh.shares(id), sh.log()
+	args := make([]any, 0, 1+len(users))
+	args = append(args, id)
+	for _, u := range users {
+		args = append(args, u)
+	}
+	reply, err := s.base.Runner.Run(ctx, grabsScript, keys, args...).Result()
+	if err != nil {
+		return nil, err
+	}
+	return decodeGrabs(id, users, reply)
+}
+
+// decodeGrabs decodes grabs.lua's reply: {1, replies...}, one reply per
+// user, in order, each as grab.lua's (see decodeGrab).
+func decodeGrabs(id string, users []string, reply any) ([]grabbed, error) {
+	r := kernel.ReadReply(reply)
+	replies := r.Fields()
+	if r.Err() != nil || r.Status() != 1 || len(replies) != len(users) {
+		return nil, callerr.UnexpectedReply(reply)
+	}
+	out := make([]grabbed, len(users))
+	for i, r := range replies {
+		c, refusal, err := decodeGrab(id, users[i], r)
+		if err != nil && refusal == nil {
+			return nil, callerr.UnexpectedReply(reply)
+		}
+		out[i] = grabbed{claim: c, refusal: refusal}
+	}
+	return out, nil
 }
 
 var expireScript = script.Load(scriptFiles, "scripts/expire.lua")

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/coalesce"
 	"github.com/slotlimit/slotlimit/internal/kernel"
 )
 
@@ -25,8 +26,10 @@ type Claim struct {
 
 // A Store creates packets and hands out their shares, in Redis, for every
 // process that uses the same servers and Config. Each call is one script
-// or one read, which happens whole or not at all; every share taken is
-// logged, by the same script, for a Persister to copy into a database.
+// or one read, which happens whole or not at all (concurrent Grabs of one
+// packet share one script; see Config.DisableCoalescing); every share
+// taken is logged, by the same script, for a Persister to copy into a
+// database.
 //
 // A Store is safe for concurrent use. A zero or nil Store, one not made by
 // New, returns ErrInvalidConfig from every method.
@@ -34,7 +37,16 @@ type Store struct {
 	base   kernel.Base
 	cfg    Config
 	linger string // Linger in ms, as create.lua takes it
+
+	// grabs sends concurrent Grabs of one packet as one script call,
+	// unless cfg.DisableCoalescing.
+	grabs coalesce.Group[string, string, grabbed]
 }
+
+// maxGrabs is the most Grabs of one packet that share a script call: a
+// batch of 64 holds Redis for about 150µs (BenchmarkGrabCrowd with 256
+// grabbers, whose batches are full).
+const maxGrabs = 64
 
 // New returns a Store for cfg; the zero Config is valid (see Config). It
 // returns an error matching ErrInvalidConfig, naming the field, for a nil
@@ -61,7 +73,9 @@ func newStore(client redis.UniversalClient, cfg Config) (*Store, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	return &Store{base: base, cfg: cfg, linger: ms(cfg.Linger)}, nil
+	s := &Store{base: base, cfg: cfg, linger: ms(cfg.Linger)}
+	s.grabs.Send, s.grabs.Max = s.runGrabs, maxGrabs
+	return s, nil
 }
 
 // Config returns the Store's configuration, defaults filled in; the zero
@@ -127,6 +141,14 @@ func (s *Store) create(ctx context.Context, p Packet) error {
 // Grab sent again, as after an error matching ErrOutcomeUnknown or
 // wrapping ErrNotReplicated, returns the claim the first call took, if
 // the master kept it.
+//
+// Grabs of one packet made through s while one is in flight queue, and
+// go together in one script call when it returns; each returns what it
+// would have returned alone, in turn. One whose ctx ends while it is
+// queued returns an error matching ctx.Err(), having sent nothing; one
+// whose ctx ends in flight returns, as a Grab alone does, an error
+// matching ctx.Err() and ErrOutcomeUnknown, or its answer if it came
+// first.
 func (s *Store) Grab(ctx context.Context, packetID, user string) (Claim, error) {
 	if err := errs.Check(ctx, s.usable(), "Grab", name(packetID)); err != nil {
 		return Claim{}, err
@@ -153,7 +175,15 @@ func (s *Store) grab(ctx context.Context, packetID, user string) (Claim, error) 
 	if err := checkID("user", user); err != nil {
 		return Claim{}, refused("Grab", packetID, err)
 	}
-	c, refusal, err := s.runGrab(ctx, packetID, user)
+	var c Claim
+	var refusal, err error
+	if s.cfg.DisableCoalescing {
+		c, refusal, err = s.runGrab(ctx, packetID, user)
+	} else {
+		var g grabbed
+		g, err = s.grabs.Do(ctx, packetID, user)
+		c, refusal = g.claim, g.refusal
+	}
 	switch {
 	case refusal != nil:
 		return Claim{}, refused("Grab", packetID, refusal)
