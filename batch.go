@@ -36,16 +36,20 @@ func (l *Limiter) tryAcquireBatch(ctx context.Context, method string, holders []
 	if err != nil {
 		return nil, err
 	}
-	results := make([]Result, 0, len(holders))
+	attempts := make([]attempt, 0, len(holders))
 	for _, cmd := range cmds {
 		reply, err := cmd.Result()
 		if err != nil {
 			return nil, errs.Call(ctx, method, l.cfg.Key, err)
 		}
-		want := min(len(holders)-len(results), batchSize)
-		if results, _, err = l.decodeAcquire(results, reply, call, want); err != nil {
+		want := min(len(holders)-len(attempts), batchSize)
+		if attempts, err = l.decodeAcquire(attempts, reply, call, want); err != nil {
 			return nil, errs.Op(method, l.cfg.Key, err)
 		}
+	}
+	results := make([]Result, len(attempts))
+	for i, a := range attempts {
+		results[i] = a.res
 	}
 	return results, nil
 }

@@ -7,10 +7,11 @@ import (
 )
 
 // lanes are the calls a Limiter coalesces (see Config.DisableCoalescing):
-// its tries that do not wait, one lane per weight, its releases and its
-// renewals. Each batch is one call of the script a single call runs.
+// its tries, one lane per weight for those that do not wait and one per
+// weight for those that join the queue when refused, its releases and
+// its renewals. Each batch is one call of the script a single call runs.
 type lanes struct {
-	tries    coalesce.Group[int64, string, Result]
+	tries    coalesce.Group[tryKey, string, attempt]
 	releases coalesce.Group[struct{}, releaseReq, bool]
 	renewals coalesce.Group[struct{}, string, int64]
 }
@@ -26,29 +27,29 @@ func newLanes(l *Limiter, cfg Config) *lanes {
 		return nil
 	}
 	return &lanes{
-		tries:    coalesce.Group[int64, string, Result]{Send: l.sendTries, Max: batchMax},
+		tries:    coalesce.Group[tryKey, string, attempt]{Send: l.sendTries, Max: batchMax},
 		releases: coalesce.Group[struct{}, releaseReq, bool]{Send: l.sendReleases, Max: batchMax},
 		renewals: coalesce.Group[struct{}, string, int64]{Send: l.sendRenewals, Max: batchMax},
 	}
 }
 
-// tryOnce takes n units for holder if they are free, without waiting or
-// joining the queue, in a batch or alone, for a call of method.
-func (l *Limiter) tryOnce(ctx context.Context, method, holder string, n int64) (Result, error) {
-	var res Result
+// tryOnce runs one try of holder for k's units, in a batch or alone, for
+// a call of method.
+func (l *Limiter) tryOnce(ctx context.Context, method, holder string, k tryKey) (attempt, error) {
+	var a attempt
 	var err error
 	if l.lanes != nil {
-		res, err = l.lanes.tries.Do(ctx, n, holder)
+		a, err = l.lanes.tries.Do(ctx, k, holder)
 	} else {
-		var out []Result
-		if out, err = l.sendTries(ctx, n, []string{holder}); err == nil {
-			res = out[0]
+		var out []attempt
+		if out, err = l.sendTries(ctx, k, []string{holder}); err == nil {
+			a = out[0]
 		}
 	}
 	if err != nil {
-		return Result{Limit: l.cfg.Limit}, errs.Call(ctx, method, l.cfg.Key, err)
+		return attempt{res: Result{Limit: l.cfg.Limit}}, errs.Call(ctx, method, l.cfg.Key, err)
 	}
-	return res, nil
+	return a, nil
 }
 
 // runRelease releases holder, whose lease the server gave deadline (ms;

@@ -34,17 +34,46 @@ func waitQueued(t *testing.T, l *slotlimit.Limiter, units int64, n int) {
 	}
 }
 
-// scriptCalls counts the script calls a client sends.
-type scriptCalls struct{ n atomic.Int64 }
+// scriptCalls counts the script calls a client sends, and keeps their
+// arguments.
+type scriptCalls struct {
+	n    atomic.Int64
+	mu   sync.Mutex
+	args [][]any
+}
 
 func (c *scriptCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (c *scriptCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if cmd.Name() == "evalsha" || cmd.Name() == "eval" {
 			c.n.Add(1)
+			c.mu.Lock()
+			c.args = append(c.args, cmd.Args())
+			c.mu.Unlock()
 		}
 		return next(ctx, cmd)
 	}
+}
+
+// together reports whether one script call carried every one of words.
+func (c *scriptCalls) together(words ...string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, args := range c.args {
+		found := 0
+		for _, w := range words {
+			for _, a := range args {
+				if a == w {
+					found++
+					break
+				}
+			}
+		}
+		if found == len(words) {
+			return true
+		}
+	}
+	return false
 }
 func (c *scriptCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
@@ -325,4 +354,105 @@ func TestARenewalCutShortInItsBatchCanBeSentAgain(t *testing.T) {
 	gate.Open()
 	require.NoError(t, <-stays)
 	require.NoError(t, l.Renew(ctx, "held"), "a renewal whose outcome is unknown is called again as it was")
+}
+
+func TestWaitingAcquiresShareTriesAndKeepArrivalOrder(t *testing.T) {
+	b := newRealRedis(t)
+	client := newClient(t, b)
+	calls := &scriptCalls{}
+	client.AddHook(calls)
+	cfg := slotlimit.Config{Key: testKey(t, b), Limit: 1, TTL: time.Minute, Fair: true}
+	l, err := slotlimit.New(client, cfg)
+	require.NoError(t, err)
+	looker, err := slotlimit.New(b.Client, cfg) // reads through a client of its own
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = l.TryAcquire(ctx, "owner")
+	require.NoError(t, err)
+	gate := redistest.HoldScripts(t, client)
+	calls.n.Store(0)
+
+	got := make(chan string, 3)
+	acquire := func(holder string) {
+		res, err := l.Acquire(ctx, holder)
+		if assert.NoError(t, err, holder) && assert.True(t, res.Acquired, holder) {
+			got <- holder
+		}
+	}
+	go acquire("a")
+	gate.Entered(t)
+	for i, holder := range []string{"b", "c"} {
+		go acquire(holder)
+		deadline := time.Now().Add(30 * time.Second)
+		for slotlimit.QueuedJoins(l, 1) < i+1 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		require.Equal(t, i+1, slotlimit.QueuedJoins(l, 1))
+	}
+	gate.Open()
+	waitQueuedOnServer(t, looker, 3)
+	assert.True(t, calls.together("b", "c"), "b's and c's tries went as one script call")
+
+	// Each release hands the slot to the next in arrival order.
+	prev := "owner"
+	for _, want := range []string{"a", "b", "c"} {
+		require.NoError(t, l.Release(ctx, prev))
+		select {
+		case holder := <-got:
+			require.Equal(t, want, holder)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s was not handed the slot", want)
+		}
+		prev = want
+	}
+}
+
+// waitQueuedOnServer waits until n waiters are queued in Redis.
+func waitQueuedOnServer(t *testing.T, l *slotlimit.Limiter, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		snap, err := l.Inspect(context.Background())
+		require.NoError(t, err)
+		if len(snap.Queue) == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d waiters queued, want %d", len(snap.Queue), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestACrowdOfWaitingAcquiresNeverOverAdmits(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		const limit, callers = 3, 30
+		l, err := slotlimit.New(newClient(t, b), slotlimit.Config{Key: testKey(t, b), Limit: limit, TTL: time.Minute})
+		require.NoError(t, err)
+		ctx := context.Background()
+		var in, most atomic.Int64
+		var wg sync.WaitGroup
+		for i := range callers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				holder := fmt.Sprint("w", i)
+				res, err := l.Acquire(ctx, holder)
+				if !assert.NoError(t, err) || !assert.True(t, res.Acquired) {
+					return
+				}
+				now := in.Add(1)
+				for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
+				}
+				time.Sleep(time.Millisecond)
+				in.Add(-1)
+				assert.NoError(t, l.Release(ctx, holder))
+			}()
+		}
+		wg.Wait()
+		assert.LessOrEqual(t, most.Load(), int64(limit), "never more holders than the limit")
+		n, err := l.Count(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n)
+	})
 }

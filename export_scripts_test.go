@@ -18,8 +18,12 @@ func Queued(l *Limiter, n int64) int {
 	if n == 0 {
 		return l.lanes.releases.Queued(struct{}{})
 	}
-	return l.lanes.tries.Queued(n)
+	return l.lanes.tries.Queued(tryKey{n: n})
 }
 
 // QueuedRenewals returns the renewals of l queued behind a batch in flight.
 func QueuedRenewals(l *Limiter) int { return l.lanes.renewals.Queued(struct{}{}) }
+
+// QueuedJoins returns the tries of weight n of waiting acquires queued
+// behind a batch in flight.
+func QueuedJoins(l *Limiter, n int64) int { return l.lanes.tries.Queued(tryKey{n: n, join: true}) }

@@ -130,9 +130,9 @@ func (l *Limiter) tryAcquireN(ctx context.Context, method, holder string, n int6
 		return Result{Limit: l.Config().Limit}, err
 	}
 	c := l.begin(true, method, holder, n)
-	res, err := l.tryOnce(ctx, method, holder, n)
-	observeResult(ctx, &c, res, err)
-	return res, err
+	a, err := l.tryOnce(ctx, method, holder, tryKey{n: n})
+	observeResult(ctx, &c, a.res, err)
+	return a.res, err
 }
 
 // check returns the error of a call of method with ctx, holder and n, or
@@ -150,21 +150,13 @@ func (l *Limiter) check(ctx context.Context, method, holder string, n int64) err
 	return nil
 }
 
-// try runs acquire_queued.lua once, for a waiting call of method, which
-// joins the queue when refused. Its waitqueue.Try names the caller's
-// queue entry and the server's clock as the script ran.
+// try runs acquire_queued.lua once, in a batch or alone, for a waiting
+// call of method, which joins the queue when refused. Its waitqueue.Try
+// names the caller's queue entry and the server's clock as the script
+// ran.
 func (l *Limiter) try(ctx context.Context, method, holder string, n int64) (Result, waitqueue.Try, error) {
-	call := l.acquireCall(n, true, holder)
-	reply, err := l.base.Runner.Run(ctx, call.script, call.keys, call.args...).Result()
-	if err != nil {
-		return Result{Limit: l.cfg.Limit}, waitqueue.Try{}, errs.Call(ctx, method, l.cfg.Key, err)
-	}
-	var res [1]Result
-	results, try, err := l.decodeAcquire(res[:0], reply, call, 1)
-	if err != nil {
-		return Result{Limit: l.cfg.Limit}, waitqueue.Try{}, errs.Op(method, l.cfg.Key, err)
-	}
-	return results[0], try, nil
+	a, err := l.tryOnce(ctx, method, holder, tryKey{n: n, join: true})
+	return a.res, a.try, err
 }
 
 // Acquire takes a slot for holder, waiting until one is free or ctx is

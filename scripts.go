@@ -131,27 +131,33 @@ func weightArg(n int64) any {
 	return strconv.FormatInt(n, 10)
 }
 
-// decodeAcquire appends to results the outcome of each of want holders in
+// An attempt is one holder's outcome in an acquire script's reply: its
+// Result, and its try as a waiting caller reads it.
+type attempt struct {
+	res Result
+	try waitqueue.Try
+}
+
+// decodeAcquire appends to out the outcome of each of want holders in
 // reply, the reply of call: of acquire.lua (stride 3: u, x, w) or of
 // acquire_queued.lua (stride 4: u, x, w, arrival, then the server's clock
-// when the call joins the queue); see the scripts' headers. It returns the
-// last holder's try: whether it was granted, its queue entry, when the
-// earliest lease lapses and the server's clock, as the script gave them.
+// when the call joins the queue); see the scripts' headers. Each holder's
+// try says whether it was granted, its queue entry, when the earliest
+// lease lapses and the server's clock, as the script gave them.
 // A number below zero is acquire.lua's refusal of one holder by the full
 // marker, and a number above zero its grant of a new lease of one unit to
 // one holder: u << grantShift | x.
-func (l *Limiter) decodeAcquire(results []Result, reply any, call acquireCall, want int) ([]Result, waitqueue.Try, error) {
+func (l *Limiter) decodeAcquire(out []attempt, reply any, call acquireCall, want int) ([]attempt, error) {
 	if ms, ok := reply.(int64); ok && ms < 0 && want == 1 {
 		res := Result{Limit: l.cfg.Limit, Count: l.cfg.Limit, EarliestLapse: time.Duration(-ms) * time.Millisecond}
-		return append(results, res), waitqueue.Try{Lapse: res.EarliestLapse}, nil
+		return append(out, attempt{res, waitqueue.Try{Lapse: res.EarliestLapse}}), nil
 	}
 	if v, ok := reply.(int64); ok && v > 0 && want == 1 && call.stride == 3 {
 		units, deadline := v>>grantShift, v&(1<<grantShift-1)
 		if units < 1 {
-			return results, waitqueue.Try{}, callerr.UnexpectedReply(reply)
+			return out, callerr.UnexpectedReply(reply)
 		}
-		res := l.outcome(units, deadline, 1)
-		return append(results, res), waitqueue.Try{Done: true}, nil
+		return append(out, attempt{l.outcome(units, deadline, 1), waitqueue.Try{Done: true}}), nil
 	}
 	tail := 0
 	if call.clock {
@@ -159,26 +165,25 @@ func (l *Limiter) decodeAcquire(results []Result, reply any, call acquireCall, w
 	}
 	r, ok := reply.([]any)
 	if !ok || len(r) != want*call.stride+tail {
-		return results, waitqueue.Try{}, callerr.UnexpectedReply(reply)
+		return out, callerr.UnexpectedReply(reply)
 	}
-	var try waitqueue.Try
-	for i := 0; i < want*call.stride; i += call.stride {
-		var v [4]int64
-		if !int64s(v[:call.stride], r[i:i+call.stride]) {
-			return results, waitqueue.Try{}, callerr.UnexpectedReply(reply)
-		}
-		res := l.outcome(v[0], v[1], v[2])
-		results = append(results, res)
-		try = waitqueue.Try{Done: res.Acquired, Arrival: v[3], Lapse: res.EarliestLapse}
-	}
+	var clock time.Time
 	if tail == 1 {
 		now, ok := r[len(r)-1].(int64)
 		if !ok {
-			return results, waitqueue.Try{}, callerr.UnexpectedReply(reply)
+			return out, callerr.UnexpectedReply(reply)
 		}
-		try.Clock = time.UnixMilli(now)
+		clock = time.UnixMilli(now)
 	}
-	return results, try, nil
+	for i := 0; i < want*call.stride; i += call.stride {
+		var v [4]int64
+		if !int64s(v[:call.stride], r[i:i+call.stride]) {
+			return out, callerr.UnexpectedReply(reply)
+		}
+		res := l.outcome(v[0], v[1], v[2])
+		out = append(out, attempt{res, waitqueue.Try{Done: res.Acquired, Arrival: v[3], Lapse: res.EarliestLapse, Clock: clock}})
+	}
+	return out, nil
 }
 
 // grantShift is the bits of the deadline in acquire.lua's reply to the
@@ -247,7 +252,7 @@ type acquireCall struct {
 }
 
 // acquireCall returns the call that acquires n units for holders in turn;
-// join says whether a refused holder joins the queue (one holder only).
+// join says whether a refused holder joins the queue.
 func (l *Limiter) acquireCall(n int64, join bool, holders ...string) acquireCall {
 	if join || l.cfg.Fair {
 		return acquireCall{acquireQueuedScript, l.queuedKeys, l.acquireQueuedArgs(n, join, holders...), 4, join}
@@ -259,17 +264,23 @@ func (l *Limiter) acquireCall(n int64, join bool, holders ...string) acquireCall
 // leases and the weights.
 func (l *Limiter) readKeys() []string { return l.keys[keyLeases:keyFull] }
 
-// sendTries runs acquire.lua, or acquire_queued.lua in fair mode, once
-// for holders in turn, each wanting n units and none joining the queue
-// (see acquireCall), and returns each one's Result.
-func (l *Limiter) sendTries(ctx context.Context, n int64, holders []string) ([]Result, error) {
-	call := l.acquireCall(n, false, holders...)
+// A tryKey is what the tries of one batch share: the units each wants,
+// and whether a refused one joins the queue.
+type tryKey struct {
+	n    int64
+	join bool
+}
+
+// sendTries runs acquire.lua, or acquire_queued.lua when k.join or in
+// fair mode, once for holders in turn (see acquireCall), and returns each
+// one's attempt.
+func (l *Limiter) sendTries(ctx context.Context, k tryKey, holders []string) ([]attempt, error) {
+	call := l.acquireCall(k.n, k.join, holders...)
 	reply, err := l.base.Runner.Run(ctx, call.script, call.keys, call.args...).Result()
 	if err != nil {
 		return nil, err
 	}
-	results, _, err := l.decodeAcquire(make([]Result, 0, len(holders)), reply, call, len(holders))
-	return results, err
+	return l.decodeAcquire(make([]attempt, 0, len(holders)), reply, call, len(holders))
 }
 
 // sendReleases runs release.lua once for reqs in turn (KEYS keys; ARGV

@@ -42,11 +42,7 @@
 // while another call is sending its batch returns at once with ctx's
 // error, its outcome unknown; a key of another type fails every call of
 // a batch, as it fails each alone; bad input is refused before a call
-// waits for anything. One thing differs: the call that sends a batch is
-// not cut short when its own ctx is cancelled, for the sake of the
-// others; it returns the batch's answer, its own, once that comes (when
-// every call in the batch has a deadline, the latest ends the wait).
-// Config.DisableCoalescing sends each call as its own script call.
+// waits for anything. Config.DisableCoalescing sends each call as its own script call.
 // AllowAll and Reset are always their own.
 //
 // The classic script counts with INCR and sets the window with EXPIRE on

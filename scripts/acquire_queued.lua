@@ -18,14 +18,14 @@
 -- ARGV[4]  '1' for fair mode: units go to waiters in arrival order
 -- ARGV[5]  '1' to join the queue when refused (a waiting caller)
 -- ARGV[6]  queue entry lease, ms: a waiter that stops trying leaves the queue then
--- ARGV[7…] holder IDs: one, or more (not joining) for a batch in fair mode
+-- ARGV[7…] holder IDs, one or more
 --
 -- Returns, per holder in turn, four numbers u, x, w, arrival: u, x and w as
 -- acquire.lua returns them, and the arrival number that names the holder's
 -- queue entry, 0 when it is not queued; a release's notice names it too.
--- A call that joins the queue (ARGV[5] '1', one holder) adds a fifth, the
--- server's clock in ms as it ran, by which the waiter judges how long a
--- release's notice can still be trusted (see internal/waitqueue).
+-- A call that joins the queue (ARGV[5] '1') adds, after the last holder's,
+-- the server's clock in ms as it ran, by which each waiter judges how long
+-- a release's notice can still be trusted (see internal/waitqueue).
 -- Each holder's outcome is exactly that of a call for it alone, made in
 -- turn. A holder that is granted leaves the queue. In fair mode, the units
 -- must also cover every waiter queued ahead, or every waiter when the

@@ -2,6 +2,9 @@ package script_test
 
 import (
 	"context"
+	"errors"
+	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,12 +72,20 @@ func TestClusterStateTriedForAWhile(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatalf("deadline %v: Run still tries after 20 s", deadline)
 		}
+		past := callerr.ContextDone(ctx) != nil
 		cancel()
 		f.mu.Lock()
 		evals := f.evals
 		f.mu.Unlock()
+		require.Greater(t, evals, 1, "deadline %v: tried again", deadline)
+		if deadline && past && !strings.Contains(err.Error(), "CLUSTERDOWN") {
+			// On a loaded machine the deadline can come while a try is
+			// on the wire: the call then ends with that try's timeout.
+			var netErr net.Error
+			require.True(t, errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout(), "deadline: %v", err)
+			continue
+		}
 		require.ErrorContains(t, err, "CLUSTERDOWN", "deadline %v", deadline)
 		require.False(t, callerr.OutcomeUnknown(err), "deadline %v: no try wrote", deadline)
-		require.Greater(t, evals, 1, "deadline %v: tried again", deadline)
 	}
 }
