@@ -3,6 +3,7 @@ package slotlimit_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -26,7 +27,7 @@ func BenchmarkCrowdOnOneKey(b *testing.B) {
 	defer client.Close()
 	ctx := context.Background()
 	var keys atomic.Int64
-	for _, callers := range []int{1, 64} {
+	for _, callers := range []int{1, 64, 256} {
 		for _, variant := range []string{"coalesced", "single", "raw"} {
 			b.Run(fmt.Sprintf("callers=%d/%s", callers, variant), func(b *testing.B) {
 				key := fmt.Sprintf("crowd-bench:%d", keys.Add(1))
@@ -51,21 +52,26 @@ func BenchmarkCrowdOnOneKey(b *testing.B) {
 				}
 				client.ConfigResetStat(ctx)
 				var workers atomic.Int64
-				b.SetParallelism(max(callers/2, 1))
-				if callers == 1 {
-					b.SetParallelism(1)
-				}
+				b.SetParallelism(max(callers/runtime.GOMAXPROCS(0), 1))
 				start := time.Now()
 				b.ResetTimer()
-				b.RunParallel(func(pb *testing.PB) {
-					holder := fmt.Sprint("h", workers.Add(1))
-					for pb.Next() {
-						if err := pair(holder); err != nil {
-							b.Error(err)
-							return
+				if callers == 1 {
+					for range b.N {
+						if err := pair("h"); err != nil {
+							b.Fatal(err)
 						}
 					}
-				})
+				} else {
+					b.RunParallel(func(pb *testing.PB) {
+						holder := fmt.Sprint("h", workers.Add(1))
+						for pb.Next() {
+							if err := pair(holder); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
 				b.StopTimer()
 				elapsed := time.Since(start)
 				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "pairs/s")
