@@ -16,9 +16,11 @@ type lanes struct {
 	renewals coalesce.Group[struct{}, string, int64]
 }
 
-// batchMax is the most calls in one batch: a release that hands units to
-// waiters costs the server about 20 µs, so that no batch holds it for
-// much more than a millisecond.
+// batchMax is the most calls in one batch, so that no batch holds the
+// server for much more than a millisecond: its costliest batches, 63
+// releases each handing its unit to a waiter and 63 waiting acquires
+// joining a fair queue of 200, each took a real Redis 1.0 to 1.4 ms on a
+// shared 2-core machine.
 const batchMax = 64
 
 // newLanes returns l's lanes, or nil when cfg turns coalescing off.
