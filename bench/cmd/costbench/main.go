@@ -11,7 +11,8 @@
 //
 //   - on one key, at 1, -workers (64) and -crowd (256) callers: the
 //     limiter's TryAcquire+Release pairs of distinct holders, against a
-//     minimal ZSET lease script pair and raw INCR+DECR; GCRA Allow of
+//     minimal ZSET lease script pair and raw INCR+DECR, and beside them
+//     the limiter with Config.DisableCoalescing; GCRA Allow of
 //     -hot-rate per second (10,000, burst 100), a rate the load passes,
 //     so that the key both allows and refuses, against
 //     go-redis/redis_rate with the same limit; and the red packet's Grab,

@@ -59,7 +59,7 @@ func TestReportHasEveryRow(t *testing.T) {
 	for _, r := range harnesstest.TableRows(sections["Every variant, at each number of callers"]) {
 		seen[r[0]+" at "+r[1]]++
 	}
-	for _, name := range []string{nameLimiter, nameLease, nameIncrDecr, nameGCRA, nameRedisRate, nameGrab, nameClassic} {
+	for _, name := range []string{nameLimiter, nameLease, nameIncrDecr, nameOff, nameGCRA, nameRedisRate, nameGrab, nameClassic} {
 		for _, n := range []string{"1", "4", "8"} {
 			if seen[name+" at "+n] != 1 {
 				t.Errorf("every variant: %s at %s callers appears %d times", name, n, seen[name+" at "+n])

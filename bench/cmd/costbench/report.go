@@ -211,7 +211,7 @@ func (b *bench) Report(r *harness.Report) {
 		k := x.chosen()
 		variants := []result{x.lib, x.base}
 		if x.lib.name == nameLimiter {
-			variants = append(variants, at(b.limiter, 1, 2)) // INCR+DECR, in the same round
+			variants = append(variants, at(b.limiter, 1, 3), at(b.limiter, 1, 2)) // coalescing off and INCR+DECR, in the same round
 		}
 		bt := breakdownTable(fmt.Sprintf("%s, %d callers", x.short, x.lib.callers), x.unit, k, append(variants, x.peers...))
 		if first {
@@ -224,7 +224,7 @@ func (b *bench) Report(r *harness.Report) {
 // scenarios says what each row's phases ran.
 func (b *bench) scenarios() harness.Table {
 	t := harness.Table{Title: "What each row runs", Head: []string{"row", "load"}}
-	t.Add("limiter", fmt.Sprintf("TryAcquire then Release, each caller a holder of its own, on one key of limit %d and leases of %v; the minimal lease scripts on one key of their own, scored by the client's clock in ms; INCR then DECR of one counter.", highLimit, leaseTTL))
+	t.Add("limiter", fmt.Sprintf("TryAcquire then Release, each caller a holder of its own, on one key of limit %d and leases of %v, and the same with Config.DisableCoalescing on a key of its own; the minimal lease scripts on one key of their own, scored by the client's clock in ms; INCR then DECR of one counter.", highLimit, leaseTTL))
 	t.Add("GCRA", fmt.Sprintf("Allow on one key of %s per second, burst %d, for the library and for redis_rate (a key each): a rate the load passes, so that the key both allows and refuses; the share allowed is in the next table.", harness.Count(float64(b.hotRate)), hotBurst))
 	t.Add("redpacket", fmt.Sprintf("Grab of one packet of %s shares (Equal shares, as the classic unit amount), a new packet before each phase, which ends before the packet is sold out; each grab by a user of its own; the classic packet as the classic script keeps it, a hash with its stock and a list of grabs.", harness.Count(float64(b.shares))))
 	t.Add("delayqueue", fmt.Sprintf("Per task: %d producers push tasks due at once, never more than %d ahead of the consumers; %d consumers take them (the package's Run, acking each as its handler returns; asynq's Server of Concurrency %d, DelayedTaskCheckInterval %v, every other setting at its default); a phase ends when every task pushed is taken; each variant on a client of its own, whose every top-level command counts, its background work included. Due to run: %d producers push %s tasks, each due %v after its push began; a task's latency is the time its handler begins less that due time, for its first run.",

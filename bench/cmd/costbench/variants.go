@@ -37,6 +37,7 @@ const (
 	nameLimiter   = "slotlimit Limiter: TryAcquire + Release"
 	nameLease     = "minimal ZSET lease scripts"
 	nameIncrDecr  = "raw INCR + DECR"
+	nameOff       = "slotlimit Limiter, DisableCoalescing: TryAcquire + Release"
 	nameGCRA      = "slotlimit ratelimit: Allow, GCRA"
 	nameRedisRate = "go-redis/redis_rate/v10: Allow"
 	nameGrab      = "slotlimit redpacket: Grab"
@@ -74,7 +75,8 @@ func pair(acquire, release func(ctx context.Context, w int) error) func(ctx cont
 
 // limiterRow is the limiter's pairs, distinct holders on one key whose
 // limit is never reached, against the minimal lease scripts on a key of
-// their own and INCR+DECR of a plain counter.
+// their own and INCR+DECR of a plain counter, and beside them the limiter
+// with coalescing off, on a key of its own.
 func (b *bench) limiterRow(ctx context.Context) ([][]result, error) {
 	c := b.Client
 	holders := ids("worker-%d", max(b.Workers, b.crowd))
@@ -85,6 +87,10 @@ func (b *bench) limiterRow(ctx context.Context) ([][]result, error) {
 	leaseKey := []string{b.Key("lease")}
 	ttl, limit := strconv.FormatInt(leaseTTL.Milliseconds(), 10), strconv.Itoa(highLimit)
 	counter := b.Key("incr")
+	off, err := slotlimit.New(c, slotlimit.Config{Key: b.Key("limiter-off"), Limit: highLimit, TTL: leaseTTL, DisableCoalescing: true})
+	if err != nil {
+		return nil, err
+	}
 	pairs := func(l *slotlimit.Limiter) func(ctx context.Context, w int) error {
 		return pair(func(ctx context.Context, w int) error {
 			res, err := l.TryAcquire(ctx, holders[w])
@@ -96,6 +102,8 @@ func (b *bench) limiterRow(ctx context.Context) ([][]result, error) {
 			return l.Release(ctx, holders[w])
 		})
 	}
+	// The library with coalescing off comes last, so that the rows'
+	// indexes of the others stay.
 	return b.runCalls(ctx, b.callers(), []variant{
 		{name: nameLimiter, call: pairs(l)},
 		{name: nameLease, commands: []string{"evalsha"}, call: pair(func(ctx context.Context, w int) error {
@@ -117,6 +125,7 @@ func (b *bench) limiterRow(ctx context.Context) ([][]result, error) {
 		}, func(ctx context.Context, _ int) error {
 			return c.Decr(ctx, counter).Err()
 		})},
+		{name: nameOff, call: pairs(off)},
 	})
 }
 
