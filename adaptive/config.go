@@ -115,6 +115,14 @@ type Config struct {
 	// wait. Reads (Limit, Inspect) and calls refused before anything is
 	// sent report nothing. nil, the default, costs nothing.
 	Observer observe.Observer
+
+	// DisableCoalescing sends each call to Redis as its own script call.
+	// By default, concurrent tries (of TryAcquire and Acquire) on the
+	// Limiter, and concurrent releases (Success, Dropped and Ignore) of
+	// its slots, share one script call per kind, which answers each as it
+	// would answer the call alone, made in turn; each caller gets its own
+	// result, error and Observer event, as it would alone.
+	DisableCoalescing bool
 }
 
 // check validates the fields of c that New's kernel does not, and fills
