@@ -24,3 +24,6 @@ func AcquireSHA() string { return acquireScript.Hash() }
 
 // ClaimSHA is the SHA of claim.lua, to cut the replies of claims alone.
 func ClaimSHA() string { return claimScript.Hash() }
+
+// ReleaseSHA is the SHA of release.lua, to tell its runs from others.
+func ReleaseSHA() string { return releaseScript.Hash() }
