@@ -20,36 +20,67 @@ import (
 // benchLimiter returns a Limiter on a real Redis, for a key of the
 // benchmark's own.
 func benchLimiter(b *testing.B) *adaptive.Limiter {
-	client := redis.NewClient(&redis.Options{Addr: redistest.Addr(b)})
-	b.Cleanup(func() { client.Close() })
-	l, err := adaptive.New(client, adaptive.Config{Key: fmt.Sprintf("adaptive-bench:%s:%d", b.Name(), time.Now().UnixNano()),
-		Max: 100, Initial: 50, TTL: time.Minute})
-	if err != nil {
-		b.Fatal(err)
-	}
+	l, _ := benchLimiterOn(b, false)
 	return l
 }
 
-// A TryAcquire and a Success by one caller alone: the commonest pair,
-// with its median time (p50-µs/pair).
-func BenchmarkTryAcquireSuccess(b *testing.B) {
-	l := benchLimiter(b)
-	ctx := context.Background()
-	var took []time.Duration
-	b.ReportAllocs()
-	for b.Loop() {
-		start := time.Now()
-		s, err := l.TryAcquire(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := s.Success(ctx); err != nil {
-			b.Fatal(err)
-		}
-		took = append(took, time.Since(start))
+// benchLimiterOn returns a Limiter on a real Redis, for a key of the
+// benchmark's own, with coalescing disabled or not, and its client.
+func benchLimiterOn(b *testing.B, disableCoalescing bool) (*adaptive.Limiter, *redis.Client) {
+	client := redis.NewClient(&redis.Options{Addr: redistest.Addr(b)})
+	b.Cleanup(func() { client.Close() })
+	l, err := adaptive.New(client, adaptive.Config{Key: fmt.Sprintf("adaptive-bench:%s:%d", b.Name(), time.Now().UnixNano()),
+		Max: 100, Initial: 50, TTL: time.Minute, DisableCoalescing: disableCoalescing})
+	if err != nil {
+		b.Fatal(err)
 	}
-	slices.Sort(took)
-	b.ReportMetric(float64(took[len(took)/2].Nanoseconds())/1e3, "p50-µs/pair")
+	return l, client
+}
+
+// A TryAcquire and a Success by one caller alone: the commonest pair,
+// with its median time (p50-µs/pair) and the server's time
+// (redis-µs/pair), with coalescing (which sends a lone call at once) and
+// without.
+func BenchmarkTryAcquireSuccess(b *testing.B) {
+	for _, disable := range []bool{false, true} {
+		name := "coalescing"
+		if disable {
+			name = "alone"
+		}
+		b.Run(name, func(b *testing.B) {
+			l, client := benchLimiterOn(b, disable)
+			ctx := context.Background()
+			if s, err := l.TryAcquire(ctx); err != nil || s.Success(ctx) != nil {
+				b.Fatal("the first pair failed:", err)
+			}
+			before, err := evalshaStats(ctx, client)
+			if err != nil {
+				b.Fatal(err)
+			}
+			took := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				start := time.Now()
+				s, err := l.TryAcquire(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Success(ctx); err != nil {
+					b.Fatal(err)
+				}
+				took = append(took, time.Since(start))
+			}
+			b.StopTimer()
+			after, err := evalshaStats(ctx, client)
+			if err != nil {
+				b.Fatal(err)
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Nanoseconds())/1e3, "p50-µs/pair")
+			b.ReportMetric(float64(after.usec-before.usec)/float64(b.N), "redis-µs/pair")
+		})
+	}
 }
 
 // An Acquire of a free slot, which takes it at its first try, and a
