@@ -117,11 +117,10 @@ type Config struct {
 	Observer observe.Observer
 
 	// DisableCoalescing sends each call to Redis as its own script call.
-	// By default, concurrent tries (of TryAcquire and Acquire) on the
-	// Limiter, and concurrent releases (Success, Dropped and Ignore) of
-	// its slots, share one script call per kind, which answers each as it
-	// would answer the call alone, made in turn; each caller gets its own
-	// result, error and Observer event, as it would alone.
+	// By default, concurrent calls of one kind made through the same
+	// Limiter (the tries of TryAcquire and Acquire; the releases of
+	// Success, Dropped and Ignore) share one script call; each caller gets
+	// its own result, error and Observer event, as it would alone.
 	DisableCoalescing bool
 }
 

@@ -112,7 +112,7 @@ func (l *Limiter) acquire(ctx context.Context, s *Slot, join bool) (grant, error
 	t.ran = make(chan struct{})
 	s.sending = t.ran
 	g, err := l.tries.Do(ctx, struct{}{}, t)
-	if !callerr.OutcomeUnknown(err) {
+	if err == nil || !callerr.OutcomeUnknown(err) {
 		s.sending = nil // the run returned, or the try was never sent
 	}
 	return g, err
