@@ -5,7 +5,9 @@
 -- and pass on a slot it may have been handed meanwhile. Concurrent
 -- releases on one Limiter share one run (see scripts.go); each holder is
 -- answered, and moves the limit, as its release alone, made in turn at
--- this moment, would. The state is read once and written once.
+-- this moment, would. The state is read once, and each of its fields
+-- written at most once (see below: a run moves the limit at most once each
+-- way).
 --
 -- KEYS[1]  state: hash, see lib.lua
 -- KEYS[2]  leases: sorted set, holder -> lease deadline (ms)
