@@ -115,6 +115,13 @@ type Config struct {
 	// wait. Reads (Limit, Inspect) and calls refused before anything is
 	// sent report nothing. nil, the default, costs nothing.
 	Observer observe.Observer
+
+	// DisableCoalescing sends each call to Redis as its own script call.
+	// By default, concurrent calls of one kind made through the same
+	// Limiter (the tries of TryAcquire and Acquire; the releases of
+	// Success, Dropped and Ignore) share one script call; each caller gets
+	// its own result, error and Observer event, as it would alone.
+	DisableCoalescing bool
 }
 
 // check validates the fields of c that New's kernel does not, and fills

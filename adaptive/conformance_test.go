@@ -2,6 +2,7 @@ package adaptive_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,7 +13,15 @@ import (
 	"github.com/slotlimit/slotlimit/observe"
 )
 
+// The suite runs with coalescing, the default, and with
+// DisableCoalescing.
 func TestConformance(t *testing.T) {
+	for _, disable := range []bool{false, true} {
+		t.Run(fmt.Sprintf("DisableCoalescing=%v", disable), func(t *testing.T) { conform(t, disable) })
+	}
+}
+
+func conform(t *testing.T, disableCoalescing bool) {
 	slot := conformance.Hold[*adaptive.Limiter, *adaptive.Slot]{Name: "Slot", Take: func(ctx context.Context, l *adaptive.Limiter, _ string) (*adaptive.Slot, error) {
 		return l.TryAcquire(ctx)
 	}}
@@ -23,7 +32,8 @@ func TestConformance(t *testing.T) {
 		NotHeld:         adaptive.ErrNotHeld,
 		Lapse:           time.Minute,
 		New: func(client redis.UniversalClient, key string, obs observe.Observer) (*adaptive.Limiter, error) {
-			return adaptive.New(client, adaptive.Config{Key: key, Max: 10, Initial: 5, TTL: time.Minute, Observer: obs})
+			return adaptive.New(client, adaptive.Config{Key: key, Max: 10, Initial: 5, TTL: time.Minute, Observer: obs,
+				DisableCoalescing: disableCoalescing})
 		},
 		Verbs: []conformance.Verb[*adaptive.Limiter]{
 			conformance.Method("TryAcquire", conformance.Try, func(ctx context.Context, l *adaptive.Limiter, _ string) (any, error) {

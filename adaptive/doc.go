@@ -58,6 +58,17 @@
 //     again after an error matching ErrOutcomeUnknown. A slot is freed
 //     once, and one outcome counted, whatever the number of Success,
 //     Dropped and Ignore calls made on it.
+//   - A crowd costs Redis little: the tries of TryAcquire and Acquire that
+//     callers make through one Limiter while one is in flight go to Redis
+//     together, as one script call, and so do the releases of Success,
+//     Dropped and Ignore; a lone call is sent at once. Each caller gets
+//     the result, error and Observer event its call would get alone, made
+//     in turn. A call whose ctx ends while it waits to be sent returns
+//     ctx's error and sent nothing; one whose ctx ends while its shared
+//     call is in flight returns as a call whose outcome is unknown does (a
+//     TryAcquire or Acquire frees what it may have taken, once the shared
+//     call is back, up to a second past ctx's end).
+//     Config.DisableCoalescing sends each call alone.
 //
 // # How the limit moves
 //

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/coalesce"
 	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/notice"
 	"github.com/slotlimit/slotlimit/internal/observe"
@@ -35,6 +36,10 @@ type Limiter struct {
 
 	// Script arguments, boxed once (see scripts.go).
 	bounds, ttl, tuning, handOff any
+
+	// The runs that concurrent tries and releases share (see scripts.go).
+	tries    coalesce.Group[struct{}, try, grant]
+	releases coalesce.Group[struct{}, release, freed]
 }
 
 // New returns a Limiter for cfg. It returns an error matching
@@ -51,7 +56,7 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 		return nil, err
 	}
 	cfg.ReplicaTimeout = b.ReplicaTimeout
-	return &Limiter{
+	l := &Limiter{
 		base:    b,
 		cfg:     cfg,
 		keys:    b.Keys[1 : 1+numKeys],
@@ -60,7 +65,10 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 		ttl:     strconv.FormatInt(cfg.TTL.Milliseconds(), 10),
 		tuning:  tuningArg(cfg),
 		handOff: waitqueue.HandOff(client, b.Keys[1+numKeys]),
-	}, nil
+	}
+	l.tries.Send, l.tries.Max = l.sendTries, maxRun
+	l.releases.Send, l.releases.Max = l.sendReleases, maxRun
+	return l, nil
 }
 
 // Config returns the Limiter's configuration, with the defaults filled
@@ -105,7 +113,7 @@ func (l *Limiter) TryAcquire(ctx context.Context) (*Slot, error) {
 	}
 	s := l.newSlot()
 	c := l.begin("TryAcquire", s.id)
-	g, err := l.acquire(ctx, s.id, false)
+	g, err := l.acquire(ctx, s, false)
 	if err != nil {
 		if callerr.OutcomeUnknown(err) || errors.Is(err, ErrNotReplicated) {
 			s.leave(ctx)

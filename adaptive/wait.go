@@ -28,7 +28,7 @@ func (l *Limiter) Acquire(ctx context.Context) (*Slot, error) {
 	var g grant
 	err := waitqueue.Observed(ctx, &c, l.notices, l.channel(), s.id, waitqueue.Steps{
 		Try: func(ctx context.Context) (waitqueue.Try, error) {
-			r, err := l.acquire(ctx, s.id, true)
+			r, err := l.acquire(ctx, s, true)
 			if err != nil {
 				return r.try, err
 			}

@@ -41,6 +41,16 @@ local function read_limit(state, min, max, initial)
 	return math.max(min, math.min(max, limit)), stored ~= nil
 end
 
+-- read_state returns the state, for a script that moves the limit: the
+-- limit, within min and max (initial when none is stored), when it last
+-- went down and up (ms; 0: never), and the drop delay and the peak of the
+-- last drop that counted (0: none).
+local function read_state(state, min, max, initial)
+	local f = redis.call('HMGET', state, 'limit', 'down', 'up', 'delay', 'peak')
+	return math.max(min, math.min(max, tonumber(f[1]) or initial)),
+		tonumber(f[2]) or 0, tonumber(f[3]) or 0, tonumber(f[4]) or 0, tonumber(f[5]) or 0
+end
+
 -- in_use drops lapsed leases and returns the slots in use.
 local function in_use(leases, now)
 	redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)

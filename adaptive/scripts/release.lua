@@ -1,35 +1,43 @@
--- release: free a holder's slot, move the shared limit by the outcome it
--- reports, and hand the free slots to the first waiters in the queue, all
--- at one moment of the server's clock. A waiter that gives up comes here
--- too, as 'ignore', to leave the queue and pass on a slot it may have been
--- handed meanwhile.
+-- release: for each of one or more holders, in turn, free its slot, move
+-- the shared limit by the outcome it reports, and hand the free slots to
+-- the first waiters in the queue, all at one moment of the server's clock.
+-- A waiter that gives up comes here too, as 'ignore', to leave the queue
+-- and pass on a slot it may have been handed meanwhile. Concurrent
+-- releases on one Limiter share one run (see scripts.go); each holder is
+-- answered, and moves the limit, as its release alone, made in turn at
+-- this moment, would. The state is read once, and each of its fields
+-- written at most once (see below: a run moves the limit at most once each
+-- way).
 --
 -- KEYS[1]  state: hash, see lib.lua
 -- KEYS[2]  leases: sorted set, holder -> lease deadline (ms)
 -- KEYS[3]  queue: sorted set, waiting holder -> arrival number
 -- KEYS[4]  queue deadlines: sorted set, waiting holder -> when its entry lapses (ms)
 -- KEYS[5]  queue wants: hash, waiting holder -> '1:lease ms'
--- ARGV[1]  holder ID
--- ARGV[2]  the outcome: 'success', 'dropped' or 'ignore'
--- ARGV[3]  'min max initial', as acquire.lua takes it
--- ARGV[4]  'window step factor': a change at most once per window (ms);
+-- ARGV[1]  'min max initial', as acquire.lua takes it
+-- ARGV[2]  'window step factor': a change at most once per window (ms);
 --          an increase adds step, a decrease multiplies by factor
--- ARGV[5]  when the slot was granted (ms, the server's clock, as the
---          acquire's reply or the hand-off's notice gave it); 0: unknown
--- ARGV[6]  the slot's lease deadline (ms) as the caller knows it; 0: unknown
--- ARGV[7]  'command claim channel': the notice command ('publish',
+-- ARGV[3]  'command claim channel': the notice command ('publish',
 --          'spublish' or none), the claim time in ms (how long a handed
 --          slot waits for its waiter's claim), and the notice channel
+-- ARGV[4] to ARGV[7], and so on in fours, one four per holder:
+--          the holder ID;
+--          the outcome: 'success', 'dropped' or 'ignore';
+--          when the slot was granted (ms, the server's clock, as the
+--          acquire's reply or the hand-off's notice gave it); 0: unknown;
+--          the slot's lease deadline (ms) as the caller knows it; 0: unknown
 --
--- Returns {held, limit before, limit after, in use after}. held is 1 when
--- the holder held a live lease, which is freed, else 0, and then nothing
--- at all changes: no slot is freed and no outcome counted. So a release
--- sent twice (go-redis sends it again when its reply was lost, and a
--- caller may call again after an unknown outcome), or a second outcome
--- reported for one slot, frees one slot and counts one outcome. The call
--- sent again answers 1, as its first run did, while the clock is still
--- below ARGV[6]: a live lease is gone before its deadline only by its
--- release. At or past it, or with no deadline known, it answers 0.
+-- Returns {1, then one reply per holder, in order}, a holder's reply being
+-- {held, limit before, limit after, in use after}. held is 1 when the
+-- holder held a live lease, which is freed, else 0, and then nothing at
+-- all changes: no slot is freed and no outcome counted. So a release sent
+-- twice (go-redis sends a run again when its reply was lost, and a caller
+-- may call again after an unknown outcome), or a second outcome reported
+-- for one slot, frees one slot and counts one outcome. A release sent
+-- again answers 1, as its first run did, while the clock is still below
+-- the deadline the caller knows: a live lease is gone before its deadline
+-- only by its release. At or past it, or with no deadline known, it
+-- answers 0.
 --
 -- The limit moves only on a live lease's release:
 --   'dropped'  the limit becomes max(min, min(limit - 1, floor(limit *
@@ -55,6 +63,8 @@
 --              caller's), so that one call that hung does not slow the
 --              limit for long.
 --   'ignore'   the limit stays as it is.
+-- All holders of a run share its moment, so a run moves the limit at most
+-- once each way, as releases made within one ms would.
 --
 -- Free slots (the limit less the slots in use: none while a decrease left
 -- the limit at or below them) go at once to the waiters queued first. A
@@ -79,87 +89,101 @@ local HOLD, NEAR, MAXDELAY = 5, 2, 20
 
 local state, leases = KEYS[1], KEYS[2]
 local queue, qdeadlines, qwants = KEYS[3], KEYS[4], KEYS[5]
-local holder, outcome = ARGV[1], ARGV[2]
-local min, max, initial = bounds(ARGV[3])
-local window, step, factor = string.match(ARGV[4], '^(%d+) (%d+) ([%d.]+)$')
+local min, max, initial = bounds(ARGV[1])
+local window, step, factor = string.match(ARGV[2], '^(%d+) (%d+) ([%d.]+)$')
 window, step, factor = tonumber(window), tonumber(step), tonumber(factor)
-local granted, known = tonumber(ARGV[5]), tonumber(ARGV[6])
+local command, claim, channel -- of ARGV[3], read at the first hand-off
 
 local now = now_ms()
 local used = in_use(leases, now)
-local limit = read_limit(state, min, max, initial)
+-- The state, as the holders so far left it. (The rules below are written
+-- out in the loop, not as functions: closures made at each run would cost
+-- a lone release about a sixth more of the server's time.)
+local limit, down, up, delay, peak = read_state(state, min, max, initial)
+delay = math.min(MAXDELAY * window, delay)
 
 -- #include queue.lua
 
 local waiting = redis.call('EXISTS', queue) == 1
-if waiting then
-	leave_queue(queue, qdeadlines, qwants, holder)
-end
-if redis.call('ZREM', leases, holder) == 0 then
-	local held = 0
-	if now < known then
-		held = 1
+local freed, moved, handed, pruned = false, false, false, false
+local reply = {1}
+for i = 4, #ARGV, 4 do
+	local holder, outcome = ARGV[i], ARGV[i + 1]
+	local granted, known = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
+	if waiting then
+		leave_queue(queue, qdeadlines, qwants, holder)
 	end
-	return {held, limit, limit, used}
+	if redis.call('ZREM', leases, holder) == 0 then
+		local held = 0
+		if now < known then
+			held = 1
+		end
+		reply[#reply + 1] = {held, limit, limit, used}
+	else
+		local before = limit
+		if outcome == 'dropped' then
+			if now - down >= window and granted > down then
+				peak, down, delay = limit, now, math.min(MAXDELAY * window, math.max(0, now - granted))
+				limit = math.max(min, math.min(limit - 1, math.floor(limit * factor)))
+				redis.call('HSET', state, 'down', down, 'delay', delay, 'peak', peak)
+			end
+		elseif outcome == 'success' then
+			local pace = window
+			if limit >= peak - NEAR * step and limit < peak + step then
+				pace = math.max(window, 2 * delay)
+			end
+			if (waiting or limit - used <= math.max(1, math.floor(limit / 10))) and now - up >= pace and now - down >= math.max(HOLD * window, delay) then
+				limit, up = math.min(max, limit + step), now
+				redis.call('HSET', state, 'up', up)
+			end
+		end
+		freed, moved = true, moved or limit ~= before
+		used = used - 1
+
+		if waiting then
+			if not pruned then
+				prune_queue(queue, qdeadlines, qwants, now)
+				command, claim, channel = string.match(ARGV[3], '^(%a*) (%d+) (.*)$')
+				claim, pruned = tonumber(claim), true
+			end
+			while used < limit do
+				local first = redis.call('ZRANGE', queue, 0, 0, 'WITHSCORES')
+				local waiter, arrival = first[1], first[2]
+				if not waiter then
+					break
+				end
+				local _, lease = wanted(redis.call('HGET', qwants, waiter) or '')
+				leave_queue(queue, qdeadlines, qwants, waiter)
+				-- An entry without its wants (evicted?) is dropped, not served.
+				if lease then
+					local held = tonumber(redis.call('ZSCORE', leases, waiter))
+					local until_ms = math.max(held or 0, now + math.min(lease, claim))
+					redis.call('ZADD', leases, until_ms, waiter)
+					if not held then
+						used = used + 1
+					end
+					handed = true
+					if command ~= '' then
+						local notice = string.format('*%d:%d:%d:%d:%d:', now, until_ms - 1, math.max(until_ms, now + lease), used * HANDED_BASE + limit, tonumber(arrival))
+						redis.call(command, channel, notice .. waiter)
+					end
+				end
+			end
+		end
+		reply[#reply + 1] = {1, before, limit, used}
+	end
+	if waiting then
+		waiting = redis.call('EXISTS', queue) == 1
+	end
 end
 
-local before = limit
-if outcome == 'dropped' then
-	local down = tonumber(redis.call('HGET', state, 'down')) or 0
-	if now - down >= window and granted > down then
-		limit = math.max(min, math.min(limit - 1, math.floor(limit * factor)))
-		redis.call('HSET', state, 'down', now, 'delay', math.min(MAXDELAY * window, math.max(0, now - granted)), 'peak', before)
-	end
-elseif outcome == 'success' then
-	local moved = redis.call('HMGET', state, 'up', 'down', 'delay', 'peak')
-	local up, down = tonumber(moved[1]) or 0, tonumber(moved[2]) or 0
-	local delay = math.min(MAXDELAY * window, tonumber(moved[3]) or 0)
-	local peak = tonumber(moved[4]) or 0
-	local pace = window
-	if limit >= peak - NEAR * step and limit < peak + step then
-		pace = math.max(window, 2 * delay)
-	end
-	if (waiting or limit - used <= math.max(1, math.floor(limit / 10))) and now - up >= pace and now - down >= math.max(HOLD * window, delay) then
-		limit = math.min(max, limit + step)
-		redis.call('HSET', state, 'up', now)
-	end
-end
-if limit ~= before then
+if moved then
 	redis.call('HSET', state, 'limit', limit)
 end
-redis.call('PEXPIRE', state, STATE_TTL)
-used = used - 1
-
-if waiting then
-	prune_queue(queue, qdeadlines, qwants, now)
-	local command, claim, channel = string.match(ARGV[7], '^(%a*) (%d+) (.*)$')
-	claim = tonumber(claim)
-	local handed = false
-	while used < limit do
-		local first = redis.call('ZRANGE', queue, 0, 0, 'WITHSCORES')
-		local waiter, arrival = first[1], first[2]
-		if not waiter then
-			break
-		end
-		local _, lease = wanted(redis.call('HGET', qwants, waiter) or '')
-		leave_queue(queue, qdeadlines, qwants, waiter)
-		-- An entry without its wants (evicted?) is dropped, not served.
-		if lease then
-			local held = tonumber(redis.call('ZSCORE', leases, waiter))
-			local until_ms = math.max(held or 0, now + math.min(lease, claim))
-			redis.call('ZADD', leases, until_ms, waiter)
-			if not held then
-				used = used + 1
-			end
-			handed = true
-			if command ~= '' then
-				local notice = string.format('*%d:%d:%d:%d:%d:', now, until_ms - 1, math.max(until_ms, now + lease), used * HANDED_BASE + limit, tonumber(arrival))
-				redis.call(command, channel, notice .. waiter)
-			end
-		end
-	end
-	if handed then
-		expire_with_last_lease(leases)
-	end
+if freed then
+	redis.call('PEXPIRE', state, STATE_TTL)
 end
-return {1, before, limit, used}
+if handed then
+	expire_with_last_lease(leases)
+end
+return reply
