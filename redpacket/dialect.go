@@ -134,8 +134,8 @@ const (
 
 // rowsPerInsert is the most rows one INSERT carries, well below the
 // databases' limits on bound parameters (SQLite's 32766, PostgreSQL's
-// 65535): SQLite writes 100-row statements faster than longer ones,
-// PostgreSQL 1,000-row ones (see BENCHMARKS.md).
+// 65535): SQLite wrote 100-row statements faster than longer ones,
+// PostgreSQL 1,000-row ones, when last measured.
 func (d Dialect) rowsPerInsert() int {
 	if d == Postgres {
 		return 1000
