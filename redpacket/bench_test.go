@@ -150,8 +150,8 @@ func BenchmarkDrain(b *testing.B) {
 }
 
 // classicGrabScript is the classic red-packet grab script, the baseline
-// that costbench runs: copied verbatim from bench/internal/classic (its
-// Grab), its trailing spaces kept. It makes its key names from KEYS[1],
+// that costbench runs: copied verbatim from bench/cmd/costbench (its
+// classicGrab), its trailing spaces kept. It makes its key names from KEYS[1],
 // the packet id (red_packet_<id>, a hash whose field stock counts the
 // shares left, and red_packet_list_<id>), pushes ARGV[1],
 // "userId-timeMillis", and returns 1 or 2 for a share taken, 0 when sold
