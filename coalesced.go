@@ -42,6 +42,7 @@ func (l *Limiter) tryOnce(ctx context.Context, method, holder string, k tryKey) 
 	var err error
 	if l.lanes != nil {
 		a, err = l.lanes.tries.Do(ctx, k, holder)
+		l.unsettled.Note(holder, err)
 	} else {
 		var out []attempt
 		if out, err = l.sendTries(ctx, k, []string{holder}); err == nil {
@@ -56,8 +57,10 @@ func (l *Limiter) tryOnce(ctx context.Context, method, holder string, k tryKey) 
 
 // runRelease releases holder, whose lease the server gave deadline (ms;
 // 0 when unknown), in a batch or alone: it reports whether holder held a
-// live lease.
+// live lease. A try of holder's whose ctx ended while its batch was in
+// flight goes first: the release waits for that batch.
 func (l *Limiter) runRelease(ctx context.Context, holder string, deadline int64) (bool, error) {
+	l.unsettled.Settle(ctx, holder)
 	req := releaseReq{holder: holder, deadline: deadline}
 	var released bool
 	var err error
@@ -77,8 +80,10 @@ func (l *Limiter) runRelease(ctx context.Context, holder string, deadline int64)
 
 // runRenew renews holder's lease, in a batch or alone: it returns the
 // lease's new deadline on the server's clock (ms), and false when holder
-// held no live lease.
+// held no live lease. Like runRelease, it waits for a try of holder's
+// left in flight.
 func (l *Limiter) runRenew(ctx context.Context, holder string) (int64, bool, error) {
+	l.unsettled.Settle(ctx, holder)
 	var deadline int64
 	var err error
 	if l.lanes != nil {

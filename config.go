@@ -46,7 +46,9 @@ type Config struct {
 	TTL time.Duration
 
 	// Fair makes waiters take slots in the order they began to wait, across
-	// every process, at the cost of a few more Redis commands per call. A
+	// every process, at the cost of a few more Redis commands per call
+	// (waits begun within a round trip of each other are in the order
+	// their tries reached Redis, which coalescing may change). A
 	// TryAcquire never waits, so in fair mode it succeeds only when the
 	// slots cover every waiter queued ahead as well. Every Limiter on one
 	// Key should agree on Fair. A Counter ignores it.
@@ -81,10 +83,11 @@ type Config struct {
 
 	// DisableCoalescing sends each call to Redis as its own script call.
 	// By default, concurrent calls of one kind on the Key, made through
-	// one Limiter, share one script call: tries that do not wait (of one
-	// weight), releases, and renewals (a Lease's too). Each caller gets
-	// its own result, error and Observer event, as it would alone; a lone
-	// caller is sent at once. A Counter ignores it.
+	// one Limiter, share one script call: the tries of TryAcquire and its
+	// kin, and those of waiting acquires (Acquire, AcquireLease, Do), each
+	// kind of one weight; releases; and renewals (a Lease's too). Each
+	// caller gets its own result, error and Observer event, as it would
+	// alone; a lone caller is sent at once. A Counter ignores it.
 	DisableCoalescing bool
 
 	// Observer, if set, is told of each call's outcome, once, as its final

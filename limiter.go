@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/slotlimit/slotlimit/internal/coalesce"
 	"github.com/slotlimit/slotlimit/internal/notice"
 	"github.com/slotlimit/slotlimit/internal/observe"
 	"github.com/slotlimit/slotlimit/internal/script"
@@ -54,6 +55,10 @@ type Limiter struct {
 	releaseFixed any
 
 	lanes *lanes // the calls it coalesces; nil with Config.DisableCoalescing
+
+	// unsettled are the holders whose try's ctx ended while its batch was
+	// in flight: their release waits for the batch (see runRelease).
+	unsettled coalesce.Unsettled
 }
 
 // New returns a Limiter for cfg. It returns an error matching
@@ -118,7 +123,8 @@ func (l *Limiter) TryAcquire(ctx context.Context, holder string) (Result, error)
 // n re-weighs it, which a refusal leaves as it was (Result.Weight). n must
 // be 1 to Limit, or the error matches ErrInvalidWeight. A TryAcquireN
 // sent again finds the holder's own lease and renews it: it takes n units
-// once.
+// once (its Count may then include units that calls coalesced with it
+// took).
 func (l *Limiter) TryAcquireN(ctx context.Context, holder string, n int64) (Result, error) {
 	return l.tryAcquireN(ctx, "TryAcquireN", holder, n)
 }
@@ -226,6 +232,7 @@ func (l *Limiter) releaseDetached(ctx context.Context, holder string) {
 // the Leave of a wait (see waitqueue.Steps), and releaseDetached. It sends
 // no WAIT, which could only delay it.
 func (l *Limiter) leave(ctx context.Context, holder string) {
+	l.unsettled.Settle(ctx, holder)
 	noWait := script.Runner{Client: l.base.Client}
 	noWait.Run(ctx, releaseScript, l.keys, l.releaseArgs(holder)...) //nolint:errcheck // best effort; the lease lapses by itself
 }

@@ -173,12 +173,12 @@ func (l *tryLog) hook() hook {
 		if scriptOp(cmd) != "acquire" || !ran(err) {
 			return err
 		}
+		// A try of many waiters, coalesced, is a try of each.
 		for _, arg := range cmd.Args() {
 			if s, ok := arg.(string); ok && slices.Contains(l.holders, s) {
 				l.mu.Lock()
 				l.sent[s] = append(l.sent[s], at)
 				l.mu.Unlock()
-				break
 			}
 		}
 		return err

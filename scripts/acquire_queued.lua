@@ -43,6 +43,29 @@ local now = now_ms()
 local extra = prune(leases, weights, extra_units(weights), now)
 prune_queue(queue, qdeadlines, qwants, now)
 
+-- The queue's first `scanned` entries want `scanned_wants` units in all.
+-- A fair check reads on from there, and reads no further once the holder
+-- no longer fits, so that the holders of one call read each entry once.
+-- Entries that join go to the back, past them; a queued holder, which may
+-- leave or change its wants, forgets them (see acquire_one).
+local scanned, scanned_wants = 0, 0
+
+-- fits reports whether n units fit in free once the first `ahead` queue
+-- entries have theirs.
+local function fits(ahead, free)
+	if ahead < scanned then
+		scanned, scanned_wants = 0, 0
+	end
+	while n <= free - scanned_wants and scanned < ahead do
+		local batch = redis.call('ZRANGE', queue, scanned, math.min(scanned + 999, ahead - 1))
+		for _, want in ipairs(redis.call('HMGET', qwants, unpack(batch))) do
+			scanned_wants = scanned_wants + wanted(want or '1:0')
+		end
+		scanned = scanned + #batch
+	end
+	return n <= free - scanned_wants
+end
+
 local function acquire_one(holder)
 	local units, held, old = holding(leases, weights, extra, holder)
 	local free = limit - units + old
@@ -50,20 +73,15 @@ local function acquire_one(holder)
 
 	local rank = redis.call('ZRANK', queue, holder)
 	local queued = rank ~= false and rank ~= nil
+	if queued and rank < scanned then
+		scanned, scanned_wants = 0, 0
+	end
 	if fair and granted and n > old then
 		local ahead = rank
 		if not queued then
 			ahead = redis.call('ZCARD', queue)
 		end
-		local i = 0
-		while granted and i < ahead do
-			local batch = redis.call('ZRANGE', queue, i, math.min(i + 999, ahead - 1))
-			for _, want in ipairs(redis.call('HMGET', qwants, unpack(batch))) do
-				free = free - (wanted(want or '1:0'))
-			end
-			granted = n <= free
-			i = i + #batch
-		end
+		granted = fits(ahead, free)
 	end
 
 	if granted then

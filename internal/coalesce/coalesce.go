@@ -2,11 +2,11 @@
 // batches, each sent as one script call.
 //
 // There is no timer and no goroutine that lives on. A call that finds no
-// batch of its key in flight sends at once, alone, on its own goroutine;
-// the calls that arrive while a batch is in flight queue up, and when it
-// returns, the first of them sends them all, up to Group.Max, as the next
-// batch, on a goroutine that lives as long as the batch, so that each
-// member can return when its own ctx ends. So a lone caller pays a lock
+// batch of its key in flight sends at once, alone, on its own goroutine,
+// as a single call would; the calls that arrive while a batch is in flight
+// queue up, and when it returns, the first of them starts the next batch
+// of them all, up to Group.Max, on a goroutine that lives as long as the
+// batch, so that each member can return when its own ctx ends. So a lone caller pays a lock
 // and a map lookup, and a crowd on one key pays one round trip and one
 // script run per batch.
 package coalesce
@@ -80,7 +80,8 @@ const (
 // its error matches ctx.Err() and says that nothing was sent (see
 // callerr.Sent); one whose ctx ends while its batch is in flight returns
 // at once, with an error that matches ctx.Err() and leaves the outcome
-// unknown. Errors of Send are returned as they are.
+// unknown, and that Unsettled.Note remembers. Errors of Send are returned as they
+// are.
 func (g *Group[K, Req, Res]) Do(ctx context.Context, key K, req Req) (Res, error) {
 	g.mu.Lock()
 	ln := g.lanes[key]
@@ -121,33 +122,92 @@ func (g *Group[K, Req, Res]) Do(ctx context.Context, key K, req Req) (Res, error
 			return zero, callerr.Sent(ctx.Err(), false)
 		case sent:
 			g.mu.Unlock()
-			return zero, callerr.Sent(ctx.Err(), true)
+			return zero, &inFlightError{err: callerr.Sent(ctx.Err(), true), landed: m.ready}
 		case done:
 			g.mu.Unlock()
 			return m.res, m.err
 		}
-		// Leading: m is first in its lane, which is busy on its behalf.
-		if err := ctx.Err(); err != nil {
-			ln.remove(m)
-			m.state = left
-			g.next(key, ln)
-			g.mu.Unlock()
-			return zero, callerr.Sent(err, false)
-		}
-		batch := g.take(ln)
-		if len(batch) == 1 {
-			g.mu.Unlock()
-			res, err := g.sendAlone(ctx, key, req)
-			g.mu.Lock()
-			g.next(key, ln)
-			g.mu.Unlock()
-			return res, err
-		}
-		// A batch of many is sent by a goroutine of its own, so that each
-		// member, this one too, can return when its own ctx ends.
+		// Leading: m is first in its lane, which is busy on its behalf. The
+		// batch is sent by a goroutine of its own, so that each member,
+		// this one too, can return when its own ctx ends.
 		m.ready = make(chan struct{})
+		batch := g.take(ln)
+		if len(batch) == 0 {
+			g.next(key, ln)
+		} else {
+			go g.sendBatch(key, ln, batch)
+		}
+		if m.state == left {
+			g.mu.Unlock()
+			return zero, callerr.Sent(ctx.Err(), false)
+		}
 		g.mu.Unlock()
-		go g.sendBatch(key, ln, batch)
+	}
+}
+
+// An inFlightError is the error of a call whose ctx ended while its batch
+// was in flight: landed is closed when the batch has returned.
+type inFlightError struct {
+	err    error
+	landed <-chan struct{}
+}
+
+func (e *inFlightError) Error() string { return e.err.Error() }
+func (e *inFlightError) Unwrap() error { return e.err }
+
+// Unsettled remembers, by an ID such as a holder's, the calls whose ctx
+// ended while their batch was in flight, until their batch has returned,
+// so that a later call about the same ID, such as the release that cleans
+// up after such a call, reaches Redis after that batch. Its zero value is
+// ready to use; it is safe for concurrent use.
+type Unsettled struct {
+	mu      sync.Mutex
+	batches map[string]<-chan struct{} // closed when the batch has returned
+}
+
+// Note remembers id's call, when err says that its ctx ended while its
+// batch was in flight.
+func (u *Unsettled) Note(id string, err error) {
+	var inFlight *inFlightError
+	if !errors.As(err, &inFlight) {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.batches == nil {
+		u.batches = make(map[string]<-chan struct{})
+	}
+	if len(u.batches) >= 64 {
+		// Forget the batches that have returned, so that the IDs whose
+		// calls were never followed up do not pile up.
+		for other, landed := range u.batches {
+			select {
+			case <-landed:
+				delete(u.batches, other)
+			default:
+			}
+		}
+	}
+	u.batches[id] = inFlight.landed
+}
+
+// Settle waits until the batch of id's call that Note remembers, if any,
+// has returned, or ctx ends.
+func (u *Unsettled) Settle(ctx context.Context, id string) {
+	u.mu.Lock()
+	landed, ok := u.batches[id]
+	u.mu.Unlock()
+	if !ok {
+		return
+	}
+	select {
+	case <-landed:
+		u.mu.Lock()
+		if u.batches[id] == landed {
+			delete(u.batches, id)
+		}
+		u.mu.Unlock()
+	case <-ctx.Done():
 	}
 }
 

@@ -207,10 +207,27 @@ func TestACallWhoseContextEndsInFlightReturnsOutcomeUnknown(t *testing.T) {
 	if !errors.Is(o.err, context.Canceled) || !callerr.OutcomeUnknown(o.err) {
 		t.Fatalf("the call cut short in flight: %v; want context.Canceled, outcome unknown", o.err)
 	}
+	var u Unsettled
+	u.Note("b", o.err)
+	landed := make(chan struct{})
+	go func() {
+		u.Settle(context.Background(), "b")
+		close(landed)
+	}()
+	select {
+	case <-landed:
+		t.Fatal("Landed returned while the batch was in flight")
+	case <-time.After(10 * time.Millisecond):
+	}
 	gt.release <- struct{}{}
 	if o := <-a; o.err != nil || o.res != "k:1" {
 		t.Fatalf("its batch's other call = %+v", o)
 	}
+	<-landed // returns once the batch has: a hang fails the test by its timeout
+	if len(u.batches) != 0 {
+		t.Fatal("a settled call is still remembered")
+	}
+	u.Settle(context.Background(), "never noted") // returns at once
 }
 
 func TestALeaderWhoseContextEndedHandsOn(t *testing.T) {
