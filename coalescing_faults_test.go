@@ -265,7 +265,6 @@ func waitJoins(t *testing.T, l *slotlimit.Limiter, n int) {
 	}
 }
 
-
 // CountRefusals counts each refusal of a batch once.
 func TestRefusalsOfABatchCountedExactly(t *testing.T) {
 	for _, fair := range []bool{false, true} {
@@ -620,7 +619,6 @@ func TestDisableCoalescingEveryMethod(t *testing.T) {
 		})
 	}
 }
-
 
 // A queued call that ends up alone in its batch returns when its ctx ends
 // in flight, as every member of a batch does.
