@@ -39,11 +39,11 @@
 // them reading the clock and the key once and writing the key once, and
 // nothing else changes for a caller: a call whose ctx ends while it waits
 // for its turn returns ctx's error with nothing sent; one whose ctx ends
-// while another call is sending its batch returns at once with ctx's
-// error, its outcome unknown; a key of another type fails every call of
-// a batch, as it fails each alone; bad input is refused before a call
-// waits for anything. Config.DisableCoalescing sends each call as its own script call.
-// AllowAll and Reset are always their own.
+// while its batch is in flight returns at once with ctx's error, its
+// outcome unknown; a key of another type fails every call of a batch, as
+// it fails each alone; bad input is refused before a call waits for
+// anything. Config.DisableCoalescing sends each call as its own script
+// call. AllowAll and Reset are always their own.
 //
 // The classic script counts with INCR and sets the window with EXPIRE on
 // the first hit. FixedWindow keeps that data exactly, so such a script and
