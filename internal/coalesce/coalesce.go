@@ -3,10 +3,11 @@
 //
 // There is no timer and no goroutine that lives on. A call that finds no
 // batch of its key in flight sends at once, alone, on its own goroutine,
-// as a single call would; the calls that arrive while a batch is in flight
-// queue up, and when it returns, the first of them starts the next batch
-// of them all, up to Group.Max, on a goroutine that lives as long as the
-// batch, so that each member can return when its own ctx ends. So a lone caller pays a lock
+// as a single call would; the calls that arrive while it is in flight
+// queue up, and when it returns, they go as one batch, up to Group.Max, on
+// a goroutine that sends batch after batch while calls are queued, and
+// ends when none is, so that each member can return when its own ctx
+// ends. So a lone caller pays a lock
 // and a map lookup, and a crowd on one key pays one round trip and one
 // script run per batch.
 package coalesce
@@ -60,7 +61,7 @@ type member[Req, Res any] struct {
 	ctx   context.Context
 	req   Req
 	state state
-	ready chan struct{} // closed when state becomes leading or done
+	ready chan struct{} // closed when state becomes done
 	res   Res
 	err   error
 }
@@ -68,11 +69,10 @@ type member[Req, Res any] struct {
 type state uint8
 
 const (
-	queued  state = iota // waiting in its lane
-	leading              // told to send the lane's next batch
-	sent                 // in a batch in flight
-	done                 // res and err are set
-	left                 // its ctx ended before it was sent
+	queued state = iota // waiting in its lane
+	sent                // in a batch in flight
+	done                // res and err are set
+	left                // its ctx ended before it was sent
 )
 
 // Do makes the call req on key, alone or in a batch, and returns its own
@@ -80,8 +80,8 @@ const (
 // its error matches ctx.Err() and says that nothing was sent (see
 // callerr.Sent); one whose ctx ends while its batch is in flight returns
 // at once, with an error that matches ctx.Err() and leaves the outcome
-// unknown, and that Unsettled.Note remembers. Errors of Send are returned as they
-// are.
+// unknown, and that Unsettled.Note remembers. Errors of Send are returned
+// as they are.
 func (g *Group[K, Req, Res]) Do(ctx context.Context, key K, req Req) (Res, error) {
 	g.mu.Lock()
 	ln := g.lanes[key]
@@ -106,43 +106,23 @@ func (g *Group[K, Req, Res]) Do(ctx context.Context, key K, req Req) (Res, error
 	g.mu.Unlock()
 
 	var zero Res
-	for {
-		select {
-		case <-m.ready:
-		case <-ctx.Done():
-		}
-		g.mu.Lock()
-		switch m.state {
-		case queued:
-			ln.remove(m)
-			m.state = left
-			fallthrough
-		case left:
-			g.mu.Unlock()
-			return zero, callerr.Sent(ctx.Err(), false)
-		case sent:
-			g.mu.Unlock()
-			return zero, &inFlightError{err: callerr.Sent(ctx.Err(), true), landed: m.ready}
-		case done:
-			g.mu.Unlock()
-			return m.res, m.err
-		}
-		// Leading: m is first in its lane, which is busy on its behalf. The
-		// batch is sent by a goroutine of its own, so that each member,
-		// this one too, can return when its own ctx ends.
-		m.ready = make(chan struct{})
-		batch := g.take(ln)
-		if len(batch) == 0 {
-			g.next(key, ln)
-		} else {
-			go g.sendBatch(key, ln, batch)
-		}
-		if m.state == left {
-			g.mu.Unlock()
-			return zero, callerr.Sent(ctx.Err(), false)
-		}
-		g.mu.Unlock()
+	select {
+	case <-m.ready:
+	case <-ctx.Done():
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch m.state {
+	case queued:
+		ln.remove(m)
+		m.state = left
+		fallthrough
+	case left:
+		return zero, callerr.Sent(ctx.Err(), false)
+	case sent:
+		return zero, &inFlightError{err: callerr.Sent(ctx.Err(), true), landed: m.ready}
+	}
+	return m.res, m.err
 }
 
 // An inFlightError is the error of a call whose ctx ended while its batch
@@ -258,31 +238,38 @@ func (g *Group[K, Req, Res]) take(ln *lane[Req, Res]) []*member[Req, Res] {
 	return batch
 }
 
-// sendBatch sends batch, gives each member its result and wakes it, then
-// hands the lane on. g.mu is not held.
+// sendBatch sends batch, gives each member its result and wakes it, and
+// goes on with the next batch of the lane's queue until the queue is
+// empty. g.mu is not held.
 func (g *Group[K, Req, Res]) sendBatch(key K, ln *lane[Req, Res], batch []*member[Req, Res]) {
-	reqs := make([]Req, len(batch))
-	for i, m := range batch {
-		reqs[i] = m.req
-	}
-	ctx, cancel := batchContext(batch)
-	out, err := g.Send(ctx, key, reqs)
-	cancel()
-	if err == nil && len(out) != len(batch) {
-		err = errShort
-	}
-	g.mu.Lock()
-	for i, m := range batch {
-		if err != nil {
-			m.err = err
-		} else {
-			m.res = out[i]
+	for {
+		reqs := make([]Req, len(batch))
+		for i, m := range batch {
+			reqs[i] = m.req
 		}
-		m.state = done
-		close(m.ready)
+		ctx, cancel := batchContext(batch)
+		out, err := g.Send(ctx, key, reqs)
+		cancel()
+		if err == nil && len(out) != len(batch) {
+			err = errShort
+		}
+		g.mu.Lock()
+		for i, m := range batch {
+			if err != nil {
+				m.err = err
+			} else {
+				m.res = out[i]
+			}
+			m.state = done
+			close(m.ready)
+		}
+		if batch = g.takeNext(ln); batch == nil {
+			g.idle(key, ln)
+			g.mu.Unlock()
+			return
+		}
+		g.mu.Unlock()
 	}
-	g.next(key, ln)
-	g.mu.Unlock()
 }
 
 // batchContext returns the context a batch is sent with: the first
@@ -304,17 +291,32 @@ func batchContext[Req, Res any](batch []*member[Req, Res]) (context.Context, con
 	return context.WithDeadline(ctx, latest)
 }
 
-// next hands the lane on after a batch: to its first queued call, which
-// sends the next batch, or, with none queued, to nobody. g.mu is held.
+// next hands the lane on after a call sent alone: the calls queued behind
+// it go as a batch, sent by a goroutine of its own, so that each of them
+// can return when its own ctx ends. g.mu is held.
 func (g *Group[K, Req, Res]) next(key K, ln *lane[Req, Res]) {
-	if len(ln.queued) == 0 {
-		ln.busy = false
-		delete(g.lanes, key)
+	if batch := g.takeNext(ln); batch != nil {
+		go g.sendBatch(key, ln, batch)
 		return
 	}
-	first := ln.queued[0]
-	first.state = leading
-	close(first.ready)
+	g.idle(key, ln)
+}
+
+// takeNext takes the lane's next batch, or nil when no queued call is left
+// to send. g.mu is held.
+func (g *Group[K, Req, Res]) takeNext(ln *lane[Req, Res]) []*member[Req, Res] {
+	for len(ln.queued) > 0 {
+		if batch := g.take(ln); len(batch) > 0 {
+			return batch
+		}
+	}
+	return nil
+}
+
+// idle marks the lane as having nothing in flight. g.mu is held.
+func (g *Group[K, Req, Res]) idle(key K, ln *lane[Req, Res]) {
+	ln.busy = false
+	delete(g.lanes, key)
 }
 
 // remove takes m out of the queue. The lane's mutex is held.
