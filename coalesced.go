@@ -23,33 +23,23 @@ type lanes struct {
 // shared 2-core machine.
 const batchMax = 64
 
-// newLanes returns l's lanes, or nil when cfg turns coalescing off.
+// newLanes returns l's lanes, which send each call alone when cfg turns
+// coalescing off.
 func newLanes(l *Limiter, cfg Config) *lanes {
-	if cfg.DisableCoalescing {
-		return nil
-	}
+	alone := cfg.DisableCoalescing
 	return &lanes{
-		tries:    coalesce.Group[tryKey, string, attempt]{Send: l.sendTries, Max: batchMax},
-		releases: coalesce.Group[struct{}, releaseReq, bool]{Send: l.sendReleases, Max: batchMax},
-		renewals: coalesce.Group[struct{}, string, int64]{Send: l.sendRenewals, Max: batchMax},
+		tries:    coalesce.Group[tryKey, string, attempt]{Send: l.sendTries, Max: batchMax, Alone: alone},
+		releases: coalesce.Group[struct{}, releaseReq, bool]{Send: l.sendReleases, Max: batchMax, Alone: alone},
+		renewals: coalesce.Group[struct{}, string, int64]{Send: l.sendRenewals, Max: batchMax, Alone: alone},
 	}
 }
 
 // tryOnce runs one try of holder for k's units, in a batch or alone, for
 // a call of method.
 func (l *Limiter) tryOnce(ctx context.Context, method, holder string, k tryKey) (attempt, error) {
-	var a attempt
-	var err error
-	if l.lanes != nil {
-		a, err = l.lanes.tries.Do(ctx, k, holder)
-		l.unsettled.Note(holder, err)
-	} else {
-		var out []attempt
-		if out, err = l.sendTries(ctx, k, []string{holder}); err == nil {
-			a = out[0]
-		}
-	}
+	a, err := l.lanes.tries.Do(ctx, k, holder)
 	if err != nil {
+		l.unsettled.Note(holder, err)
 		return attempt{res: Result{Limit: l.cfg.Limit}}, errs.Call(ctx, method, l.cfg.Key, err)
 	}
 	return a, nil
@@ -61,17 +51,7 @@ func (l *Limiter) tryOnce(ctx context.Context, method, holder string, k tryKey) 
 // flight goes first: the release waits for that batch.
 func (l *Limiter) runRelease(ctx context.Context, holder string, deadline int64) (bool, error) {
 	l.unsettled.Settle(ctx, holder)
-	req := releaseReq{holder: holder, deadline: deadline}
-	var released bool
-	var err error
-	if l.lanes != nil {
-		released, err = l.lanes.releases.Do(ctx, struct{}{}, req)
-	} else {
-		var out []bool
-		if out, err = l.sendReleases(ctx, struct{}{}, []releaseReq{req}); err == nil {
-			released = out[0]
-		}
-	}
+	released, err := l.lanes.releases.Do(ctx, struct{}{}, releaseReq{holder: holder, deadline: deadline})
 	if err != nil {
 		return false, errs.Call(ctx, "Release", l.cfg.Key, err)
 	}
@@ -84,16 +64,7 @@ func (l *Limiter) runRelease(ctx context.Context, holder string, deadline int64)
 // left in flight.
 func (l *Limiter) runRenew(ctx context.Context, holder string) (int64, bool, error) {
 	l.unsettled.Settle(ctx, holder)
-	var deadline int64
-	var err error
-	if l.lanes != nil {
-		deadline, err = l.lanes.renewals.Do(ctx, struct{}{}, holder)
-	} else {
-		var out []int64
-		if out, err = l.sendRenewals(ctx, struct{}{}, []string{holder}); err == nil {
-			deadline = out[0]
-		}
-	}
+	deadline, err := l.lanes.renewals.Do(ctx, struct{}{}, holder)
 	if err != nil {
 		return 0, false, errs.Call(ctx, "Renew", l.cfg.Key, err)
 	}

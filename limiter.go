@@ -54,7 +54,7 @@ type Limiter struct {
 	// are the same in each of its calls (see releaseFixedArg), boxed once.
 	releaseFixed any
 
-	lanes *lanes // the calls it coalesces; nil with Config.DisableCoalescing
+	lanes *lanes // the calls it coalesces, or sends alone with Config.DisableCoalescing
 
 	// unsettled are the holders whose try's ctx ended while its batch was
 	// in flight: their release waits for the batch (see runRelease).

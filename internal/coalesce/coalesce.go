@@ -45,6 +45,10 @@ type Group[K comparable, Req, Res any] struct {
 	// no batch holds the server for long.
 	Max int
 
+	// Alone sends every call as a batch of its own, at once, with its own
+	// ctx: coalescing turned off.
+	Alone bool
+
 	mu    sync.Mutex
 	lanes map[K]*lane[Req, Res]
 }
@@ -83,6 +87,9 @@ const (
 // unknown, and that Unsettled.Note remembers. Errors of Send are returned
 // as they are.
 func (g *Group[K, Req, Res]) Do(ctx context.Context, key K, req Req) (Res, error) {
+	if g.Alone {
+		return g.sendAlone(ctx, key, req)
+	}
 	g.mu.Lock()
 	ln := g.lanes[key]
 	if ln == nil {

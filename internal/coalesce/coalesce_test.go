@@ -365,3 +365,19 @@ func TestAShortResultFailsTheBatch(t *testing.T) {
 		t.Fatal("a Send that returned no result gave no error")
 	}
 }
+
+func TestAloneSendsEachCallAtOnce(t *testing.T) {
+	gt := newGate()
+	g := &Group[string, int, string]{Send: gt.send, Alone: true}
+	a := start(context.Background(), g, "k", 1)
+	b := start(context.Background(), g, "k", 2)
+	waitFor(t, "both calls sent, neither queued", func() bool { return len(gt.sent()) == 2 })
+	gt.release <- struct{}{}
+	gt.release <- struct{}{}
+	if oa, ob := <-a, <-b; oa.res != "k:1" || ob.res != "k:2" {
+		t.Fatalf("a = %+v, b = %+v", oa, ob)
+	}
+	if len(g.lanes) != 0 {
+		t.Fatal("a Group that sends each call alone keeps lanes")
+	}
+}
