@@ -35,7 +35,7 @@ const (
 		"+evalsha +eval +subscribe +publish +ping +multi +exec +wait +time " +
 		"+get +set +del +exists +incr +incrby +decr +pexpire +pexpireat +pttl " +
 		"+hget +hmget +hset +hdel +hincrby " +
-		"+zadd +zcard +zcount +zrange +zrangebyscore +zrank +zrem +zremrangebyscore +zscore"
+		"+zadd +zcard +zcount +zrange +zrangebyscore +zrank +zrem +zremrangebyscore +zscore +zmscore"
 
 	// aclAllPackages is the user of every package of the module.
 	aclAllPackages = aclLimiterLock + " +type +hgetall +hsetnx +lpop +rpush +zremrangebyrank +zrevrangebyscore " +
@@ -247,6 +247,18 @@ func aclLimiterAndLock(ctx context.Context, t *testing.T, user, admin redis.Univ
 		rec := &observetest.Recorder{}
 		key := aclKey("ar")
 		l := newLimiterOn(t, user, slotlimit.Config{Key: key, Limit: 1, TTL: 10 * time.Second, Observer: rec})
+
+		// A batch of tries, as concurrent callers send: acquire.lua's
+		// batch path (ZMSCORE, one ZADD for every holder).
+		batched := newLimiterOn(t, user, slotlimit.Config{Key: aclKey("batch"), Limit: 10, TTL: 10 * time.Second})
+		results, err := batched.TryAcquireBatch(ctx, []string{"b1", "b2", "b3"})
+		require.NoError(t, err)
+		for _, r := range results {
+			require.True(t, r.Acquired)
+		}
+		freed, err := batched.ReleaseBatch(ctx, []string{"b1", "b2", "b3"})
+		require.NoError(t, err)
+		require.Equal(t, []bool{true, true, true}, freed)
 
 		res, err := l.TryAcquire(ctx, "h1")
 		require.NoError(t, err)

@@ -721,3 +721,40 @@ func TestAFairBatchAnswersAsTriesInTurn(t *testing.T) {
 	assert.Equal(t, 2, granted, "%+v", alone)
 	assert.True(t, alone[3].Acquired && alone[4].Acquired, "%+v", alone)
 }
+
+// A batch of tries that the free units cover, with a renewal and a holder
+// named twice, answers as the same tries made one by one.
+func TestABatchOfNewHoldersRenewalsAndRepeatsAnswersAsTriesInTurn(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *backend) {
+		ctx := context.Background()
+		holders := []string{"a", "old", "b", "a", "c"}
+		run := func(batch bool) []slotlimit.Result {
+			l := newLimiter(t, b, testKey(t, b), 10, time.Minute)
+			_, err := l.TryAcquire(ctx, "old")
+			require.NoError(t, err)
+			var results []slotlimit.Result
+			if batch {
+				results, err = l.TryAcquireBatch(ctx, holders)
+				require.NoError(t, err)
+			} else {
+				for _, h := range holders {
+					res, err := l.TryAcquire(ctx, h)
+					require.NoError(t, err)
+					results = append(results, res)
+				}
+			}
+			for i := range results {
+				results[i].ExpiresAt = time.Time{}
+			}
+			return results
+		}
+		alone, batched := run(false), run(true)
+		assert.Equal(t, alone, batched)
+		var counts []int64
+		for _, r := range batched {
+			require.True(t, r.Acquired)
+			counts = append(counts, r.Count)
+		}
+		assert.Equal(t, []int64{2, 2, 3, 3, 4}, counts)
+	})
+}

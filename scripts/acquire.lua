@@ -108,6 +108,35 @@ local card = redis.call('ZCARD', leases)
 local reply = {}
 local refused = 0
 
+-- A batch of one unit each, with no weighted holder, that the free units
+-- cover whoever is new: every holder is granted, so one ZMSCORE tells who
+-- holds a lease already, and one ZADD (GT, as below) adds or renews them
+-- all. A holder named twice is new once; its second lease is its first,
+-- renewed.
+local count = #ARGV - 3
+if n == 1 and extra == 0 and count > 1 and card + count <= limit then
+	local at = string.format('%d', deadline)
+	local scores = redis.call('ZMSCORE', leases, unpack(ARGV, 4))
+	local members = {'GT'}
+	local units, seen = card, {}
+	for i = 1, count do
+		local holder = ARGV[i + 3]
+		members[2 * i], members[2 * i + 1] = at, holder
+		local kept = deadline
+		if scores[i] then
+			kept = math.max(deadline, tonumber(scores[i]))
+		elseif not seen[holder] then
+			units = units + 1
+		end
+		seen[holder] = true
+		reply[3 * i - 2], reply[3 * i - 1], reply[3 * i] = units, kept, 1
+	end
+	redis.call('ZADD', leases, unpack(members))
+	expire_after(leases, at, card == 0)
+	mark_full(full, leases, units, limit, true)
+	return reply
+end
+
 -- The commonest calls, one unit each with no weighted holder, grant while a
 -- unit is free or the holder holds one already, and read nothing else.
 if n == 1 and extra == 0 then
