@@ -75,42 +75,35 @@ func (h *wordHold) await(t *testing.T, w string) {
 func (h *wordHold) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *wordHold) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.mu.Lock()
-		var word string
-		var ch chan struct{}
-		for _, cmd := range cmds {
-			for _, a := range cmd.Args() {
-				if s, ok := a.(string); ok && h.held[s] != nil {
-					word, ch = s, h.held[s]
-				}
-			}
-		}
-		h.mu.Unlock()
-		if ch != nil {
-			h.entered <- word
-			<-ch
-		}
+		h.wait(cmds...)
 		return next(ctx, cmds)
 	}
 }
 func (h *wordHold) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if n := strings.ToLower(cmd.Name()); n == "evalsha" || n == "eval" {
-			h.mu.Lock()
-			var word string
-			var ch chan struct{}
-			for _, a := range cmd.Args() {
-				if s, ok := a.(string); ok && h.held[s] != nil {
-					word, ch = s, h.held[s]
-				}
-			}
-			h.mu.Unlock()
-			if ch != nil {
-				h.entered <- word
-				<-ch
-			}
+			h.wait(cmd)
 		}
 		return next(ctx, cmd)
+	}
+}
+
+// wait holds the caller while one of cmds' arguments is a held word.
+func (h *wordHold) wait(cmds ...redis.Cmder) {
+	h.mu.Lock()
+	var word string
+	var ch chan struct{}
+	for _, cmd := range cmds {
+		for _, a := range cmd.Args() {
+			if s, ok := a.(string); ok && h.held[s] != nil {
+				word, ch = s, h.held[s]
+			}
+		}
+	}
+	h.mu.Unlock()
+	if ch != nil {
+		h.entered <- word
+		<-ch
 	}
 }
 
