@@ -1,0 +1,94 @@
+// Package record keeps, beside a primitive's data in Redis, the settings
+// that describe it (a limiter's limit, a rate limit's rate, a list's
+// bounds), so that an operator can read them without being told.
+//
+// A record is a string of URL query form, "limit=60&lease=5s", at a key
+// beside the primitive's data. It is written seldom: a handle writes the
+// record of a key at most once per Every, with one SET, never on every
+// call, and the record expires Every plus the longest the data can
+// outlive a call after that write. So while calls go on, it outlives the
+// data it describes, and it lapses at most Every after the data does once
+// they stop.
+package record
+
+import (
+	"context"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Every is how often a handle writes a key's record while it is used.
+const Every = time.Minute
+
+// maxKeys bounds the keys a Memo remembers. A handle used on more keys
+// than this forgets them all at once and writes each record again on the
+// key's next call.
+const maxKeys = 4096
+
+// A Memo remembers when its handle last wrote each key's record. The zero
+// value is ready to use and safe for concurrent use.
+type Memo struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+// Due reports whether key's record is due to be written, and if so counts
+// it written now, so that concurrent callers write it once. A caller whose
+// write fails calls Forget.
+func (m *Memo) Due(key string) bool {
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if at, ok := m.last[key]; ok && now.Sub(at) < Every {
+		return false
+	}
+	if m.last == nil || len(m.last) >= maxKeys {
+		m.last = make(map[string]time.Time)
+	}
+	m.last[key] = now
+	return true
+}
+
+// Forget makes key's record due again, after its write failed.
+func (m *Memo) Forget(key string) {
+	m.mu.Lock()
+	delete(m.last, key)
+	m.mu.Unlock()
+}
+
+// TTL is the expiry of a record written now for data that can outlive a
+// call by outlive: Every plus outlive, at least a second.
+func TTL(outlive time.Duration) time.Duration {
+	return Every + max(outlive, time.Second)
+}
+
+// Write sets the record at key to fields, to expire after ttl, when m
+// says it is due. A failed write is forgotten, to be tried again on the
+// next call, and returned; callers that go on to their own command may
+// ignore it, since that command meets the same Redis.
+func (m *Memo) Write(ctx context.Context, rdb redis.Cmdable, key string, fields url.Values, ttl time.Duration) error {
+	if !m.Due(key) {
+		return nil
+	}
+	if err := rdb.Set(ctx, key, fields.Encode(), ttl).Err(); err != nil {
+		m.Forget(key)
+		return err
+	}
+	return nil
+}
+
+// Read returns the record at key, or nil and no error when there is none.
+// A key that holds something other than a record is an error.
+func Read(ctx context.Context, rdb redis.Cmdable, key string) (url.Values, error) {
+	s, err := rdb.Get(ctx, key).Result()
+	if err == redis.Nil {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return url.ParseQuery(s)
+}

@@ -1,0 +1,95 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+)
+
+func TestDueOncePerEvery(t *testing.T) {
+	var m Memo
+	if !m.Due("k") {
+		t.Fatal("first Due = false, want true")
+	}
+	if m.Due("k") {
+		t.Fatal("second Due within Every = true, want false")
+	}
+	if !m.Due("other") {
+		t.Fatal("Due of another key = false, want true")
+	}
+	m.Forget("k")
+	if !m.Due("k") {
+		t.Fatal("Due after Forget = false, want true")
+	}
+	m.last["k"] = time.Now().Add(-Every)
+	if !m.Due("k") {
+		t.Fatal("Due after Every = false, want true")
+	}
+}
+
+func TestMemoForgetsAllPastMaxKeys(t *testing.T) {
+	var m Memo
+	for i := range maxKeys {
+		m.Due(strconv.Itoa(i))
+	}
+	if !m.Due("one more") {
+		t.Fatal("Due of a new key = false")
+	}
+	if len(m.last) != 1 {
+		t.Fatalf("memo holds %d keys past maxKeys, want 1", len(m.last))
+	}
+	if !m.Due("0") {
+		t.Fatal("a forgotten key is not due again")
+	}
+}
+
+func TestWriteThenRead(t *testing.T) {
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	ctx := context.Background()
+	var m Memo
+	if err := m.Write(ctx, rdb, "{k}/limit", url.Values{"limit": {"60"}}, TTL(5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if got := mr.TTL("{k}/limit"); got != Every+5*time.Second {
+		t.Fatalf("TTL = %v, want %v", got, Every+5*time.Second)
+	}
+	mr.Set("{k}/limit", "limit=61")
+	if err := m.Write(ctx, rdb, "{k}/limit", url.Values{"limit": {"60"}}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(ctx, rdb, "{k}/limit")
+	if err != nil || got.Get("limit") != "61" {
+		t.Fatalf("Read = %v, %v; a write within Every must send nothing", got, err)
+	}
+	if got, err := Read(ctx, rdb, "{none}/limit"); got != nil || err != nil {
+		t.Fatalf("Read of no record = %v, %v; want nil, nil", got, err)
+	}
+}
+
+func TestFailedWriteIsDueAgain(t *testing.T) {
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
+	ctx := context.Background()
+	mr.SetError("down")
+	var m Memo
+	if err := m.Write(ctx, rdb, "k", url.Values{"a": {"1"}}, time.Minute); err == nil {
+		t.Fatal("Write to a failing Redis returned nil")
+	}
+	mr.SetError("")
+	if err := m.Write(ctx, rdb, "k", url.Values{"a": {"1"}}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := mr.Get("k"); v != "a=1" {
+		t.Fatalf("record = %q after the retry, want a=1", v)
+	}
+	if _, err := Read(ctx, rdb, "missing"); errors.Is(err, redis.Nil) {
+		t.Fatal("Read returned redis.Nil")
+	}
+}
