@@ -99,6 +99,12 @@ Adaptive limit (package adaptive):
   adaptive watch KEY    a live view, redrawn every second: the limit beside the slots
                         in use, with both over the last screens, and the holders
 
+A live page (every primitive found):
+  web                   serve a live page of every primitive in the Redis, with plots
+                        of the last minutes and a page for each; read-only unless
+                        -allow-writes. Listens on 127.0.0.1:8379 unless -listen ADDR;
+                        its first line is "listening on http://ADDR"
+
 Flags go anywhere after the command's name, before or after its arguments; the
 common flags may come before the command too. After --, every word is an
 argument, so an ID that begins with - goes there:
@@ -129,6 +135,10 @@ Command flags:
   -period D      rate show, rate reset: its Period (default 1s)
   -burst N       rate show, rate reset: its Burst; 0, the default, means the rate
   -algorithm A   rate show, rate reset: gcra (the default) or fixed-window
+  -listen ADDR   web: the address to serve on (default 127.0.0.1:8379); one
+                 beyond loopback needs -allow-remote
+  -allow-writes  web: offer writes, each carrying the token printed at start
+  -allow-remote  web: allow -listen beyond loopback
   -min N, -max N adaptive show, adaptive watch: the Limiters' Config.Min and
                  Config.Max, which Redis does not keep: shown beside the limit,
                  which is then read as those Limiters read it, kept within them
@@ -167,7 +177,8 @@ Exit status:
   2  usage: an unknown command or flag, a missing argument, no or a bad URL,
      or a key, holder or limit that the library refuses
   3  Redis is unreachable, or answered with an error (such as WRONGTYPE);
-     watch or adaptive watch whose last screen failed
+     watch or adaptive watch whose last screen failed; web that could not
+     listen or serve
 `
 
 // A command is one subcommand. Each package's commands live in a file of
@@ -200,6 +211,7 @@ var commands = []command{
 	{"rate reset", []string{"KEY"}, rateFlags, runRateReset},
 	{"adaptive show", []string{"KEY"}, adaptiveFlags, runAdaptiveShow},
 	{"adaptive watch", []string{"KEY"}, adaptiveWatchFlags, runAdaptiveWatch},
+	{"web", nil, webFlags, runWeb},
 }
 
 // A cli is one run of the command: its flags, its streams, and the client.
@@ -226,6 +238,7 @@ type cli struct {
 	algorithm string
 	minLimit  int64
 	maxLimit  int64
+	web       webConfig
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
