@@ -637,13 +637,17 @@ func describePacket(ctx context.Context, client redis.UniversalClient, f *found)
 // is the CRC-32 of its ID modulo Shards (redpacket.Config.Shards), and the
 // Store's own Shards is one such count.
 func packetShards(id string, n int) int {
-	sum := crc32.ChecksumIEEE([]byte(id))
 	for shards := n + 1; shards <= 1024; shards++ {
-		if int(sum%uint32(shards)) == n {
+		if shardOf(id, shards) == n {
 			return shards
 		}
 	}
 	return 1
+}
+
+// shardOf returns the shard of packet id under a Config.Shards of shards.
+func shardOf(id string, shards int) int {
+	return int(crc32.ChecksumIEEE([]byte(id)) % uint32(shards))
 }
 
 func describeRate(ctx context.Context, client redis.UniversalClient, f *found) error {

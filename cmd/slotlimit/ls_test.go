@@ -92,7 +92,7 @@ func newLsScene(t *testing.T, client redis.UniversalClient) *lsScene {
 	require.NoError(t, err)
 	require.NoError(t, list.Add(ctx, "x", "y", "z"))
 
-	store, err := redpacket.New(client, redpacket.Config{})
+	store, err := redpacket.New(client, redpacket.Config{Shards: 4})
 	require.NoError(t, err)
 	packet := key("red packet", "packet")
 	require.NoError(t, store.Create(ctx, redpacket.Packet{ID: packet, Total: 1000, Count: 10, Split: redpacket.Equal}))
