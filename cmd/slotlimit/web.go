@@ -61,7 +61,10 @@ func runWeb(c *cli, _ []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.web.listen, err)
 	}
-	s := newWebServer(c, l.Addr().String(), token, c.finder())
+	each := c.timeout
+	s := newWebServer(c, l.Addr().String(), token,
+		func(ctx context.Context) ([]found, error) { return findPrimitives(ctx, c.client, "", "", each) },
+		func(ctx context.Context, f *found) { describe(ctx, c.client, f, each) })
 	srv := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,

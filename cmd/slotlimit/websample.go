@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,16 +22,28 @@ const (
 	sampleWorkers = 8                // the readings made at once
 )
 
-// A webFinder lists the primitives the page shows.
-type webFinder func(ctx context.Context) ([]webItem, error)
+// A webFinder finds the primitives the page shows, without reading their
+// state (as findPrimitives does).
+type webFinder func(ctx context.Context) ([]found, error)
+
+// A webDescriber reads one found primitive's state (as describe does).
+type webDescriber func(ctx context.Context, f *found)
 
 // A primState is one primitive's last reading.
 type primState struct {
-	Kind  string     `json:"kind"`
-	Key   string     `json:"key"`
-	State string     `json:"state"`           // the state in one line
-	Err   string     `json:"error,omitempty"` // why the last reading failed
-	Vals  []*float64 `json:"vals"`            // its figures, in the order of its kind's series; null when unknown
+	ID     string     `json:"id"` // kind, prefix, shard and key, which name it
+	Kind   string     `json:"kind"`
+	Key    string     `json:"key"`
+	Prefix string     `json:"prefix,omitempty"`
+	Shard  int        `json:"shard,omitempty"`
+	State  string     `json:"state"`           // the state in one line
+	Err    string     `json:"error,omitempty"` // why the last reading failed
+	Vals   []*float64 `json:"vals"`            // its figures, in the order of its kind's; null when unknown
+}
+
+// itemID names the primitive f in the page's state.
+func itemID(f found) string {
+	return f.Kind + "\x00" + f.Prefix + "\x00" + strconv.Itoa(f.Shard) + "\x00" + f.Key
 }
 
 // A history is a primitive's readings over the last keepHistory, by
@@ -52,21 +65,22 @@ type round struct {
 
 // A sampler reads the primitives a finder finds, once a second.
 type sampler struct {
-	find    webFinder
-	reader  *webReader
-	timeout time.Duration // bounds each reading
+	find     webFinder
+	describe webDescriber
+	late     func(ctx context.Context, f found) (time.Duration, bool) // a delay queue's lateness, when known
+	timeout  time.Duration                                            // bounds each reading
 
 	mu      sync.Mutex
-	items   []webItem // the primitives sampled, sorted
+	items   []found // the primitives sampled, sorted
 	last    round
-	hist    map[webItem]*history
+	hist    map[string]*history // by itemID
 	subs    map[chan round]struct{}
 	started bool
 	done    chan struct{}
 }
 
-func newSampler(find webFinder, reader *webReader, timeout time.Duration) *sampler {
-	return &sampler{find: find, reader: reader, timeout: timeout, hist: make(map[webItem]*history),
+func newSampler(find webFinder, describe webDescriber, timeout time.Duration) *sampler {
+	return &sampler{find: find, describe: describe, timeout: timeout, hist: make(map[string]*history),
 		subs: make(map[chan round]struct{}), done: make(chan struct{}), last: round{Cap: maxSampled, Prims: []primState{}}}
 }
 
@@ -113,11 +127,17 @@ func kindRank(kind string) int {
 	return len(webKinds)
 }
 
-func compareItems(a, b webItem) int {
+func compareItems(a, b found) int {
 	if d := kindRank(a.Kind) - kindRank(b.Kind); d != 0 {
 		return d
 	}
-	return strings.Compare(a.Key, b.Key)
+	if d := strings.Compare(a.Key, b.Key); d != 0 {
+		return d
+	}
+	if d := strings.Compare(a.Prefix, b.Prefix); d != 0 {
+		return d
+	}
+	return a.Shard - b.Shard
 }
 
 // discover finds the primitives, keeping the first maxSampled in order.
@@ -136,24 +156,23 @@ func (s *sampler) discover(parent context.Context) {
 		return
 	}
 	s.last.FindErr = ""
-	items = slices.DeleteFunc(slices.Clone(items), func(it webItem) bool { _, ok := kindOf(it.Kind); return !ok })
+	items = slices.DeleteFunc(slices.Clone(items), func(f found) bool { _, ok := kindOf(f.Kind); return !ok })
 	slices.SortFunc(items, compareItems)
-	items = slices.Compact(items)
+	items = slices.CompactFunc(items, func(a, b found) bool { return itemID(a) == itemID(b) })
 	s.last.Found = len(items)
 	if len(items) > maxSampled {
 		items = items[:maxSampled]
 	}
 	s.items = items
-	keep := make(map[webItem]bool, len(items))
-	for _, it := range items {
-		keep[it] = true
+	keep := make(map[string]bool, len(items))
+	for _, f := range items {
+		keep[itemID(f)] = true
 	}
-	for it := range s.hist {
-		if !keep[it] {
-			delete(s.hist, it)
+	for id := range s.hist {
+		if !keep[id] {
+			delete(s.hist, id)
 		}
 	}
-	s.reader.forget(keep)
 }
 
 // sample reads every primitive once, records the readings and tells the
@@ -188,11 +207,11 @@ func (s *sampler) sample(ctx context.Context) {
 	cut := now.Add(-keepHistory).UnixMilli()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, it := range items {
-		h := s.hist[it]
+	for i, f := range items {
+		h := s.hist[itemID(f)]
 		if h == nil {
 			h = &history{}
-			s.hist[it] = h
+			s.hist[itemID(f)] = h
 		}
 		h.T = append(h.T, t)
 		h.V = append(h.V, states[i].Vals)
@@ -215,27 +234,40 @@ func (s *sampler) sample(ctx context.Context) {
 	}
 }
 
-// read reads one primitive, bounded by the timeout.
-func (s *sampler) read(ctx context.Context, it webItem) primState {
-	st := primState{Kind: it.Kind, Key: it.Key}
-	k, _ := kindOf(it.Kind)
+// read reads one primitive, bounded by the timeout: its state, and its
+// figures in the order of its kind's.
+func (s *sampler) read(ctx context.Context, f found) primState {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	r, err := k.read(s.reader, ctx, it.Key)
-	if err != nil {
-		st.Err = err.Error()
-		st.State = "unreadable"
-		st.Vals = make([]*float64, len(k.Series))
-		return st
+	id, kind := itemID(f), f.Kind
+	k, _ := kindOf(kind)
+	s.describe(ctx, &f)
+	if f.Kind != kind { // none any more: its keys lapsed since the search
+		return primState{ID: id, Kind: kind, Key: f.Key, Prefix: f.Prefix, Shard: f.Shard, State: "gone", Vals: make([]*float64, len(k.Figures))}
 	}
-	st.State, st.Vals = r.line, r.vals
+	if f.Kind == kindQueue && s.late != nil && f.Error == "" {
+		if late, ok := s.late(ctx, f); ok {
+			if f.Figures == nil {
+				f.Figures = make(map[string]int64)
+			}
+			f.Figures[lateFigure] = late.Milliseconds()
+		}
+	}
+	st := primState{ID: id, Kind: f.Kind, Key: f.Key, Prefix: f.Prefix, Shard: f.Shard, State: f.State, Err: f.Error,
+		Vals: make([]*float64, len(k.Figures))}
+	for i, fig := range k.Figures {
+		if v, ok := f.Figures[fig[0]]; ok {
+			x := float64(v)
+			st.Vals[i] = &x
+		}
+	}
 	return st
 }
 
 // A fullState is the last round with each primitive's history.
 type fullState struct {
 	round
-	History map[string]history `json:"history"` // by kind + "\x00" + key
+	History map[string]history `json:"history"` // by itemID
 }
 
 // state returns the last round, with the histories when full is set.
@@ -245,8 +277,8 @@ func (s *sampler) state(full bool) fullState {
 	out := fullState{round: s.last}
 	if full {
 		out.History = make(map[string]history, len(s.hist))
-		for it, h := range s.hist {
-			out.History[it.Kind+"\x00"+it.Key] = history{T: slices.Clone(h.T), V: slices.Clone(h.V)}
+		for id, h := range s.hist {
+			out.History[id] = history{T: slices.Clone(h.T), V: slices.Clone(h.V)}
 		}
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -41,17 +42,13 @@ type webServer struct {
 	mux         *http.ServeMux
 }
 
-// finder returns the finder of the primitives web shows.
-func (c *cli) finder() webFinder {
-	return func(ctx context.Context) ([]webItem, error) {
-		return nil, errors.New("discovery is not available in this build")
-	}
-}
-
-func newWebServer(c *cli, addr, token string, find webFinder) *webServer {
-	reader := newWebReader(c.client)
+// newWebServer returns the server of the page, which shows the
+// primitives find finds, as describe reads them.
+func newWebServer(c *cli, addr, token string, find webFinder, describe webDescriber) *webServer {
+	reader := &webReader{client: c.client}
 	s := &webServer{addr: addr, token: token, allowRemote: c.web.allowRemote, reader: reader,
-		sampler: newSampler(find, reader, c.timeout), timeout: c.timeout, mux: http.NewServeMux()}
+		sampler: newSampler(find, describe, c.timeout), timeout: c.timeout, mux: http.NewServeMux()}
+	s.sampler.late = reader.lateness
 	static, _ := fs.Sub(webFiles, "web")
 	s.mux.HandleFunc("GET /{$}", s.file(static, "index.html"))
 	s.mux.HandleFunc("GET /p", s.file(static, "detail.html"))
@@ -168,16 +165,19 @@ func (s *webServer) events(w http.ResponseWriter, r *http.Request) {
 // detail serves the detail of the primitive that the query's kind and
 // key name, as JSON.
 func (s *webServer) detail(w http.ResponseWriter, r *http.Request) {
-	kind, key := r.URL.Query().Get("kind"), r.URL.Query().Get("key")
-	k, ok := kindOf(kind)
-	if !ok || key == "" {
-		writeJSONTo(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("no such kind %q, or no key", kind)})
+	q := r.URL.Query()
+	f := found{Kind: q.Get("kind"), Key: q.Get("key"), Prefix: q.Get("prefix")}
+	shard, err := strconv.Atoi(cmpOr(q.Get("shard"), "0"))
+	k, ok := kindOf(f.Kind)
+	if !ok || f.Key == "" || err != nil {
+		writeJSONTo(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("no such kind %q, no key, or a bad shard", f.Kind)})
 		return
 	}
+	f.Shard = shard
 	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 	defer cancel()
-	d, err := k.detail(s.reader, ctx, key)
-	d.Kind, d.Key = kind, key
+	d, err := k.detail(s.reader, ctx, f)
+	d.Kind, d.Key = f.Kind, f.Key
 	out := struct {
 		detail
 		Writes bool   `json:"writes"`
@@ -189,6 +189,14 @@ func (s *webServer) detail(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSONTo(w, http.StatusOK, out)
+}
+
+// cmpOr returns s, or def when s is empty.
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // A writeResult is the answer to a write.
@@ -275,19 +283,19 @@ func (s *webServer) act(ctx context.Context, kind, key, action string, args []st
 		return "", usageErrorf("no key")
 	}
 	switch {
-	case kind == webLimiter && action == "release":
+	case kind == kindLimiter && action == "release":
 		holder, err := one()
 		if err != nil {
 			return "", err
 		}
 		return s.reader.release(ctx, key, holder)
-	case kind == webLock && action == "break":
+	case kind == kindLock && action == "break":
 		token, err := one()
 		if err != nil {
 			return "", err
 		}
 		return s.reader.breakLock(ctx, key, token)
-	case kind == webQueue && (action == "requeue" || action == "drop"):
+	case kind == kindQueue && (action == "requeue" || action == "drop"):
 		if len(args) == 0 {
 			return "", usageErrorf("%s %s takes one or more IDs", kind, action)
 		}
@@ -308,7 +316,7 @@ func (s *webServer) act(ctx context.Context, kind, key, action string, args []st
 			return msg, errNo
 		}
 		return msg, nil
-	case kind == webRate && action == "reset":
+	case kind == kindRate && action == "reset":
 		return s.reader.resetRate(ctx, key)
 	}
 	return "", usageErrorf("no write %q on a %s", action, strings.TrimSpace(kind))

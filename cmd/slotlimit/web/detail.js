@@ -4,6 +4,8 @@
 
 const query = new URLSearchParams(location.search);
 const kind = query.get('kind') || '', key = query.get('key') || '';
+const where = { kind, key };
+if (query.has('prefix')) Object.assign(where, { prefix: query.get('prefix'), shard: query.get('shard') || '0' });
 document.getElementById('kind').textContent = kind;
 document.getElementById('key').textContent = key;
 document.title = `slotlimit ${kind} ${key}`;
@@ -67,7 +69,7 @@ async function write(a, arg) {
 async function load() {
   const status = document.getElementById('status');
   try {
-    const r = await fetch('/api/detail?' + new URLSearchParams({ kind, key }));
+    const r = await fetch('/api/detail?' + new URLSearchParams(where));
     const d = await r.json();
     render(d);
     status.textContent = d.error ? 'unreadable: ' + d.error : `read at ${new Date().toLocaleTimeString()}`;

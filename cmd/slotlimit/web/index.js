@@ -5,7 +5,7 @@
 const keep = 10 * 60 * 1000; // the history plotted, as the server keeps it
 let model = null;
 
-function id(p) { return p.kind + '\u0000' + p.key; }
+function id(p) { return p.id; }
 
 // start takes the state the stream begins with.
 function start(s) {
@@ -67,19 +67,26 @@ function render() {
   if (!n) main.replaceChildren(el('p', { class: 'note' }, 'Nothing found yet.'));
 }
 
+function label(k, name) {
+  const f = k.figures.find(f => f[0] === name);
+  return f ? f[1] : name;
+}
+
 function plural(name) { return name.endsWith('list') || !name.endsWith('s') ? name + 's' : name; }
 
 function renderPrim(list, k, p) {
-  let a = Array.from(list.children).find(e => e.dataset.key === p.key);
+  let a = Array.from(list.children).find(e => e.dataset.id === p.id);
   if (!a) {
-    a = el('article', { class: 'prim', 'data-kind': p.kind, 'data-key': p.key });
-    const link = el('a', { href: '/p?' + new URLSearchParams({ kind: p.kind, key: p.key }) }, p.key);
+    a = el('article', { class: 'prim', 'data-id': p.id, 'data-kind': p.kind, 'data-key': p.key });
+    const q = { kind: p.kind, key: p.key };
+    if (p.prefix) Object.assign(q, { prefix: p.prefix, shard: String(p.shard || 0) });
+    const link = el('a', { href: '/p?' + new URLSearchParams(q) }, p.key);
     a.append(link, el('span', { class: 'state' }), el('span', { class: 'error' }), el('div', { class: 'figures' }));
-    k.plots.forEach((pl, i) => {
+    (k.plots || []).forEach((pl, i) => {
       const legend = el('div', { class: 'legend' });
       pl.series.forEach((s, j) => {
         const item = el('span');
-        item.append(el('span', { class: `swatch k${j}` }), s);
+        item.append(el('span', { class: `swatch k${j}` }), label(k, s));
         legend.append(item);
       });
       const svg = document.createElementNS(SVG, 'svg');
@@ -93,17 +100,17 @@ function renderPrim(list, k, p) {
   a.querySelector('.state').textContent = p.state;
   a.querySelector('.error').textContent = p.error ? ' ' + p.error : '';
   const figs = a.querySelector('.figures');
-  figs.replaceChildren(...k.series.map((s, i) => {
-    const f = el('span', { 'data-series': s });
+  figs.replaceChildren(...k.figures.map(([name, lbl], i) => {
+    const f = el('span', { 'data-figure': name });
     const v = p.vals ? p.vals[i] : null;
-    f.append(s + ' ', el('b', {}, fmt(v)));
+    f.append(lbl + ' ', el('b', {}, fmt(v)));
     return f;
   }));
   const t = p.hist.t;
   const span = Math.min(keep, Math.max(60 * 1000, t.length ? t[t.length - 1] - t[0] : 0));
-  k.plots.forEach((pl, i) => {
+  (k.plots || []).forEach((pl, i) => {
     const svg = a.querySelector(`svg[data-plot="${i}"]`);
-    const top = drawPlot(svg, p.hist, pl.series.map(s => k.series.indexOf(s)), model.t, span);
+    const top = drawPlot(svg, p.hist, pl.series.map(s => k.figures.findIndex(f => f[0] === s)), model.t, span);
     svg.previousElementSibling.previousElementSibling.textContent = `${pl.title}, 0 to ${fmt(top)}, over the last ${Math.round(span / 60000) || 1} min`;
   });
   return a;
