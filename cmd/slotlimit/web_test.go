@@ -500,3 +500,18 @@ func TestWebSamplesAndDetails(t *testing.T) {
 		}
 	}
 }
+
+// slotlimit -h names web, its default address and its flags.
+func TestWebInHelp(t *testing.T) {
+	var stdout, stderr strings.Builder
+	require.Equal(t, exitOK, run([]string{"-h"}, strings.NewReader(""), &stdout, &stderr))
+	for _, s := range []string{"\n  web ", defaultListen, "-listen ADDR", "-allow-writes", "-allow-remote", `"listening on http://ADDR"`} {
+		assert.Contains(t, stdout.String(), s)
+	}
+	stdout.Reset()
+	require.Equal(t, exitOK, run([]string{"web", "-h"}, strings.NewReader(""), &stdout, &stderr))
+	assert.Contains(t, stdout.String(), "-allow-writes")
+	assert.Contains(t, stdout.String(), `(default "127.0.0.1:8379")`)
+	stdout.Reset()
+	assert.Equal(t, exitUsage, run([]string{"-u", "127.0.0.1:1", "web", "extra"}, strings.NewReader(""), &stdout, &stderr), "web takes no argument")
+}
