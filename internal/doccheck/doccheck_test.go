@@ -5,6 +5,7 @@ package doccheck_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,6 +145,37 @@ func TestDocsCiteTestsThatExist(t *testing.T) {
 		for _, m := range citedTest.FindAllSubmatch(text, -1) {
 			if name := string(m[1]); !defined[name] {
 				t.Errorf("%s cites %s, which no test file defines", rel, name)
+			}
+		}
+	}
+}
+
+// A command built where a user builds it, with go build ./cmd/NAME at the
+// root of the repository or go build in cmd/NAME, is ignored by git, so
+// that it never shows in git status nor lands in a commit.
+func TestBuiltCommandsAreIgnored(t *testing.T) {
+	dir := root(t)
+	if out, err := exec.Command("git", "-C", dir, "rev-parse", "--is-inside-work-tree").Output(); err != nil || strings.TrimSpace(string(out)) != "true" {
+		t.Skip("not a git work tree")
+	}
+	commands, err := filepath.Glob(filepath.Join(dir, "cmd", "*", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(commands) == 0 {
+		t.Fatal("found no command under cmd/")
+	}
+	for _, main := range commands {
+		name := filepath.Base(filepath.Dir(main))
+		for _, built := range []string{name, filepath.Join("cmd", name, name)} {
+			err := exec.Command("git", "-C", dir, "check-ignore", "-q", "--no-index", built).Run()
+			var exit *exec.ExitError
+			switch {
+			case err == nil:
+			case errors.As(err, &exit) && exit.ExitCode() == 1:
+				t.Errorf("%s, which go build makes of cmd/%s, is not ignored: add /%s to .gitignore", built, name, filepath.ToSlash(built))
+			default:
+				t.Fatalf("git check-ignore %s: %v", built, err)
 			}
 		}
 	}
