@@ -12,6 +12,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
 // root returns the module's root directory.
@@ -177,6 +180,34 @@ func TestBuiltCommandsAreIgnored(t *testing.T) {
 			default:
 				t.Fatalf("git check-ignore %s: %v", built, err)
 			}
+		}
+	}
+}
+
+// The README says how often a waiter sends a command while it waits: it
+// tries again once a second to keep its place in the queue, a place
+// lapses three seconds after the last try, and while its subscription to
+// the notices is not yet confirmed it tries every 100 ms at most. Those
+// figures are the ones the waiters use.
+func TestReadmeWaiterFigures(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join(root(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := strings.Join(strings.Fields(string(text)), " ")
+	for _, f := range []struct {
+		phrase     string
+		got, means time.Duration
+	}{
+		{"keeps its place in the queue by trying again once a second", waitqueue.EntryTTL / 3, time.Second},
+		{"a place lapses three seconds after the last try", waitqueue.EntryTTL, 3 * time.Second},
+		{"does that waiter try every 100 ms at most instead", waitqueue.MaxPoll, 100 * time.Millisecond},
+	} {
+		if !strings.Contains(readme, f.phrase) {
+			t.Errorf("README.md no longer says %q", f.phrase)
+		}
+		if f.got != f.means {
+			t.Errorf("README.md says %q, but the waiters use %v", f.phrase, f.got)
 		}
 	}
 }
