@@ -53,6 +53,18 @@ func docs(t *testing.T, dir string) []string {
 
 var goBlock = regexp.MustCompile("(?s)```go\n(package main\n.*?)```")
 
+// ownModule reports whether file lies in a module of its own below dir,
+// such as otel/: its programs need that module's requirements, and
+// .ci/run builds them from a user's module outside the repository.
+func ownModule(dir, file string) bool {
+	for d := filepath.Dir(file); d != dir && strings.HasPrefix(d, dir); d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Every README program that is a whole `package main` builds against the
 // module as it is now.
 func TestReadmeProgramsBuild(t *testing.T) {
@@ -62,6 +74,9 @@ func TestReadmeProgramsBuild(t *testing.T) {
 	dir := root(t)
 	n := 0
 	for _, file := range docs(t, dir) {
+		if ownModule(dir, file) {
+			continue
+		}
 		text, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -209,5 +224,56 @@ func TestReadmeWaiterFigures(t *testing.T) {
 		if f.got != f.means {
 			t.Errorf("README.md says %q, but the waiters use %v", f.phrase, f.got)
 		}
+	}
+}
+
+// The README of every library package, and of the otel module, opens with
+// a complete program (a whole `package main`, which TestReadmeProgramsBuild
+// or .ci/run builds), so that a user can start from it.
+func TestPackageReadmesShowAProgram(t *testing.T) {
+	dir := root(t)
+	n := 0
+	for _, file := range docs(t, dir) {
+		if filepath.Base(file) != "README.md" {
+			continue
+		}
+		pkg := filepath.Dir(file)
+		rel, _ := filepath.Rel(dir, pkg)
+		first := strings.Split(filepath.ToSlash(rel), "/")[0]
+		if first == "internal" || first == "examples" || first == "cmd" {
+			continue
+		}
+		sources, err := filepath.Glob(filepath.Join(pkg, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		library := false
+		for _, src := range sources {
+			if strings.HasSuffix(src, "_test.go") {
+				continue
+			}
+			text, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := regexp.MustCompile(`(?m)^package (\w+)`).FindSubmatch(text); m != nil && string(m[1]) != "main" {
+				library = true
+				break
+			}
+		}
+		if !library {
+			continue
+		}
+		n++
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !goBlock.Match(text) {
+			t.Errorf("%s shows no complete program (a ```go block that begins with package main)", filepath.ToSlash(filepath.Join(rel, "README.md")))
+		}
+	}
+	if n < 2 {
+		t.Fatalf("found %d package READMEs", n)
 	}
 }
