@@ -277,3 +277,66 @@ func TestPackageReadmesShowAProgram(t *testing.T) {
 		t.Fatalf("found %d package READMEs", n)
 	}
 }
+
+// otel/README.md's go.mod, which .ci/run builds in a module outside the
+// repository, requires the library and otel at the version otel/go.mod
+// requires of the library, and every OpenTelemetry module at the version
+// otel/go.mod requires of go.opentelemetry.io/otel (the newest that builds
+// on the library's floor Go); it says the library's go line, and replaces
+// both modules, since otel's own replace does not reach a module that
+// requires it.
+func TestOtelReadmeModuleLines(t *testing.T) {
+	dir := root(t)
+	readme, err := os.ReadFile(filepath.Join(dir, "otel", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)## A complete program\n.*?```\n(module .*?)```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("otel/README.md's \"A complete program\" shows no go.mod")
+	}
+	userMod := string(m[1])
+	required := func(gomod, path string) string {
+		t.Helper()
+		m := regexp.MustCompile(`(?m)^\s*(?:require\s+)?` + regexp.QuoteMeta(path) + `\s+(v\S+)`).FindStringSubmatch(gomod)
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	otelMod, err := os.ReadFile(filepath.Join(dir, "otel", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootMod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := required(string(otelMod), "github.com/slotlimit/slotlimit")
+	otelVersion := required(string(otelMod), "go.opentelemetry.io/otel")
+	if release == "" || otelVersion == "" {
+		t.Fatal("otel/go.mod requires no version of the library or of go.opentelemetry.io/otel")
+	}
+	for _, path := range []string{"github.com/slotlimit/slotlimit", "github.com/slotlimit/slotlimit/otel"} {
+		if got := required(userMod, path); got != release {
+			t.Errorf("otel/README.md's go.mod requires %s %q; otel/go.mod requires the library at %s", path, got, release)
+		}
+		if !regexp.MustCompile(`(?m)^\s*(?:replace\s+)?` + regexp.QuoteMeta(path) + `\s+=>`).MatchString(userMod) {
+			t.Errorf("otel/README.md's go.mod does not replace %s", path)
+		}
+	}
+	n := 0
+	for _, m := range regexp.MustCompile(`(?m)^\s*(go\.opentelemetry\.io/otel\S*)\s+(v\S+)`).FindAllStringSubmatch(userMod, -1) {
+		n++
+		if m[2] != otelVersion {
+			t.Errorf("otel/README.md's go.mod requires %s %s; otel/go.mod requires OpenTelemetry %s", m[1], m[2], otelVersion)
+		}
+	}
+	if n == 0 {
+		t.Error("otel/README.md's go.mod requires no OpenTelemetry module")
+	}
+	goLine := regexp.MustCompile(`(?m)^go \S+`)
+	if got, want := goLine.FindString(userMod), goLine.FindString(string(rootMod)); got != want {
+		t.Errorf("otel/README.md's go.mod says %q; the library's says %q", got, want)
+	}
+}
