@@ -216,7 +216,7 @@ func TestReadmeWaiterFigures(t *testing.T) {
 	}{
 		{"keeps its place in the queue by trying again once a second", waitqueue.EntryTTL / 3, time.Second},
 		{"a place lapses three seconds after the last try", waitqueue.EntryTTL, 3 * time.Second},
-		{"does that waiter try every 100 ms at most instead", waitqueue.MaxPoll, 100 * time.Millisecond},
+		{"a waiter tries every 100 ms at most", waitqueue.MaxPoll, 100 * time.Millisecond},
 	} {
 		if !strings.Contains(readme, f.phrase) {
 			t.Errorf("README.md no longer says %q", f.phrase)
