@@ -59,6 +59,13 @@ const usage = `slotlimit shows and repairs what the slotlimit packages keep in R
 Usage:
   slotlimit [-u URL] [flags] COMMAND [flags] ARGS [flags]
 
+Every package:
+  ls [PATTERN]          every primitive found, whatever package made it: its kind,
+                        key and state in one line; only those whose key matches
+                        PATTERN (a glob, as SCAN MATCH takes it), of -kind K
+                        when given. Walks every key, in SCAN batches of 1000,
+                        on every master of a Cluster
+
 Limiter (package slotlimit):
   count KEY             the units in use, against the limit when it is known
   holders KEY           the live leases, with time left and units, and the queue
@@ -120,6 +127,8 @@ Command flags:
   -interval D    watch, adaptive watch: the time between screens (default 1s)
   -rows N        watch, adaptive watch: the most holders listed (default 15)
   -yes           lock break, queue drop: do it without asking
+  -kind K        ls: only primitives of kind K: limiter, counter, lock, queue,
+                 recent, packet, rate or adaptive
   -offset N      recent list: skip the N newest items
   -max-age D     recent list: leave out items older than D, as the list's
                  Config.MaxAge does; 0, the default, lists them all
@@ -156,7 +165,7 @@ Config.CountRefusals counted in Redis (over a day); others count none.
 
 Exit status:
   0  done; for a question, yes
-  1  the answer is no: release of a holder that held nothing; lock info of a
+  1  the answer is no: ls that found nothing; release of a holder that held nothing; lock info of a
      free lock; lock break of a lock that is free, changed hands or lapsed
      before the break, or that you declined to break; queue requeue or drop
      of IDs none of which is a dead letter, or a drop you declined; recent
@@ -176,13 +185,14 @@ Exit status:
 // and in usage.
 type command struct {
 	name  string                     // as typed: "count", "lock info"
-	args  []string                   // the names of its arguments, all required; a last name ending in "..." takes one or more
+	args  []string                   // the names of its arguments, all required; a last name ending in "..." takes one or more, one in [] none or one
 	flags func(*flag.FlagSet, *cli)  // its own flags, besides the common ones; nil for none
 	run   func(*cli, []string) error // runs it with its arguments
 }
 
 // commands is every command, in the order usage lists them.
 var commands = []command{
+	{"ls", []string{"[PATTERN]"}, lsFlags, runLs},
 	{"count", []string{"KEY"}, limitFlag, runCount},
 	{"holders", []string{"KEY"}, limitFlag, runHolders},
 	{"release", []string{"KEY", "HOLDER"}, limitFlag, runRelease},
@@ -226,6 +236,7 @@ type cli struct {
 	algorithm string
 	minLimit  int64
 	maxLimit  int64
+	kind      string
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -285,6 +296,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func (cmd *command) takes(n int) bool {
 	if len(cmd.args) > 0 && strings.HasSuffix(cmd.args[len(cmd.args)-1], "...") {
 		return n >= len(cmd.args)
+	}
+	if len(cmd.args) > 0 && strings.HasPrefix(cmd.args[len(cmd.args)-1], "[") {
+		return n == len(cmd.args) || n == len(cmd.args)-1
 	}
 	return n == len(cmd.args)
 }
