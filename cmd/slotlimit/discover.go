@@ -738,55 +738,54 @@ func describeAdaptive(ctx context.Context, client redis.UniversalClient, f *foun
 	return nil
 }
 
-// globMatch reports whether s matches pattern as Redis MATCH and KEYS
+// globMatch reports whether str matches pattern as Redis MATCH and KEYS
 // match it: '*' any run of bytes, '?' any one byte, [abc], [^abc] and
-// [a-z] a byte of a set, and '\' quoting the next byte.
-func globMatch(pattern, s string) bool {
-	for len(pattern) > 0 {
-		switch pattern[0] {
-		case '*':
-			for len(pattern) > 1 && pattern[1] == '*' {
-				pattern = pattern[1:]
-			}
-			if len(pattern) == 1 {
-				return true
-			}
-			for i := 0; i <= len(s); i++ {
-				if globMatch(pattern[1:], s[i:]) {
-					return true
-				}
-			}
+// [a-z] a byte of a set, and '\\' quoting the next byte. On a mismatch
+// it goes back only to the last '*', so that its time grows with
+// len(pattern)×len(str), whatever the pattern.
+func globMatch(pattern, str string) bool {
+	pi, si := 0, 0
+	star, starSi := -1, 0 // where the pattern goes on after the last '*', and where str did then
+	for {
+		if pi < len(pattern) && pattern[pi] == '*' {
+			pi++
+			star, starSi = pi, si
+			continue
+		}
+		if si == len(str) {
+			return pi == len(pattern)
+		}
+		if n, ok := matchOne(pattern[pi:], str[si]); ok {
+			pi, si = pi+n, si+1
+			continue
+		}
+		if star < 0 {
 			return false
-		case '?':
-			if len(s) == 0 {
-				return false
-			}
-			s = s[1:]
-			pattern = pattern[1:]
-		case '[':
-			if len(s) == 0 {
-				return false
-			}
-			var ok bool
-			ok, pattern = matchClass(pattern[1:], s[0])
-			if !ok {
-				return false
-			}
-			s = s[1:]
-		case '\\':
-			if len(pattern) >= 2 {
-				pattern = pattern[1:]
-			}
-			fallthrough
-		default:
-			if len(s) == 0 || s[0] != pattern[0] {
-				return false
-			}
-			s = s[1:]
-			pattern = pattern[1:]
+		}
+		// Let the last '*' take one more byte, and go on after it.
+		starSi++
+		pi, si = star, starSi
+	}
+}
+
+// matchOne matches c against the element that p begins with (not '*'),
+// and returns whether it matched and the element's length.
+func matchOne(p string, c byte) (int, bool) {
+	if len(p) == 0 {
+		return 0, false
+	}
+	switch p[0] {
+	case '?':
+		return 1, true
+	case '[':
+		ok, rest := matchClass(p[1:], c)
+		return len(p) - len(rest), ok
+	case '\\':
+		if len(p) >= 2 {
+			return 2, p[1] == c
 		}
 	}
-	return len(s) == 0
+	return 1, p[0] == c
 }
 
 // matchClass matches c against the class that p begins with, after its

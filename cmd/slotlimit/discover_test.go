@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -121,4 +122,14 @@ func TestPacketShards(t *testing.T) {
 			assert.Equal(t, n, shardOf(id, s), "%s in shard %d of %d: %d shards", id, n, shards, s)
 		}
 	}
+}
+
+// globMatch goes back only to the last '*' on a mismatch: a pattern of
+// many stars against a long key that it does not match ends after
+// len(pattern)×len(key) steps at most, not an exponential number.
+func TestGlobMatchManyStars(t *testing.T) {
+	key := strings.Repeat("a", 5000)
+	pattern := strings.Repeat("*a", 30) + "*b"
+	assert.False(t, globMatch(pattern, key))
+	assert.True(t, globMatch(pattern, key+"b"))
 }

@@ -228,3 +228,17 @@ func lsChecks(t *testing.T, s *lsScene, conn ...string) {
 	assert.Equal(t, 2, r.code)
 	assert.Contains(t, r.stderr, `-kind "nosuch"`)
 }
+
+// slotlimit -h lists ls, and ls -h its -kind flag.
+func TestLsHelp(t *testing.T) {
+	r := cli(t, "", nil, "-h")
+	assert.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, "ls [PATTERN]")
+	assert.Contains(t, r.stdout, "ls that found nothing")
+	r = cli(t, "", nil, "ls", "-h")
+	assert.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, "usage: slotlimit [flags] ls [flags] [PATTERN]")
+	assert.Contains(t, r.stdout, "-kind K")
+	r = cli(t, "", nil, "-u", "127.0.0.1:1", "ls", "a", "b")
+	assert.Equal(t, 2, r.code, "one PATTERN at most")
+}

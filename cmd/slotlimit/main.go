@@ -119,7 +119,7 @@ argument, so an ID that begins with - goes there:
 
 Common flags:
   -u URL         redis://[user:password@]host:port[/db], rediss://..., or host:port;
-                 default $REDIS_URL
+                 default $REDIS_URL, or localhost:6379 when it is not set
   -cluster       the URL names a node of a Redis Cluster (add others with ?addr=host:port)
   -json          JSON for scripts, instead of tables for people
   -timeout D     the bound on each call to Redis (default 5s)
@@ -330,7 +330,7 @@ func isTerminal(w io.Writer) bool {
 // commonFlags defines the flags every command takes, before the command
 // or after its name, on fs.
 func (c *cli) commonFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.url, "u", c.url, "Redis `URL`: redis://[user:password@]host:port[/db], rediss://..., or host:port; default $REDIS_URL")
+	fs.StringVar(&c.url, "u", c.url, "Redis `URL`: redis://[user:password@]host:port[/db], rediss://..., or host:port; default $REDIS_URL, or "+defaultAddr)
 	fs.BoolVar(&c.cluster, "cluster", c.cluster, "the URL names a node of a Redis Cluster")
 	fs.BoolVar(&c.json, "json", c.json, "print JSON for scripts")
 	fs.DurationVar(&c.timeout, "timeout", c.timeout, "the bound on each call to Redis")
@@ -417,11 +417,16 @@ func find(args []string) (command, []string, error) {
 	return command{}, nil, usageErrorf("unknown command %q", args[0])
 }
 
+// defaultAddr is the Redis the command talks to when neither -u nor
+// REDIS_URL names one, as redis-cli does.
+const defaultAddr = "localhost:6379"
+
 // connect makes the client for the URL, without contacting Redis. A URL
-// without a scheme, as host:port, is taken as redis://host:port.
+// without a scheme, as host:port, is taken as redis://host:port; no URL
+// at all, as defaultAddr.
 func (c *cli) connect() error {
 	if c.url == "" {
-		return usageErrorf("no Redis URL: give -u URL or set REDIS_URL")
+		c.url = defaultAddr
 	}
 	if !strings.Contains(c.url, "://") {
 		c.url = "redis://" + c.url

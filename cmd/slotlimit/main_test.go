@@ -128,7 +128,7 @@ func TestHelpListsCommandsAndExitCodes(t *testing.T) {
 	for _, s := range []string{"count KEY", "holders KEY", "release KEY HOLDER", "watch KEY", "lock info KEY", "lock break KEY",
 		"queue stats KEY", "queue dead KEY", "queue requeue KEY ID...", "queue drop KEY ID...", "recent list KEY",
 		"recent remove KEY VALUE...", "packet show ID", "rate show KEY", "rate reset KEY", "adaptive show KEY", "adaptive watch KEY",
-		"Exit status", "fence floor"} {
+		"Exit status", "fence floor", "or localhost:6379 when it is not set"} {
 		assert.Contains(t, r.stdout, s)
 	}
 	r = cli(t, "", []string{"REDIS_URL=redis://user:secret@127.0.0.1:1"}, "holders", "-h")
@@ -150,7 +150,6 @@ func TestBadUsageExits2(t *testing.T) {
 		{"-u", url, "release", "k"},
 		{"-u", url, "holders", "-bogus", "k"},
 		{"-bogus", "-u", url, "holders", "k"},
-		{"count", "k"}, // no URL, no REDIS_URL
 		{"-u", "http://127.0.0.1:6379", "count", "k"},
 		{"-u", url, "count", "a}b"},     // a key New refuses
 		{"-u", url, "release", "k", ""}, // a holder the library refuses
