@@ -22,7 +22,7 @@ function take(r, history) {
     const old = model.prims.get(id(p));
     let hist = history ? history[id(p)] : old && old.hist;
     hist = hist ? { t: hist.t.slice(), v: hist.v.slice() } : { t: [], v: [] };
-    if (!history) {
+    if (!history && hist.t[hist.t.length - 1] !== r.t) { // a round the full state already held is not added again
       hist.t.push(r.t);
       hist.v.push(p.vals);
       while (hist.t.length && hist.t[0] < r.t - keep) { hist.t.shift(); hist.v.shift(); }
