@@ -103,7 +103,7 @@ func TestOwnerWrittenOncePerMinute(t *testing.T) {
 			assert.Equal(t, int64(1), writes.n.Load(), "one write in five TryLocks, Refreshes and Unlocks")
 		}
 
-		lock.OwnerDueNow(m) // a minute on
+		lock.OwnerDueNow(m)   // a minute on
 		l, err := m.Lock(ctx) // free: taken by its first try, which writes it
 		require.NoError(t, err)
 		owner, _ = ownerOf(t, b, key, l.Token())
