@@ -81,8 +81,9 @@ func (l *Limiter) recordArgs(key string, p params) (name string, value, ttl any)
 	return name, recordFields(p).Encode(), strconv.FormatInt(recordTTL(p).Milliseconds(), 10)
 }
 
-// parseRecord returns the Limit of a rate record, or false when the
-// record is not one a Limiter writes.
+// parseRecord returns the Limit of a rate record, its Burst filled in for
+// GCRA and 0 for a FixedWindow, or false when the record is not one a
+// Limiter writes.
 func parseRecord(fields url.Values) (Limit, bool) {
 	rate, err1 := strconv.ParseInt(fields.Get("rate"), 10, 64)
 	period, err2 := strconv.ParseInt(fields.Get("period"), 10, 64)
@@ -94,7 +95,7 @@ func parseRecord(fields url.Values) (Limit, bool) {
 	switch fields.Get("algorithm") {
 	case recordGCRA:
 	case recordWindow:
-		limit.Algorithm = FixedWindow
+		limit.Algorithm, limit.Burst = FixedWindow, 0 // the form a FixedWindow Limit is checked to
 	default:
 		return Limit{}, false
 	}
@@ -102,7 +103,8 @@ func parseRecord(fields url.Values) (Limit, bool) {
 }
 
 // Limit returns the limit that a Limiter last used on key, as the rate
-// record beside key holds it (see the package documentation), or the
+// record beside key holds it (a GCRA Limit with its Burst filled in, a
+// FixedWindow with a Burst of 0) (see the package documentation), or the
 // zero Limit when there is none: no Limiter used key within the last
 // minute and the time its data lives, or the record lapsed with it. It
 // reads one key and writes nothing. It returns ErrInvalidKey for an empty

@@ -105,7 +105,7 @@ func TestRateRecordByBatchAndAllowAll(t *testing.T) {
 	redistest.EachBackend(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
 		limiter := newLimiter(t, b.Client)
-		limit := ratelimit.Limit{Rate: 1000, Period: time.Hour}
+		limit := ratelimit.Limit{Rate: 1000, Period: time.Hour, Burst: 1000}
 		key := b.Key(t, "rl-test:batch:")
 		var wg sync.WaitGroup
 		for range 50 {
