@@ -14,7 +14,7 @@
 //	slotlimit -u 127.0.0.1:6379 queue stats jobs:emails
 //	slotlimit -u 127.0.0.1:6379 recent list recent:42
 //	slotlimit -u 127.0.0.1:6379 packet show p1
-//	slotlimit -u 127.0.0.1:6379 rate show -rate 10 user:42
+//	slotlimit -u 127.0.0.1:6379 rate show user:42
 //	slotlimit -u 127.0.0.1:6379 adaptive watch payments
 //
 // Every command goes through the packages' own scripts and types, so it
@@ -75,8 +75,8 @@ Limiter (package slotlimit):
                         limit, holders with time left, queue length, refusals
 
 Lock (package lock):
-  lock info KEY         the owner's token, the time left on its lease, the waiters,
-                        and the fence floor
+  lock info KEY         the owner's token and description, the time left on its
+                        lease, the waiters, and the fence floor
   lock break KEY        free the lock as its owner's unlock would: the first waiter
                         is handed it; asks first, unless -yes
 
@@ -96,9 +96,9 @@ Red packet (package redpacket):
   packet show ID        the shares and amount left, and the claims taken
 
 Rate limit (package ratelimit):
-  rate show KEY         the events a limit allows now on KEY, and when it is full
-                        again; needs the limit: -rate N [-period D] [-burst N]
-  rate reset KEY        give KEY its full allowance again; needs the limit
+  rate show KEY         the limit recorded beside KEY, the events it allows now, and
+                        when it is full again; -rate N [-period D] [-burst N] overrides
+  rate reset KEY        give KEY its full allowance again
 
 Adaptive limit (package adaptive):
   adaptive show KEY     the shared limit beside the slots in use, the waiters, when
@@ -134,7 +134,8 @@ Command flags:
                  Config.MaxAge does; 0, the default, lists them all
   -prefix P      packet show: the Store's Config.Prefix (default redpacket)
   -shards N      packet show: the Store's Config.Shards (default 1)
-  -rate N        rate show, rate reset: the limit's Rate, events per period
+  -rate N        rate show, rate reset: the limit's Rate, events per period,
+                 in place of the limit recorded beside the key
   -period D      rate show, rate reset: its Period (default 1s)
   -burst N       rate show, rate reset: its Burst; 0, the default, means the rate
   -algorithm A   rate show, rate reset: gcra (the default) or fixed-window
@@ -171,6 +172,7 @@ Exit status:
      of IDs none of which is a dead letter, or a drop you declined; recent
      remove of values none of which is in the list; packet show of a packet
      that does not exist; rate show of a key with no event allowed now;
+     rate show or reset of a key with no rate limit;
      adaptive show of a key that holds no adaptive limit, and adaptive
      watch whose last screen found none
   2  usage: an unknown command or flag, a missing argument, no or a bad URL,
