@@ -75,7 +75,11 @@ Lock (package lock):
 
 Delay queue (package delayqueue):
   queue stats KEY       the messages ready, delayed, in flight and dead
+  queue list KEY        the messages in each state (-state S), with their payloads
   queue dead KEY        the dead letters, oldest first, with their payloads
+  queue cancel KEY ID...
+                        delete ready and delayed messages before they are
+                        delivered; asks first, unless -yes
   queue requeue KEY ID...
                         move dead letters back to the queue, due now
   queue drop KEY ID...  delete dead letters for good; asks first, unless -yes
@@ -116,11 +120,14 @@ Command flags:
   -n COUNT       watch, adaptive watch: exit after COUNT screens; 0, the default,
                  runs until Ctrl-C.
                  queue dead: the most listed (default 100, at most 1000).
+                 queue list: the most listed of each state (default 100, at most 1000).
                  recent list: the most listed; 0, the default, lists all
   -interval D    watch, adaptive watch: the time between screens (default 1s)
   -rows N        watch, adaptive watch: the most holders listed (default 15)
-  -yes           lock break, queue drop: do it without asking
-  -offset N      recent list: skip the N newest items
+  -yes           lock break, queue drop, queue cancel: do it without asking
+  -offset N      recent list: skip the N newest items; queue list: the first N
+                 of each state
+  -state S       queue list: ready, delayed, inflight, dead, or all (the default)
   -max-age D     recent list: leave out items older than D, as the list's
                  Config.MaxAge does; 0, the default, lists them all
   -prefix P      packet show: the Store's Config.Prefix (default redpacket)
@@ -158,10 +165,13 @@ Exit status:
   0  done; for a question, yes
   1  the answer is no: release of a holder that held nothing; lock info of a
      free lock; lock break of a lock that is free, changed hands or lapsed
-     before the break, or that you declined to break; queue requeue or drop
-     of IDs none of which is a dead letter, or a drop you declined; recent
-     remove of values none of which is in the list; packet show of a packet
-     that does not exist; rate show of a key with no event allowed now;
+     before the break, or that you declined to break; queue stats, list or
+     dead of a key with no delay queue (an empty queue keeps nothing in
+     Redis); queue requeue or drop of IDs none of which is a dead letter, or
+     a drop you declined; queue cancel of IDs none of which is ready or
+     delayed, or a cancel you declined; recent list of a key with no list;
+     recent remove of values none of which is in the list; packet show of a
+     packet that does not exist; rate show of a key with no event allowed now;
      adaptive show of a key that holds no adaptive limit, and adaptive
      watch whose last screen found none
   2  usage: an unknown command or flag, a missing argument, no or a bad URL,
@@ -190,7 +200,9 @@ var commands = []command{
 	{"lock info", []string{"KEY"}, nil, runLockInfo},
 	{"lock break", []string{"KEY"}, breakFlags, runLockBreak},
 	{"queue stats", []string{"KEY"}, nil, runQueueStats},
+	{"queue list", []string{"KEY"}, listFlags, runQueueList},
 	{"queue dead", []string{"KEY"}, deadFlags, runQueueDead},
+	{"queue cancel", []string{"KEY", "ID..."}, cancelFlags, runQueueCancel},
 	{"queue requeue", []string{"KEY", "ID..."}, nil, runQueueRequeue},
 	{"queue drop", []string{"KEY", "ID..."}, dropFlags, runQueueDrop},
 	{"recent list", []string{"KEY"}, recentFlags, runRecentList},
@@ -218,6 +230,7 @@ type cli struct {
 	yes       bool
 	offset    int64
 	maxAge    time.Duration
+	state     string
 	prefix    string
 	shards    int
 	rate      int64
