@@ -129,7 +129,8 @@ Command flags:
                  of each state
   -state S       queue list: ready, delayed, inflight, dead, or all (the default)
   -max-age D     recent list: leave out items older than D, as the list's
-                 Config.MaxAge does; 0, the default, lists them all
+                 Config.MaxAge does; 0 lists them all; by default, the MaxAge
+                 its Lists recorded, if any
   -prefix P      packet show: the Store's Config.Prefix (default redpacket)
   -shards N      packet show: the Store's Config.Shards (default 1)
   -rate N        rate show, rate reset: the limit's Rate, events per period
@@ -230,6 +231,7 @@ type cli struct {
 	yes       bool
 	offset    int64
 	maxAge    time.Duration
+	maxAgeSet bool // -max-age was given
 	state     string
 	prefix    string
 	shards    int
