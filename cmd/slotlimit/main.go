@@ -138,8 +138,8 @@ Command flags:
   -burst N       rate show, rate reset: its Burst; 0, the default, means the rate
   -algorithm A   rate show, rate reset: gcra (the default) or fixed-window
   -min N, -max N adaptive show, adaptive watch: the Limiters' Config.Min and
-                 Config.Max, which Redis does not keep: shown beside the limit,
-                 which is then read as those Limiters read it, kept within them
+                 Config.Max, in place of those they recorded: shown beside the
+                 limit, which is then read as those Limiters read it, kept within them
 
 Limits. A limiter's limit is an argument of every call, and is stored in Redis
 only in the name of its full marker, which lives while the key is full, and in
@@ -156,8 +156,9 @@ clock as it read the lock. The owner's fence is at most the floor, and every
 owner that takes the lock later gets a higher one.
 
 Adaptive limits. An adaptive limit is stored in Redis, so adaptive show and
-adaptive watch read it (Limiter.Inspect, which writes nothing); its bounds
-are not, so they show them only when given -min and -max.
+adaptive watch read it (Limiter.Inspect, which writes nothing); its Limiters
+record their Min and Max beside it, which the commands show, and read the
+limit within; -min and -max override them.
 
 Refusals. watch shows the calls refused without waiting that Limiters with
 Config.CountRefusals counted in Redis (over a day); others count none.
@@ -241,6 +242,9 @@ type cli struct {
 	algorithm string
 	minLimit  int64
 	maxLimit  int64
+	// boundsRecorded: minLimit and maxLimit are the bounds the adaptive
+	// Limiters recorded, not -min and -max.
+	boundsRecorded bool
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
