@@ -26,9 +26,17 @@ func (c *cli) wrongType(err error, kind, key string) error {
 	defer cancel()
 	typ, terr := c.client.Type(ctx, key).Result()
 	if terr != nil || typ == "none" {
-		fmt.Fprintf(c.stderr, "%s: a key beside it holds a value of another type than a %s keeps there (another package's, or a value of yours)\n", display(key), kind)
+		fmt.Fprintf(c.stderr, "%s: a key beside it holds a value of another type than %s %s keeps there (another package's, or a value of yours)\n", display(key), article(kind), kind)
 		return errNo
 	}
-	fmt.Fprintf(c.stderr, "%s holds a Redis %s, not a %s (another package's, or a value of yours)\n", display(key), typ, kind)
+	fmt.Fprintf(c.stderr, "%s holds a Redis %s, not %s %s (another package's, or a value of yours)\n", display(key), typ, article(kind), kind)
 	return errNo
+}
+
+// article is the indefinite article of kind: "an" before a vowel, else "a".
+func article(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an"
+	}
+	return "a"
 }

@@ -14,7 +14,7 @@
 //	slotlimit -u 127.0.0.1:6379 queue stats jobs:emails
 //	slotlimit -u 127.0.0.1:6379 recent list recent:42
 //	slotlimit -u 127.0.0.1:6379 packet show p1
-//	slotlimit -u 127.0.0.1:6379 rate show -rate 10 user:42
+//	slotlimit -u 127.0.0.1:6379 rate show user:42
 //	slotlimit -u 127.0.0.1:6379 adaptive watch payments
 //
 // Every command goes through the packages' own scripts and types, so it
@@ -75,14 +75,18 @@ Limiter (package slotlimit):
                         limit, holders with time left, queue length, refusals
 
 Lock (package lock):
-  lock info KEY         the owner's token, the time left on its lease, the waiters,
-                        and the fence floor
+  lock info KEY         the owner's token and description, the time left on its
+                        lease, the waiters, and the fence floor
   lock break KEY        free the lock as its owner's unlock would: the first waiter
                         is handed it; asks first, unless -yes
 
 Delay queue (package delayqueue):
   queue stats KEY       the messages ready, delayed, in flight and dead
+  queue list KEY        the messages in each state (-state S), with their payloads
   queue dead KEY        the dead letters, oldest first, with their payloads
+  queue cancel KEY ID...
+                        delete ready and delayed messages before they are
+                        delivered; asks first, unless -yes
   queue requeue KEY ID...
                         move dead letters back to the queue, due now
   queue drop KEY ID...  delete dead letters for good; asks first, unless -yes
@@ -96,9 +100,9 @@ Red packet (package redpacket):
   packet show ID        the shares and amount left, and the claims taken
 
 Rate limit (package ratelimit):
-  rate show KEY         the events a limit allows now on KEY, and when it is full
-                        again; needs the limit: -rate N [-period D] [-burst N]
-  rate reset KEY        give KEY its full allowance again; needs the limit
+  rate show KEY         the limit recorded beside KEY, the events it allows now, and
+                        when it is full again; -rate N [-period D] [-burst N] overrides
+  rate reset KEY        give KEY its full allowance again
 
 Adaptive limit (package adaptive):
   adaptive show KEY     the shared limit beside the slots in use, the waiters, when
@@ -129,18 +133,23 @@ Command flags:
   -n COUNT       watch, adaptive watch: exit after COUNT screens; 0, the default,
                  runs until Ctrl-C.
                  queue dead: the most listed (default 100, at most 1000).
+                 queue list: the most listed of each state (default 100, at most 1000).
                  recent list: the most listed; 0, the default, lists all
   -interval D    watch, adaptive watch: the time between screens (default 1s)
   -rows N        watch, adaptive watch: the most holders listed (default 15)
-  -yes           lock break, queue drop: do it without asking
+  -yes           lock break, queue drop, queue cancel: do it without asking
   -kind K        ls: only primitives of kind K: limiter, counter, lock, queue,
                  recent, packet, rate or adaptive
-  -offset N      recent list: skip the N newest items
+  -offset N      recent list: skip the N newest items; queue list: the first N
+                 of each state
+  -state S       queue list: ready, delayed, inflight, dead, or all (the default)
   -max-age D     recent list: leave out items older than D, as the list's
-                 Config.MaxAge does; 0, the default, lists them all
+                 Config.MaxAge does; 0 lists them all; by default, the MaxAge
+                 its Lists recorded, if any
   -prefix P      packet show: the Store's Config.Prefix (default redpacket)
   -shards N      packet show: the Store's Config.Shards (default 1)
-  -rate N        rate show, rate reset: the limit's Rate, events per period
+  -rate N        rate show, rate reset: the limit's Rate, events per period,
+                 in place of the limit recorded beside the key
   -period D      rate show, rate reset: its Period (default 1s)
   -burst N       rate show, rate reset: its Burst; 0, the default, means the rate
   -algorithm A   rate show, rate reset: gcra (the default) or fixed-window
@@ -149,8 +158,8 @@ Command flags:
   -allow-writes  web: offer writes, each carrying the token printed at start
   -allow-remote  web: allow -listen beyond loopback
   -min N, -max N adaptive show, adaptive watch: the Limiters' Config.Min and
-                 Config.Max, which Redis does not keep: shown beside the limit,
-                 which is then read as those Limiters read it, kept within them
+                 Config.Max, in place of those they recorded: shown beside the
+                 limit, which is then read as those Limiters read it, kept within them
 
 Limits. A limiter's limit is an argument of every call, and is stored in Redis
 only in the name of its full marker, which lives while the key is full, and in
@@ -167,8 +176,9 @@ clock as it read the lock. The owner's fence is at most the floor, and every
 owner that takes the lock later gets a higher one.
 
 Adaptive limits. An adaptive limit is stored in Redis, so adaptive show and
-adaptive watch read it (Limiter.Inspect, which writes nothing); its bounds
-are not, so they show them only when given -min and -max.
+adaptive watch read it (Limiter.Inspect, which writes nothing); its Limiters
+record their Min and Max beside it, which the commands show, and read the
+limit within; -min and -max override them.
 
 Refusals. watch shows the calls refused without waiting that Limiters with
 Config.CountRefusals counted in Redis (over a day); others count none.
@@ -177,10 +187,14 @@ Exit status:
   0  done; for a question, yes
   1  the answer is no: ls that found nothing; release of a holder that held nothing; lock info of a
      free lock; lock break of a lock that is free, changed hands or lapsed
-     before the break, or that you declined to break; queue requeue or drop
-     of IDs none of which is a dead letter, or a drop you declined; recent
-     remove of values none of which is in the list; packet show of a packet
-     that does not exist; rate show of a key with no event allowed now;
+     before the break, or that you declined to break; queue stats, list or
+     dead of a key with no delay queue (an empty queue keeps nothing in
+     Redis); queue requeue or drop of IDs none of which is a dead letter, or
+     a drop you declined; queue cancel of IDs none of which is ready or
+     delayed, or a cancel you declined; recent list of a key with no list;
+     recent remove of values none of which is in the list; packet show of a
+     packet that does not exist; rate show of a key with no event allowed now;
+     rate show or reset of a key with no rate limit;
      adaptive show of a key that holds no adaptive limit, and adaptive
      watch whose last screen found none
   2  usage: an unknown command or flag, a missing argument, no or a bad URL,
@@ -211,7 +225,9 @@ var commands = []command{
 	{"lock info", []string{"KEY"}, nil, runLockInfo},
 	{"lock break", []string{"KEY"}, breakFlags, runLockBreak},
 	{"queue stats", []string{"KEY"}, nil, runQueueStats},
+	{"queue list", []string{"KEY"}, listFlags, runQueueList},
 	{"queue dead", []string{"KEY"}, deadFlags, runQueueDead},
+	{"queue cancel", []string{"KEY", "ID..."}, cancelFlags, runQueueCancel},
 	{"queue requeue", []string{"KEY", "ID..."}, nil, runQueueRequeue},
 	{"queue drop", []string{"KEY", "ID..."}, dropFlags, runQueueDrop},
 	{"recent list", []string{"KEY"}, recentFlags, runRecentList},
@@ -240,6 +256,8 @@ type cli struct {
 	yes       bool
 	offset    int64
 	maxAge    time.Duration
+	maxAgeSet bool // -max-age was given
+	state     string
 	prefix    string
 	shards    int
 	rate      int64
@@ -250,6 +268,9 @@ type cli struct {
 	maxLimit  int64
 	kind      string
 	web       webConfig
+	// boundsRecorded: minLimit and maxLimit are the bounds the adaptive
+	// Limiters recorded, not -min and -max.
+	boundsRecorded bool
 
 	stdin          io.Reader
 	stdout, stderr io.Writer

@@ -174,7 +174,7 @@ func TestBadUsageExits2(t *testing.T) {
 		{"-u", url, "packet", "show"},
 		{"-u", url, "packet", "show", "-prefix", "{x}", "p1"},
 		{"-u", url, "packet", "show", "-shards", "2000", "p1"},
-		{"-u", url, "rate", "show", "k"},
+		{"-u", url, "rate", "show", "{k}/ratelimit"}, // a key the package keeps beside another
 		{"-u", url, "rate", "show", "-rate", "-1", "k"},
 		{"-u", url, "adaptive"},
 		{"-u", url, "adaptive", "show"},
