@@ -257,7 +257,7 @@ func TestWebInBrowser(t *testing.T) {
 	want := map[string]map[string]string{ // figures each kind must show
 		kindLimiter:  {"in_use": "2"},
 		kindLock:     {"held": "1", "waiting": "1"},
-		kindQueue:    {"delayed": "1", "ready": "0"},
+		kindQueue:    {"delayed": "1", "ready": "0", "late_ms": "0"},
 		kindRecent:   {"items": "3"},
 		kindPacket:   {"shares_left": "9", "shares": "10"},
 		kindAdaptive: {"in_use": "1", "limit": "17"},

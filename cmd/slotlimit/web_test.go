@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -328,6 +329,17 @@ func TestWebWrites(t *testing.T) {
 	code, _ = write(kindQueue, qkey, "drop", msg.ID)
 	assert.Equal(t, http.StatusConflict, code, "not a dead letter any more")
 
+	// A delayed message cancelled: gone, and a second cancel finds none.
+	later, err := q.Push(ctx, []byte("later"), time.Hour)
+	require.NoError(t, err)
+	code, res = write(kindQueue, qkey, "cancel", later)
+	assert.Equal(t, http.StatusOK, code, res.Message)
+	_, delayed, _, _, err := q.Len(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, delayed, "cancelled")
+	code, _ = write(kindQueue, qkey, "cancel", later)
+	assert.Equal(t, http.StatusConflict, code, "nothing left to cancel")
+
 	code, _ = write(kindLimiter, key, "explode", "x")
 	assert.Equal(t, http.StatusBadRequest, code, "no such write")
 	code, _ = write(kindLimiter, key, "release")
@@ -464,6 +476,11 @@ func TestWebSamplesAndDetails(t *testing.T) {
 	require.NotNil(t, lim.Vals[0])
 	assert.EqualValues(t, 2, *lim.Vals[0], "in use")
 	assert.Equal(t, maxSampled, st.Cap)
+	q, _ := st.prim(kindQueue, s.keys[kindQueue])
+	k, _ := kindOf(kindQueue)
+	late := slices.IndexFunc(k.Figures, func(f [2]string) bool { return f[0] == lateFigure })
+	require.NotNil(t, q.Vals[late], "the lateness is known")
+	assert.Zero(t, *q.Vals[late], "no message is due: none is late")
 	assert.False(t, st.Writes)
 
 	for kind, key := range s.keys {
@@ -489,6 +506,12 @@ func TestWebSamplesAndDetails(t *testing.T) {
 		case kindLock:
 			assert.Contains(t, d.Summary, [2]string{"state", "held"})
 			assert.Contains(t, d.Summary, [2]string{"waiting", "1"})
+			assert.NotContains(t, d.Summary, [2]string{"owner", "unknown"}, "a Mutex describes its owner by default")
+		case kindQueue:
+			require.Len(t, d.Tables, 4, "ready, delayed, in flight, dead")
+			assert.Equal(t, "delayed", d.Tables[1].Title)
+			require.Len(t, d.Tables[1].Rows, 1)
+			assert.Equal(t, "later", d.Tables[1].Rows[0][4], "the payload")
 		case kindRecent:
 			require.Len(t, d.Tables[0].Rows, 3)
 			assert.Equal(t, "z", d.Tables[0].Rows[0][0], "newest first")

@@ -313,20 +313,37 @@ func (r *webReader) detailQueue(ctx context.Context, it found) (detail, error) {
 	d := detail{Summary: [][2]string{
 		{"ready", strconv.FormatInt(ready, 10)}, {"delayed", strconv.FormatInt(delayed, 10)},
 		{"in flight", strconv.FormatInt(inflight, 10)}, {"dead", strconv.FormatInt(dead, 10)},
-	}, Note: "Ready, delayed and in-flight messages are counted here; dead letters are listed, oldest first."}
-	letters, err := q.DeadLetters(ctx, detailRows)
-	if err != nil {
-		return detail{}, err
-	}
-	t := detailTable{Title: "dead letters", Columns: []string{"id", "attempts", "dead since (server clock)", "bytes", "payload"}, Rows: [][]string{},
-		Actions: []webAction{
+	}, Note: fmt.Sprintf("The first %d messages of each state, in the order the queue serves them. "+
+		"A message in flight is its consumer's until it acks, gives it back or its lease lapses.", detailRows)}
+	cancel := webAction{Name: "cancel", Label: "cancel", Confirm: "Delete this message for good, before it is delivered?"}
+	for _, st := range []struct {
+		state   delayqueue.State
+		title   string
+		when    string
+		actions []webAction
+	}{
+		{delayqueue.Ready, "ready", "due since (server clock)", []webAction{cancel}},
+		{delayqueue.Delayed, "delayed", "due at (server clock)", []webAction{cancel}},
+		{delayqueue.InFlight, "in flight", "lease lapses at (server clock)", nil},
+		{delayqueue.Dead, "dead letters", "dead since (server clock)", []webAction{
 			{Name: "requeue", Label: "requeue", Confirm: "Move this dead letter back to the queue, due now?"},
 			{Name: "drop", Label: "drop", Confirm: "Delete this dead letter for good?"},
-		}}
-	for _, m := range letters {
-		t.Rows = append(t.Rows, []string{m.ID, strconv.Itoa(m.Attempt), m.DueAt.UTC().Format(clockFormat), strconv.Itoa(len(m.Payload)), clip(text(m.Payload), 200)})
+		}},
+	} {
+		msgs, err := q.Messages(ctx, st.state, 0, detailRows)
+		if err != nil {
+			return detail{}, err
+		}
+		t := detailTable{Title: st.title, Columns: []string{"id", "attempts", st.when, "bytes", "payload"}, Rows: [][]string{}, Actions: st.actions}
+		for _, m := range msgs {
+			at := m.DueAt
+			if st.state == delayqueue.InFlight {
+				at = m.Deadline
+			}
+			t.Rows = append(t.Rows, []string{m.ID, strconv.Itoa(m.Attempt), at.UTC().Format(clockFormat), strconv.Itoa(len(m.Payload)), clip(text(m.Payload), 200)})
+		}
+		d.Tables = append(d.Tables, t)
 	}
-	d.Tables = []detailTable{t}
 	return d, nil
 }
 
@@ -391,8 +408,8 @@ func (r *webReader) mutex(key string) (*lock.Mutex, error) {
 }
 
 // lockOwner returns the owner description of a lock's snapshot; "" when
-// it has none.
-func lockOwner(lock.Info) string { return "" }
+// it has none (its owner's client writes none).
+func lockOwner(info lock.Info) string { return info.Owner }
 
 func (r *webReader) detailLock(ctx context.Context, it found) (detail, error) {
 	m, err := r.mutex(it.Key)
@@ -523,8 +540,23 @@ func (r *webReader) persisterLag(ctx context.Context, log string) string {
 }
 
 // lateness returns the age of the oldest due message of the delay queue
-// f, and whether it is known: it is not until the package lists a
-// queue's ready messages.
+// f, on the server's clock: 0 when none is due. It reports false when it
+// cannot be read.
 func (r *webReader) lateness(ctx context.Context, f found) (time.Duration, bool) {
-	return 0, false
+	q, err := r.queue(f.Key)
+	if err != nil {
+		return 0, false
+	}
+	oldest, err := q.Messages(ctx, delayqueue.Ready, 0, 1)
+	if err != nil {
+		return 0, false
+	}
+	if len(oldest) == 0 {
+		return 0, true
+	}
+	now, err := r.client.Time(ctx).Result()
+	if err != nil {
+		return 0, false
+	}
+	return max(now.Sub(oldest[0].DueAt), 0), true
 }

@@ -191,6 +191,14 @@ func (s *webServer) detail(w http.ResponseWriter, r *http.Request) {
 	writeJSONTo(w, http.StatusOK, out)
 }
 
+// notQueued notes the IDs a cancel left alone: in flight, dead, or gone.
+func notQueued(n, of int) string {
+	if n < of {
+		return fmt.Sprintf(" (%d neither ready nor delayed: left alone)", of-n)
+	}
+	return ""
+}
+
 // cmpOr returns s, or def when s is empty.
 func cmpOr(s, def string) string {
 	if s == "" {
@@ -295,7 +303,7 @@ func (s *webServer) act(ctx context.Context, kind, key, action string, args []st
 			return "", err
 		}
 		return s.reader.breakLock(ctx, key, token)
-	case kind == kindQueue && (action == "requeue" || action == "drop"):
+	case kind == kindQueue && (action == "requeue" || action == "drop" || action == "cancel"):
 		if len(args) == 0 {
 			return "", usageErrorf("%s %s takes one or more IDs", kind, action)
 		}
@@ -303,15 +311,18 @@ func (s *webServer) act(ctx context.Context, kind, key, action string, args []st
 		if err != nil {
 			return "", err
 		}
-		op, verb := q.Requeue, "requeued"
-		if action == "drop" {
+		op, verb, left := q.Requeue, "requeued", notDead
+		switch action {
+		case "drop":
 			op, verb = q.Drop, "dropped"
+		case "cancel":
+			op, verb, left = q.Cancel, "cancelled", notQueued
 		}
 		n, err := op(ctx, args...)
 		if err != nil {
 			return "", err
 		}
-		msg := fmt.Sprintf("%s %d of %s on %s%s", verb, n, plural(len(args), "ID"), key, notDead(n, len(args)))
+		msg := fmt.Sprintf("%s %d of %s on %s%s", verb, n, plural(len(args), "ID"), key, left(n, len(args)))
 		if n == 0 {
 			return msg, errNo
 		}
