@@ -261,7 +261,7 @@ func TestWebInBrowser(t *testing.T) {
 		kindRecent:   {"items": "3"},
 		kindPacket:   {"shares_left": "9", "shares": "10"},
 		kindAdaptive: {"in_use": "1", "limit": "17"},
-		kindRate:     {},
+		kindRate:     {"remaining": "9", "burst": "10"},
 	}
 	// The limit shows once its record is there, and "unknown" until.
 	if n, err := client.Exists(ctx, sideName(s.keys[kindLimiter], "limit")).Result(); err == nil && n == 1 {

@@ -340,6 +340,19 @@ func TestWebWrites(t *testing.T) {
 	code, _ = write(kindQueue, qkey, "cancel", later)
 	assert.Equal(t, http.StatusConflict, code, "nothing left to cancel")
 
+	// A rate limit given its full allowance again, under its recorded limit.
+	rkey := webKey(t, "rate")
+	rl, err := ratelimit.New(client, ratelimit.Config{})
+	require.NoError(t, err)
+	limit := ratelimit.Limit{Rate: 10, Period: time.Hour}
+	_, err = rl.AllowN(ctx, rkey, limit, 4)
+	require.NoError(t, err)
+	code, res = write(kindRate, rkey, "reset")
+	assert.Equal(t, http.StatusOK, code, res.Message)
+	after, err := rl.Inspect(ctx, rkey, limit)
+	require.NoError(t, err)
+	assert.EqualValues(t, 10, after.Remaining, "the full allowance")
+
 	code, _ = write(kindLimiter, key, "explode", "x")
 	assert.Equal(t, http.StatusBadRequest, code, "no such write")
 	code, _ = write(kindLimiter, key, "release")
@@ -512,6 +525,10 @@ func TestWebSamplesAndDetails(t *testing.T) {
 			assert.Equal(t, "delayed", d.Tables[1].Title)
 			require.Len(t, d.Tables[1].Rows, 1)
 			assert.Equal(t, "later", d.Tables[1].Rows[0][4], "the payload")
+		case kindRate:
+			assert.Contains(t, d.Summary, [2]string{"allowed now", "9 events"})
+			require.Len(t, d.Actions, 1)
+			assert.Equal(t, "reset", d.Actions[0].Name)
 		case kindRecent:
 			require.Len(t, d.Tables[0].Rows, 3)
 			assert.Equal(t, "z", d.Tables[0].Rows[0][0], "newest first")

@@ -347,22 +347,19 @@ func (r *webReader) detailQueue(ctx context.Context, it found) (detail, error) {
 	return d, nil
 }
 
-// rateState reads key's allowance under the limit recorded beside it;
-// false when none is recorded.
+// rateState reads key's allowance under the limit recorded beside it,
+// with the package's own reads, which write nothing; false when no limit
+// is recorded.
 func (r *webReader) rateState(ctx context.Context, key string) (ratelimit.Result, bool, error) {
-	rec, err := r.record(ctx, key, "ratelimit:rate")
-	if err != nil {
-		return ratelimit.Result{}, false, err
-	}
-	limit, ok := rateRecord(rec)
-	if !ok {
-		return ratelimit.Result{}, false, nil
-	}
 	l, err := ratelimit.New(r.client, ratelimit.Config{})
 	if err != nil {
 		return ratelimit.Result{}, false, err
 	}
-	res, err := l.AllowN(ctx, key, limit, 0)
+	limit, err := l.Limit(ctx, key)
+	if err != nil || limit == (ratelimit.Limit{}) {
+		return ratelimit.Result{}, false, err
+	}
+	res, err := l.Inspect(ctx, key, limit)
 	return res, err == nil, err
 }
 
@@ -385,17 +382,16 @@ func (r *webReader) detailRate(ctx context.Context, it found) (detail, error) {
 
 // resetRate gives key its full allowance again, under its recorded limit.
 func (r *webReader) resetRate(ctx context.Context, key string) (string, error) {
-	rec, err := r.record(ctx, key, "ratelimit:rate")
-	if err != nil {
-		return "", err
-	}
-	limit, ok := rateRecord(rec)
-	if !ok {
-		return "the limit is not recorded: nothing reset", errNo
-	}
 	l, err := ratelimit.New(r.client, ratelimit.Config{})
 	if err != nil {
 		return "", err
+	}
+	limit, err := l.Limit(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	if limit == (ratelimit.Limit{}) {
+		return "the limit is not recorded: nothing reset", errNo
 	}
 	if err := l.Reset(ctx, key, limit); err != nil {
 		return "", err
