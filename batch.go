@@ -129,6 +129,7 @@ func (l *Limiter) batch(ctx context.Context, method string, s *script.Script, ke
 	for start := 0; start < len(holders); start += batchSize {
 		calls = append(calls, args(holders[start:min(start+batchSize, len(holders))]...))
 	}
+	l.writeRecord(ctx)
 	cmds, err := l.base.Runner.Pipeline(ctx, s, keys, calls)
 	if err != nil {
 		return nil, errs.Call(ctx, method, l.cfg.Key, err)
