@@ -2,6 +2,8 @@ package slotlimit
 
 import (
 	"context"
+	"errors"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,7 +157,7 @@ func checkRead(ctx context.Context, method string, client redis.UniversalClient,
 func readRecord(ctx context.Context, method string, client redis.UniversalClient, key string) (Config, bool, error) {
 	names, _ := hashtag.Names(key, recordSuffix)
 	fields, err := record.Read(ctx, client, names[1])
-	if err != nil {
+	if err != nil && !unparsable(err) {
 		return Config{}, false, errs.Call(ctx, method, key, err)
 	}
 	limit, err := strconv.ParseInt(fields.Get("limit"), 10, 64)
@@ -171,6 +173,13 @@ func readRecord(ctx context.Context, method string, client redis.UniversalClient
 		cfg.TTL = time.Duration(ms) * time.Millisecond
 	}
 	return cfg, true, nil
+}
+
+// unparsable reports whether err is that of url.ParseQuery, which reads a
+// record: a bad escape, or a semicolon.
+func unparsable(err error) bool {
+	var bad url.EscapeError
+	return errors.As(err, &bad) || strings.Contains(err.Error(), "invalid semicolon separator")
 }
 
 // Limits returns the limits that the Limiters on key use, lowest first,
