@@ -33,9 +33,9 @@ const (
 // Recorded and Limits): at "{Key}/limit", or "Key:limit" for a Key with a
 // hash tag, a string such as "lease=300000&limit=60" (the lease time in
 // ms), or "limit=60" for a Counter. Each Limiter or Counter writes it with
-// one SET before its first call that takes or renews a slot (a Limiter's
-// releases too), then at most once a minute while it is used, never on
-// every call; reads write nothing. It expires a minute after the longest
+// one SET before its first call that takes or renews a slot, then at most
+// once a minute while it is used, never on every call; releases and reads
+// write nothing. It expires a minute after the longest
 // the data can outlive the call that wrote it (a Limiter's TTL and a
 // queue entry's few seconds; a Counter's TTL), so it outlives the data
 // while calls go on, and lapses within a minute after the data once they
