@@ -60,7 +60,7 @@ Usage:
   slotlimit [-u URL] [flags] COMMAND [flags] ARGS [flags]
 
 Limiter (package slotlimit):
-  count KEY             the units in use, against the limit when it is known
+  count KEY             the units in use, against the limit
   holders KEY           the live leases, with time left and units, and the queue
   release KEY HOLDER    force-release HOLDER: its units go to the first waiters that
                         fit, exactly as a release's do
@@ -133,12 +133,15 @@ Command flags:
                  Config.Max, which Redis does not keep: shown beside the limit,
                  which is then read as those Limiters read it, kept within them
 
-Limits. A limiter's limit is an argument of every call, and is stored in Redis
-only in the name of its full marker, which lives while the key is full, and in
-each waiter's queue entry. Without -limit the commands read it from there
-(slotlimit.Limits), which walks the keys of the node that holds KEY; when the
-key is neither full nor waited on, the limit is unknown, and shown as such.
-release needs it only to end the full marker of that limit; when several are
+Limits. A limiter records its limit beside its key once a minute while it is
+used, and count, holders, release and watch read it there; -limit overrides
+it. For a key with no record (one last used by an older release), the limit
+is read from the full marker's name, which lives while the key is full, and
+from each waiter's queue entry (slotlimit.Limits), which walks the keys of
+the node that holds KEY; when the key is neither full nor waited on, the
+limit is unknown, and shown as such. A key with no lease, no queue and no
+record holds no limiter: count and holders say "no limiter at KEY". release
+needs the limit only to end the full marker of that limit; when several are
 found (a rolling change), it uses the highest. Waiters are handed units only
 within their own limit, whatever it uses.
 
@@ -156,7 +159,9 @@ Config.CountRefusals counted in Redis (over a day); others count none.
 
 Exit status:
   0  done; for a question, yes
-  1  the answer is no: release of a holder that held nothing; lock info of a
+  1  the answer is no: count or holders of a key that holds no limiter, or a
+     limiter's command on a key of another type; watch whose last screen found
+     no limiter; release of a holder that held nothing; lock info of a
      free lock; lock break of a lock that is free, changed hands or lapsed
      before the break, or that you declined to break; queue requeue or drop
      of IDs none of which is a dead letter, or a drop you declined; recent
