@@ -74,10 +74,11 @@ func recordClient(t *testing.T, b *backend) (redis.UniversalClient, *recordSets)
 }
 
 // A Limiter writes its record, "{KEY}/limit" holding its limit and lease
-// time, with one SET before its first call, and not again within a minute
-// whatever it is called for; reads write none. A second Limiter on the key
-// writes its own. The record expires a minute after the longest its data
-// can outlive the call: the lease time and a queue entry's life.
+// time, with one SET before its first call that takes or renews, and not
+// again within a minute whatever it is called for; reads and releases
+// write none. A second Limiter on the key writes its own. The record
+// expires a minute after the longest its data can outlive the call: the
+// lease time and a queue entry's life.
 func TestRecordWrittenOncePerHandle(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		ctx := context.Background()
@@ -90,7 +91,8 @@ func TestRecordWrittenOncePerHandle(t *testing.T) {
 		require.NoError(t, err)
 		_, err = l.Inspect(ctx)
 		require.NoError(t, err)
-		assert.Zero(t, sets.count(), "reads write no record")
+		assert.ErrorIs(t, l.Release(ctx, "nobody"), slotlimit.ErrNotHeld)
+		assert.Zero(t, sets.count(), "reads and releases write no record")
 
 		for range 3 {
 			_, err = l.TryAcquire(ctx, "a")
