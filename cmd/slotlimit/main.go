@@ -67,7 +67,7 @@ Every package:
                         on every master of a Cluster
 
 Limiter (package slotlimit):
-  count KEY             the units in use, against the limit when it is known
+  count KEY             the units in use, against the limit
   holders KEY           the live leases, with time left and units, and the queue
   release KEY HOLDER    force-release HOLDER: its units go to the first waiters that
                         fit, exactly as a release's do
@@ -161,12 +161,15 @@ Command flags:
                  Config.Max, in place of those they recorded: shown beside the
                  limit, which is then read as those Limiters read it, kept within them
 
-Limits. A limiter's limit is an argument of every call, and is stored in Redis
-only in the name of its full marker, which lives while the key is full, and in
-each waiter's queue entry. Without -limit the commands read it from there
-(slotlimit.Limits), which walks the keys of the node that holds KEY; when the
-key is neither full nor waited on, the limit is unknown, and shown as such.
-release needs it only to end the full marker of that limit; when several are
+Limits. A limiter records its limit beside its key once a minute while it is
+used, and count, holders, release and watch read it there; -limit overrides
+it. For a key with no record (one last used by an older release), the limit
+is read from the full marker's name, which lives while the key is full, and
+from each waiter's queue entry (slotlimit.Limits), which walks the keys of
+the node that holds KEY; when the key is neither full nor waited on, the
+limit is unknown, and shown as such. A key with no lease, no queue and no
+record holds no limiter: count and holders say "no limiter at KEY". release
+needs the limit only to end the full marker of that limit; when several are
 found (a rolling change), it uses the highest. Waiters are handed units only
 within their own limit, whatever it uses.
 
@@ -185,7 +188,10 @@ Config.CountRefusals counted in Redis (over a day); others count none.
 
 Exit status:
   0  done; for a question, yes
-  1  the answer is no: ls that found nothing; release of a holder that held nothing; lock info of a
+  1  the answer is no: ls that found nothing; count or holders of a key that
+     holds no limiter; watch whose last screen found no limiter; a command
+     whose key holds another type, explained in words; release of a holder
+     that held nothing; lock info of a
      free lock; lock break of a lock that is free, changed hands or lapsed
      before the break, or that you declined to break; queue stats, list or
      dead of a key with no delay queue (an empty queue keeps nothing in
