@@ -205,7 +205,7 @@ Exit status:
      watch whose last screen found none
   2  usage: an unknown command or flag, a missing argument, no or a bad URL,
      or a key, holder or limit that the library refuses
-  3  Redis is unreachable, or answered with an error (such as WRONGTYPE);
+  3  Redis is unreachable, or answered with an error;
      watch or adaptive watch whose last screen failed; web that could not
      listen or serve
 `
@@ -329,7 +329,41 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return c.fail(err, &cmd)
 	}
 	defer c.client.Close()
-	return c.fail(cmd.run(c, cmdArgs), &cmd)
+	err = cmd.run(c, cmdArgs)
+	if kind := cmd.kind(); kind != "" && len(cmdArgs) > 0 {
+		err = c.wrongType(err, kind, cmdArgs[0])
+	}
+	return c.fail(err, &cmd)
+}
+
+// kind returns what the command's first argument names, as "no KIND at
+// KEY" and the words for a key of another type say it: "limiter" for
+// count, holders, release and watch; "" for a command that takes no key.
+func (cmd *command) kind() string {
+	group, _, ok := strings.Cut(cmd.name, " ")
+	if !ok {
+		group = ""
+	}
+	switch group {
+	case "":
+		if cmd.name == "ls" || cmd.name == "web" {
+			return ""
+		}
+		return "limiter"
+	case "lock":
+		return "lock"
+	case "queue":
+		return "delay queue"
+	case "recent":
+		return "recent list"
+	case "packet":
+		return "red packet"
+	case "rate":
+		return "rate limit"
+	case "adaptive":
+		return "adaptive limit"
+	}
+	return ""
 }
 
 // takes reports whether the command takes n arguments.

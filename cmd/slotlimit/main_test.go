@@ -226,8 +226,9 @@ func TestRedisErrorsExit3(t *testing.T) {
 	ctx := context.Background()
 	key := testKey(t, "cli-test:")
 	require.NoError(t, client.Set(ctx, key, "a string", time.Minute).Err())
-	// A limiter's commands explain a key of another type in words
-	// (TestLimiterCommandsExplainWrongType).
+	// Every command explains a key of another type in words, with exit
+	// code 1, not Redis's WRONGTYPE and exit code 3
+	// (TestLimiterCommandsExplainWrongType and the other packages' tests).
 	for i, args := range [][]string{
 		{"-u", url, "lock", "info", "-json", key + ":nolock"},
 	} {
@@ -235,8 +236,8 @@ func TestRedisErrorsExit3(t *testing.T) {
 			require.NoError(t, client.HSet(ctx, key+":nolock", "f", "v").Err())
 		}
 		r := cli(t, "", nil, args...)
-		assert.Equal(t, 3, r.code, "step %d: %q", i, args)
-		assert.Contains(t, r.stderr, "WRONGTYPE", "step %d", i)
+		assert.Equal(t, 1, r.code, "step %d: %q", i, args)
+		assert.Equal(t, key+":nolock holds a Redis hash, not a lock (another package's, or a value of yours)\n", r.stderr, "step %d", i)
 	}
 	client.Del(ctx, key, key+":nolock")
 }
@@ -257,7 +258,7 @@ func TestErrorsNameTheCommandOnce(t *testing.T) {
 	}{
 		{[]string{"-u", url, "release", "a}b", "h"}, 2, "slotlimit release: invalid config: "},
 		{[]string{"-u", url, "holders", "a}b"}, 2, "slotlimit holders: invalid config: "},
-		{[]string{"-u", url, "lock", "info", key + ":nolock"}, 3, "slotlimit lock info: lock: "},
+		{[]string{"-u", "127.0.0.1:1", "-timeout", "1s", "lock", "info", key + ":nolock"}, 3, "slotlimit lock info: lock: "},
 		{[]string{"-u", url, "nosuch"}, 2, "slotlimit: unknown command"},
 	} {
 		r := cli(t, "", nil, step.args...)

@@ -13,6 +13,7 @@ package record
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"sync"
 	"time"
@@ -66,15 +67,21 @@ func TTL(outlive time.Duration) time.Duration {
 }
 
 // Write sets the record at key to fields, to expire after ttl, when m
-// says it is due. A failed write is forgotten, to be tried again on the
-// next call, and returned; callers that go on to their own command may
-// ignore it, since that command meets the same Redis.
+// says it is due. A write that did not reach Redis is forgotten, to be
+// tried again on the next call; one that Redis refused (an ACL without
+// the record's key, say) waits its turn, so that it costs one command a
+// minute, not one a call. Either error is returned; callers that go on to
+// their own command may ignore it, since that command meets the same
+// Redis.
 func (m *Memo) Write(ctx context.Context, rdb redis.Cmdable, key string, fields url.Values, ttl time.Duration) error {
 	if !m.Due(key) {
 		return nil
 	}
 	if err := rdb.Set(ctx, key, fields.Encode(), ttl).Err(); err != nil {
-		m.Forget(key)
+		var refused redis.Error
+		if !errors.As(err, &refused) {
+			m.Forget(key)
+		}
 		return err
 	}
 	return nil

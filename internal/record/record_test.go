@@ -3,6 +3,7 @@ package record
 import (
 	"context"
 	"errors"
+	"net"
 	"net/url"
 	"strconv"
 	"testing"
@@ -73,16 +74,36 @@ func TestWriteThenRead(t *testing.T) {
 	}
 }
 
-func TestFailedWriteIsDueAgain(t *testing.T) {
+// A write refused by Redis (an ACL without the record's key) waits its
+// turn, so that it costs one command a minute, not one a call.
+func TestRefusedWriteWaitsItsTurn(t *testing.T) {
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	ctx := context.Background()
-	mr.SetError("down")
+	mr.SetError("NOPERM this user has no permissions to access the 'k' key")
 	var m Memo
 	if err := m.Write(ctx, rdb, "k", url.Values{"a": {"1"}}, time.Minute); err == nil {
-		t.Fatal("Write to a failing Redis returned nil")
+		t.Fatal("a refused Write returned nil")
 	}
-	mr.SetError("")
+	if m.Due("k") {
+		t.Fatal("a refused write is due again at once")
+	}
+}
+
+func TestFailedWriteIsDueAgain(t *testing.T) {
+	mr := miniredis.RunT(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	ctx := context.Background()
+	var m Memo
+	if err := m.Write(ctx, redis.NewClient(&redis.Options{Addr: down, MaxRetries: -1}), "k", url.Values{"a": {"1"}}, time.Minute); err == nil {
+		t.Fatal("Write to a Redis that is down returned nil")
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	if err := m.Write(ctx, rdb, "k", url.Values{"a": {"1"}}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
