@@ -153,6 +153,7 @@ func (s *Slot) free(ctx context.Context, method, outcome string) error {
 	}
 	s.done = true
 	c.SetLimit(f.after)
+	c.SetLatency(f.latency, f.noLoad)
 	if f.held && f.after != f.before {
 		c.LimitChanged(ctx, f.before, f.after, f.inUse)
 	}
