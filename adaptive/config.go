@@ -106,18 +106,20 @@ type Config struct {
 	// Limiter of the key shares (Info.Latency and Info.NoLoadLatency):
 	//   - the recent latency, the mean of the latencies of one Window's
 	//     successes, of calls granted since the last decrease;
-	//   - the no-load latency, the least latency seen in this and the
-	//     last LatencyPeriod windows, so that a system that slowed down is
-	//     learnt within two periods, and one that sped up at once.
-	// At the end of each Window with successes, a recent latency above
-	// RTTTolerance × the no-load latency (taken as at least 1 ms) lowers
-	// the limit, as a drop does, and more when the latency says the
-	// system serves fewer calls than that: to limit × no-load / recent,
-	// at most halving it, so that the calls granted next meet no queue
-	// and show the no-load latency. It does so at most once per Window,
-	// and not within 5 Windows of a decrease, while the latency of the
-	// calls granted before it still shows. While the recent latency is
-	// above the tolerance, successes do not raise the limit. A queueing
+	//   - the no-load latency, the least latency of the current period of
+	//     LatencyPeriod windows and of the period before it, so that a
+	//     system that slowed down is learnt within two periods, and one
+	//     that sped up at once.
+	// At the first Success a Window or more after the last window began,
+	// a window's recent latency above RTTTolerance × the no-load latency
+	// (taken as at least 1 ms) lowers the limit, as a drop does, and more
+	// when the latency shows the system serves fewer calls: to
+	// max(Min, floor(limit/2), min(limit-1, floor(limit×Factor),
+	// floor(limit × no-load / recent))), so that the calls granted next
+	// meet no queue and show the no-load latency. It does so not within 5
+	// Windows of a decrease, while the latency of the calls granted before
+	// it still shows. While the recent latency is above the tolerance,
+	// successes do not raise the limit. A queueing
 	// system (a database, a service behind a load balancer) thus keeps
 	// its calls near its no-load latency, before any of them times out.
 	// A drop still lowers the limit, and a latency above 2^20 ms (about
@@ -148,8 +150,10 @@ type Config struct {
 	// a release's final event, LimitChanged reports a limit the release
 	// moved (Units the limit before, Limit the new one, InUse the slots in
 	// use after); before an Acquire's, Waited and HandedOver report its
-	// wait. Reads (Limit, Inspect) and calls refused before anything is
-	// sent report nothing. nil, the default, costs nothing.
+	// wait. With RTTTolerance set, a release's LimitChanged and Released
+	// carry the latency estimate after it (Latency, NoLoadLatency). Reads
+	// (Limit, Inspect) and calls refused before anything is sent report
+	// nothing. nil, the default, costs nothing.
 	Observer observe.Observer
 
 	// DisableCoalescing sends each call to Redis as its own script call.

@@ -106,6 +106,27 @@
 // limit following a moving capacity, beside a static limit and
 // per-instance limits.
 //
+// # Reading latency
+//
+// Most systems behind a limit queue rather than refuse: a database, a
+// payment gateway, a service behind a load balancer. Past their capacity,
+// every call waits longer, and nothing is dropped until the callers' own
+// timeouts fire. Config.RTTTolerance makes the limit read that latency
+// too. Each Success reports its call's latency, from the slot's grant to
+// the Success, on the server's clock, in the script that frees the slot,
+// so that every instance's calls feed one estimate: the recent latency (a
+// Window's mean) and the no-load latency (the least latency of this and
+// the last period of LatencyPeriod windows, so that it follows a system
+// whose speed changes). At the end of a Window whose recent latency is
+// above RTTTolerance × the no-load latency, the limit goes down, as on a
+// drop, to the capacity that latency shows (at most halved), and not
+// within 5 Windows of a decrease; while it stays above, successes raise
+// nothing. A drop still lowers the limit. With RTTTolerance 2, a queueing
+// system is held near its knee: its calls take at most about twice their
+// no-load latency, before any of them times out (BENCHMARKS-queue.md).
+// Inspect, the Observer (observe.Event.Latency and NoLoadLatency) and the
+// otel module report the estimate beside the limit.
+//
 // # Observing
 //
 // Config.Observer is told of every call, as in every package of the

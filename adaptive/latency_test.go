@@ -112,10 +112,14 @@ func TestLatencyPastToleranceLowersLimit(t *testing.T) {
 	assert.Equal(t, int64(5), limitOf(t, l), "within 5 windows of the decrease: it holds")
 
 	b.Advance(400 * ms)
+	filler := take(t, l, 3) // 5 of 5 in use
 	require.NoError(t, early[0].Success(ctx))
 	recent, _ = estimate(t, l)
 	assert.Equal(t, 110*ms, recent, "a call granted before the decrease feeds no window's mean")
-	assert.Equal(t, int64(5), limitOf(t, l))
+	assert.Equal(t, int64(5), limitOf(t, l), "full, past the hold, but the recent latency is past the tolerance: no step")
+	for _, s := range filler {
+		require.NoError(t, s.Ignore(ctx))
+	}
 
 	call(110 * ms)
 	assert.Equal(t, int64(2), limitOf(t, l), "past the hold, 110ms: 5 halved, at most")
@@ -210,4 +214,21 @@ func TestNoToleranceKeepsNoLatency(t *testing.T) {
 			assert.Zero(t, e.NoLoadLatency, "%v", e.Kind)
 		}
 	})
+}
+
+// The no-load latency counts as 1 ms at least: calls that take under a
+// millisecond, to the server's clock, do not make every later latency
+// look past the tolerance.
+func TestNoLoadLatencyAtLeastAMillisecond(t *testing.T) {
+	b := redistest.Miniredis(t)
+	ctx := context.Background()
+	l, _ := newLimiter(t, b, adaptive.Config{Min: 1, Max: 100, Initial: 10, Window: time.Millisecond, RTTTolerance: 2})
+	for _, took := range []time.Duration{0, 2 * time.Millisecond} {
+		s := take(t, l, 1)[0]
+		b.Advance(took)
+		require.NoError(t, s.Success(ctx))
+	}
+	recent, noLoad := estimate(t, l)
+	assert.Equal(t, [2]time.Duration{time.Millisecond, 0}, [2]time.Duration{recent, noLoad}, "a mean of 0 and 2ms; the least, 0")
+	assert.Equal(t, int64(10), limitOf(t, l), "1ms is within 2 × 1ms")
 }
