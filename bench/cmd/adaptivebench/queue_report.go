@@ -25,7 +25,7 @@ func (b *bench) queueReport(rep *harness.Report) {
 		fmt.Sprintf("%d callers call it without pause, over %d instances, each with a go-redis client of its own; each reports Success when served and Dropped when it gave up.", b.callers, b.instances),
 		fmt.Sprintf("Variants, all at once, each with a system and callers of its own: %s (one adaptive.Limiter per instance on one key: Min %d, Max %d, Initial %d, RTTTolerance %g, default Window, Step and Factor); %s (the same with RTTTolerance 0: drops alone move it); %s (slotlimit.Limiter, limit %d); %s (the same latency rule kept in each instance's memory, fed by its own calls, each Min %d, Max %d, Initial %d).",
 			nameLatency, limitMin, limitMax, limitInitial, b.tolerance, nameDropsOnly, nameStatic, b.static, namePerInstance, limitMin, limitMax, limitInitial),
-		"Latency is a call's to the system, from the call to its answer or its caller giving up, on the local clock; it leaves out the wait for a slot, which no limit shortens: with every caller busy, a caller's turn comes round at the rate the system serves.",
+		"Latency is a call's to the system, from the call to its answer or its caller giving up, on the local clock, counted in the phase the call was made in; it leaves out the wait for a slot, which no limit shortens: with every caller busy, a caller's turn comes round at the rate the system serves. Successes and drops count in the phase they end in.",
 		fmt.Sprintf("The machine was shared and busy: load average %s before the run and %s after it.", b.load[0], b.load[1]),
 	)
 	if b.svgPath != "" {

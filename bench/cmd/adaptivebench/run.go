@@ -66,7 +66,7 @@ type phase struct {
 	limitSum   float64 // over the phase's samples
 	callingSum float64
 	samples    int
-	p50, p99   time.Duration // -queue: of the calls to the system that ended in the phase
+	p50, p99   time.Duration // -queue: of the calls to the system made in the phase
 }
 
 func (p phase) meanLimit() float64   { return harness.Div(p.limitSum, float64(p.samples)) }
@@ -288,7 +288,7 @@ func (b *bench) drive(ctx context.Context, v *variant) (run, error) {
 				if now.After(end) {
 					continue
 				}
-				latencies[phaseAt(now)].Add(w, took)
+				latencies[phaseAt(now.Add(-took))].Add(w, took) // in the phase the call was made in
 				latencySum.Add(int64(took))
 				latencyCount.Add(1)
 				if served {
