@@ -34,7 +34,7 @@
 // serving one call at a time for -call, behind a FIFO queue that takes
 // every call; a caller gives up after -caller-timeout (1s), which counts
 // as a drop. The variants are then: latency (the adaptive limit with
-// RTTTolerance -tolerance, 2); drops only (the same, RTTTolerance 0);
+// RTTTolerance -tolerance, 1.5); drops only (the same, RTTTolerance 0);
 // static 20; and per instance (the latency rule kept in each instance's
 // memory). The report adds each phase's p50 and p99 latency of the calls
 // to the system, and the plot their latency; -o ../adaptive/BENCHMARKS-queue.md
@@ -74,7 +74,7 @@ func defaultSettings() settings {
 	return settings{
 		phase: 8 * time.Second, callTime: 10 * time.Millisecond, timeout: 50 * time.Millisecond,
 		callers: 60, instances: 3, capacities: capacities{20, 8, 30}, static: 20,
-		sample: 50 * time.Millisecond, callerTimeout: time.Second, tolerance: 2,
+		sample: 50 * time.Millisecond, callerTimeout: time.Second, tolerance: 1.5,
 	}
 }
 
