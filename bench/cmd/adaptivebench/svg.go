@@ -111,7 +111,7 @@ func (b *bench) latencyLine(w *strings.Builder, r run, x func(time.Duration) flo
 	y := func(d time.Duration) float64 { return y0 + h - h*float64(d)/float64(top) }
 	right := float64(plotWidth - marginQueue)
 	for d := time.Duration(0); d <= top; d += step {
-		fmt.Fprintf(w, `<text x="%.0f" y="%.1f" fill="#d62728">%s</text>`+"\n", right+4, y(d)+4, ms(d))
+		fmt.Fprintf(w, `<text x="%.0f" y="%.1f" fill="#d62728">%gms</text>`+"\n", right+4, y(d)+4, float64(d)/float64(time.Millisecond))
 	}
 	var pts []string
 	for _, s := range r.samples {
