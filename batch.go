@@ -30,6 +30,9 @@ func (l *Limiter) TryAcquireBatch(ctx context.Context, holders []string) ([]Resu
 
 func (l *Limiter) tryAcquireBatch(ctx context.Context, method string, holders []string) ([]Result, error) {
 	call := l.acquireCall(1, false)
+	if len(holders) > 0 && l.checkHolders(method, holders) == nil {
+		l.writeRecord(ctx)
+	}
 	cmds, err := l.batch(ctx, method, call.script, call.keys, holders, func(chunk ...string) []any {
 		return l.acquireCall(1, false, chunk...).args
 	})
@@ -114,13 +117,22 @@ func runBatch[T any](ctx context.Context, l *Limiter, method string, holders []s
 	return out, err
 }
 
+// checkHolders returns the error of a batch call of method with holders,
+// or nil when every holder is valid.
+func (l *Limiter) checkHolders(method string, holders []string) error {
+	for _, holder := range holders {
+		if err := checkHolder(holder); err != nil {
+			return errs.Op(method, l.cfg.Key, err)
+		}
+	}
+	return nil
+}
+
 // batch checks every holder, then runs s on them in chunks of up to
 // batchSize, one call per chunk, in one pipeline (see script.Runner.Pipeline).
 func (l *Limiter) batch(ctx context.Context, method string, s *script.Script, keys, holders []string, args func(...string) []any) ([]*redis.Cmd, error) {
-	for _, holder := range holders {
-		if err := checkHolder(holder); err != nil {
-			return nil, errs.Op(method, l.cfg.Key, err)
-		}
+	if err := l.checkHolders(method, holders); err != nil {
+		return nil, err
 	}
 	if len(holders) == 0 {
 		return nil, nil

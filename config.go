@@ -27,6 +27,21 @@ const (
 )
 
 // Config describes one set of slots.
+//
+// A Limiter or a Counter records its Limit, and a Limiter its TTL, beside
+// Key, so that operators and tools read them without being told (see
+// Recorded and Limits): at "{Key}/limit", or "Key:limit" for a Key with a
+// hash tag, a string such as "lease=300000&limit=60" (the lease time in
+// ms), or "limit=60" for a Counter. Each Limiter or Counter writes it with
+// one SET before its first call that takes or renews a slot, then at most
+// once a minute while it is used, never on every call; releases and reads
+// write nothing. It expires a minute after the longest
+// the data can outlive the call that wrote it (a Limiter's TTL and a
+// queue entry's few seconds; a Counter's TTL), so it outlives the data
+// while calls go on, and lapses within a minute after the data once they
+// stop. A write that fails fails no call, and is tried again on the next.
+// When Limiters with different Limits share a Key, the record is that of
+// the last to write it.
 type Config struct {
 	// Key is the Redis key that holds the slots, e.g. "ar:" + areaCode.
 	// Every Limiter and Counter built with the same Key shares the same slots.

@@ -3,6 +3,8 @@ package slotlimit
 import (
 	"context"
 	"errors"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -42,11 +44,14 @@ const releaseRecordSuffix = "released:"
 // ErrInvalidConfig when client is nil or cfg is invalid (see
 // ErrInvalidConfig). NewCounter does not contact Redis.
 func NewCounter(client redis.UniversalClient, cfg Config) (*Counter, error) {
-	s, err := newSlots(client, cfg, DefaultCounterTTL, releaseRecordSuffix)
+	s, err := newSlots(client, cfg, DefaultCounterTTL, releaseRecordSuffix, recordSuffix)
 	if err != nil {
 		return nil, err
 	}
-	return &Counter{slots: s, keys: s.base.Keys[:1:1], records: s.base.Keys[1]}, nil
+	c := &Counter{slots: s, keys: s.base.Keys[:1:1], records: s.base.Keys[1]}
+	// The key expires TTL after the last acquire.
+	c.withRecord(s.base.Keys[2], url.Values{"limit": {strconv.FormatInt(s.cfg.Limit, 10)}}, s.cfg.TTL)
+	return c, nil
 }
 
 // Config returns the Counter's configuration, with the defaults filled

@@ -2,6 +2,8 @@ package slotlimit
 
 import (
 	"context"
+	"errors"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,13 +13,14 @@ import (
 
 	"github.com/slotlimit/slotlimit/internal/hashtag"
 	"github.com/slotlimit/slotlimit/internal/kernel"
+	"github.com/slotlimit/slotlimit/internal/record"
 	"github.com/slotlimit/slotlimit/internal/script"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
 // This file reads a Limiter's key for operators and tools, such as the
 // slotlimit command: what is held and who waits (Inspect), and which
-// limits the Limiters on a key use (Limits). Nothing here writes.
+// limits the Limiters on a key use (Limits, Recorded). Nothing here writes.
 
 // A Snapshot is the state of a Limiter's key at one moment, read by one
 // script: the live leases, and the callers queued for units.
@@ -59,7 +62,7 @@ type Waiter struct {
 // Inspect reads the live leases and the queue of the Limiter's key at one
 // moment, in one script that writes nothing. It is for operators and
 // tools; a caller that takes slots has no need of it. It does not depend
-// on the Limiter's Limit, which is stored nowhere (see Limits).
+// on the Limiter's Limit (see Limits and Recorded for that).
 func (l *Limiter) Inspect(ctx context.Context) (Snapshot, error) {
 	if err := l.usable(ctx, "Inspect"); err != nil {
 		return Snapshot{}, err
@@ -121,27 +124,107 @@ func parseInts(v []int64, s []string) bool {
 	return true
 }
 
-// Limits returns the limits that the Limiters on key have left in Redis,
-// lowest first, each once: those of a full key's markers and of queued
-// waiters, since the limit is stored nowhere else. It returns none when
-// the key is not full and nobody waits, and more than one when Limiters
-// with different limits share it, as during a rolling change. It writes
-// nothing, but walks every key on the node of key with SCAN, so it is for
-// operators, not a busy path. It refuses a client and a key as New does,
-// and a nil ctx with ErrInvalidArgument.
-func Limits(ctx context.Context, client redis.UniversalClient, key string) ([]int64, error) {
+// Recorded returns the settings that the last Limiter or Counter to run
+// on key recorded beside it: Key, Limit and TTL, the lease time, which is
+// 0 in a Counter's record, the only field by which the two differ. It
+// returns false when key has no record: no Limiter or Counter has run on
+// it for a while (see Config), or only those of releases before records
+// were kept. It reads one key and writes nothing. It refuses a client and
+// a key as New does, and a nil ctx with ErrInvalidArgument.
+func Recorded(ctx context.Context, client redis.UniversalClient, key string) (Config, bool, error) {
+	if err := checkRead(ctx, "Recorded", client, key); err != nil {
+		return Config{}, false, err
+	}
+	return readRecord(ctx, "Recorded", client, key)
+}
+
+// checkRead returns the error of a read of key by the function method,
+// which refuses a client and a key as New does, and a nil ctx.
+func checkRead(ctx context.Context, method string, client redis.UniversalClient, key string) error {
 	switch fault := kernel.KeyFault(key); {
 	case script.IsNil(client):
-		return nil, errs.Op("Limits", key, errs.Config("client is nil"))
+		return errs.Op(method, key, errs.Config("client is nil"))
 	case fault != "":
-		return nil, errs.Op("Limits", key, errs.Config("Key %q %s", key, fault))
+		return errs.Op(method, key, errs.Config("Key %q %s", key, fault))
 	case ctx == nil:
-		return nil, errs.Check(ctx, true, "Limits", key)
+		return errs.Check(ctx, true, method, key)
 	}
-	// The names beside key: the queue wants, and the full markers'
-	// beginning.
-	names, _ := hashtag.Names(key, queueWantsSuffix, fullSuffix)
-	wantsKey, marker := names[1], names[2]
+	return nil
+}
+
+// readRecord reads key's settings record for the function method (see
+// Recorded). A record it cannot read is taken as none.
+func readRecord(ctx context.Context, method string, client redis.UniversalClient, key string) (Config, bool, error) {
+	names, _ := hashtag.Names(key, recordSuffix)
+	fields, err := record.Read(ctx, client, names[1])
+	if err != nil && !unparsable(err) {
+		return Config{}, false, errs.Call(ctx, method, key, err)
+	}
+	limit, err := strconv.ParseInt(fields.Get("limit"), 10, 64)
+	if fields == nil || err != nil || limit < 1 || limit > MaxLimit {
+		return Config{}, false, nil
+	}
+	cfg := Config{Key: key, Limit: limit}
+	if lease := fields.Get("lease"); lease != "" {
+		ms, err := strconv.ParseInt(lease, 10, 64)
+		if err != nil || ms < 1 || ms > MaxTTL.Milliseconds() {
+			return Config{}, false, nil
+		}
+		cfg.TTL = time.Duration(ms) * time.Millisecond
+	}
+	return cfg, true, nil
+}
+
+// unparsable reports whether err is that of url.ParseQuery, which reads a
+// record: a bad escape, or a semicolon.
+func unparsable(err error) bool {
+	var bad url.EscapeError
+	return errors.As(err, &bad) || strings.Contains(err.Error(), "invalid semicolon separator")
+}
+
+// Limits returns the limits that the Limiters on key use, lowest first,
+// each once: that of the settings record beside key (see Recorded), and
+// those of queued waiters. When key has no Limiter's record, as for a key
+// last used by a release that kept none, it looks for the limits of a full
+// key's markers instead, which walks every key on the node of key with
+// SCAN: that is for operators, not a busy path. It returns none when no
+// Limiter has run on key for a while (see Config), and more than one when
+// Limiters with different limits share it, as during a rolling change
+// (the record is the last writer's). It writes nothing. It refuses a
+// client and a key as New does, and a nil ctx with ErrInvalidArgument.
+func Limits(ctx context.Context, client redis.UniversalClient, key string) ([]int64, error) {
+	if err := checkRead(ctx, "Limits", client, key); err != nil {
+		return nil, err
+	}
+	rec, ok, err := readRecord(ctx, "Limits", client, key)
+	if err != nil {
+		return nil, err
+	}
+	var limits []int64
+	if ok && rec.TTL > 0 {
+		limits = append(limits, rec.Limit)
+	} else if limits, err = scanLimits(ctx, client, key); err != nil {
+		return nil, errs.Call(ctx, "Limits", key, err)
+	}
+	names, _ := hashtag.Names(key, queueWantsSuffix)
+	wants, err := client.HVals(ctx, names[1]).Result()
+	if err != nil {
+		return nil, errs.Call(ctx, "Limits", key, err)
+	}
+	for _, want := range wants {
+		if n, ok := waitqueue.WantLimit(want); ok {
+			limits = append(limits, n)
+		}
+	}
+	slices.Sort(limits)
+	return slices.Compact(limits), nil
+}
+
+// scanLimits returns the limits in the names of key's full markers, which
+// it finds by SCAN on the node of key (every shard of a Ring).
+func scanLimits(ctx context.Context, client redis.UniversalClient, key string) ([]int64, error) {
+	names, _ := hashtag.Names(key, fullSuffix)
+	marker := names[1]
 	var limits []int64
 	scan := func(ctx context.Context, node redis.Cmdable) error {
 		iter := node.Scan(ctx, 0, globEscape(marker)+"*", 1000).Iterator()
@@ -165,19 +248,9 @@ func Limits(ctx context.Context, client redis.UniversalClient, key string) ([]in
 		err = scan(ctx, client)
 	}
 	if err != nil {
-		return nil, errs.Call(ctx, "Limits", key, err)
+		return nil, err
 	}
-	wants, err := client.HVals(ctx, wantsKey).Result()
-	if err != nil {
-		return nil, errs.Call(ctx, "Limits", key, err)
-	}
-	for _, want := range wants {
-		if n, ok := waitqueue.WantLimit(want); ok {
-			limits = append(limits, n)
-		}
-	}
-	slices.Sort(limits)
-	return slices.Compact(limits), nil
+	return limits, nil
 }
 
 // globEscape escapes the characters that a SCAN MATCH pattern reads as

@@ -100,12 +100,15 @@ func TestInspectShowsLeasesAndQueue(t *testing.T) {
 	})
 }
 
-// Limits finds the limit in a full marker's name and in each waiter's
-// entry, and none when neither is there.
-func TestLimitsFoundInMarkersAndWaiters(t *testing.T) {
+// Limits reads the limit from the record a Limiter keeps beside its key,
+// and the limits of queued waiters; for a key with no Limiter's record (as
+// one last used by a release that kept none) it finds the limit in a full
+// key's marker instead.
+func TestLimitsFoundInRecordMarkersAndWaiters(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *backend) {
 		ctx := context.Background()
 		key := testKey(t, b)
+		record := "{" + key + "}/limit"
 		limits, err := slotlimit.Limits(ctx, b.Client, key)
 		require.NoError(t, err)
 		assert.Empty(t, limits, "nothing in Redis")
@@ -115,8 +118,13 @@ func TestLimitsFoundInMarkersAndWaiters(t *testing.T) {
 		require.NoError(t, err)
 		limits, err = slotlimit.Limits(ctx, b.Client, key)
 		require.NoError(t, err)
-		assert.Empty(t, limits, "not full, nobody waits: the limit is nowhere")
+		assert.Equal(t, []int64{2}, limits, "the record, while the key is not full and nobody waits")
 
+		// A key with no record: the limit is in the full marker alone.
+		require.NoError(t, b.Client.Del(ctx, record).Err())
+		limits, err = slotlimit.Limits(ctx, b.Client, key)
+		require.NoError(t, err)
+		assert.Empty(t, limits, "no record, not full, nobody waits: the limit is nowhere")
 		_, err = l.TryAcquire(ctx, "b")
 		require.NoError(t, err)
 		limits, err = slotlimit.Limits(ctx, b.Client, key)
@@ -124,7 +132,8 @@ func TestLimitsFoundInMarkersAndWaiters(t *testing.T) {
 		assert.Equal(t, []int64{2}, limits, "the full marker")
 
 		// A waiter under a higher limit, as in a rolling change: the key
-		// is full for it too once it holds nothing it can have.
+		// is full for it too once it holds nothing it can have. Its
+		// Limiter's first try writes the record, the last writer's.
 		wider, err := slotlimit.New(b.Client, slotlimit.Config{Key: key, Limit: 3, TTL: time.Minute})
 		require.NoError(t, err)
 		wctx, cancel := context.WithCancel(ctx)
@@ -137,7 +146,11 @@ func TestLimitsFoundInMarkersAndWaiters(t *testing.T) {
 		waitForQueue(t, l, 1)
 		limits, err = slotlimit.Limits(ctx, b.Client, key)
 		require.NoError(t, err)
-		assert.Equal(t, []int64{2, 3}, limits, "the marker's and the waiter's")
+		assert.Equal(t, []int64{3}, limits, "the record and the waiter's, both the wider Limiter's")
+		require.NoError(t, b.Client.Del(ctx, record).Err())
+		limits, err = slotlimit.Limits(ctx, b.Client, key)
+		require.NoError(t, err)
+		assert.Equal(t, []int64{2, 3}, limits, "with no record, the marker's and the waiter's")
 		cancel()
 		<-done
 

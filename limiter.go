@@ -2,7 +2,9 @@ package slotlimit
 
 import (
 	"context"
+	"net/url"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -83,6 +85,12 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 		l.fair = "1"
 	}
 	l.releaseFixed = l.releaseFixedArg()
+	// A call's lease lasts TTL; a lease a release hands to a waiter lasts
+	// until the waiter claims it, within a queue entry's life, and then TTL.
+	l.withRecord(s.base.Keys[keyRecord], url.Values{
+		"limit": {strconv.FormatInt(s.cfg.Limit, 10)},
+		"lease": {formatMillis(s.cfg.TTL)},
+	}, s.cfg.TTL+waitqueue.EntryTTL)
 	l.lanes = newLanes(l, s.cfg)
 	l.acquireKeys, l.queuedKeys = l.leaseKeys(), l.keys
 	if s.cfg.CountRefusals {

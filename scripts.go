@@ -276,6 +276,7 @@ type tryKey struct {
 // one's attempt.
 func (l *Limiter) sendTries(ctx context.Context, k tryKey, holders []string) ([]attempt, error) {
 	call := l.acquireCall(k.n, k.join, holders...)
+	l.writeRecord(ctx)
 	reply, err := l.base.Runner.Run(ctx, call.script, call.keys, call.args...).Result()
 	if err != nil {
 		return nil, err
@@ -307,6 +308,7 @@ func (l *Limiter) sendRenewals(ctx context.Context, _ struct{}, holders []string
 	for _, holder := range holders {
 		args = append(args, holder)
 	}
+	l.writeRecord(ctx)
 	reply, err := l.base.Runner.Run(ctx, renewScript, l.leaseKeys(), args...).Result()
 	if err != nil {
 		return nil, err
@@ -324,6 +326,7 @@ func (l *Limiter) sendRenewals(ctx context.Context, _ struct{}, holders []string
 // the notice stated), for a call of method: it returns the lease's
 // deadline, and false when holder held no live lease.
 func (l *Limiter) runClaim(ctx context.Context, method, holder string, deadline time.Time) (int64, bool, error) {
+	l.writeRecord(ctx)
 	reply, err := l.base.Runner.Run(ctx, claimScript, l.readKeys(), holder, deadline.UnixMilli()).Result()
 	return l.heldUntil(ctx, method, reply, err)
 }
@@ -424,6 +427,7 @@ func (l *Limiter) runInspect(ctx context.Context) (Snapshot, error) {
 // ms}: the key's new expiry when acquired, its remaining TTL (-1: none)
 // when refused.
 func (c *Counter) runAcquire(ctx context.Context, method string) (Result, error) {
+	c.writeRecord(ctx)
 	reply, err := c.base.Runner.Run(ctx, counterAcquireScript, c.keys, c.limit, c.ttl).Result()
 	if err != nil {
 		return Result{Limit: c.cfg.Limit}, errs.Call(ctx, method, c.cfg.Key, err)

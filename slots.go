@@ -2,6 +2,7 @@ package slotlimit
 
 import (
 	"context"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/kernel"
+	"github.com/slotlimit/slotlimit/internal/record"
 )
 
 // slots is what a Limiter and a Counter share: what every package's New
@@ -20,6 +22,13 @@ type slots struct {
 	cfg   Config
 	limit any // cfg.Limit as a script argument, a string boxed once
 	ttl   any // cfg.TTL in ms as a script argument, a string boxed once
+
+	// The settings record beside the key (see Config): its name, its
+	// fields, its expiry, and when this value last wrote it.
+	recordKey    string
+	recordFields url.Values
+	recordTTL    time.Duration
+	memo         *record.Memo
 }
 
 // newSlots checks client and cfg, filling in defaultTTL, for a value that
@@ -46,6 +55,25 @@ func newSlots(client redis.UniversalClient, cfg Config, defaultTTL time.Duration
 		limit: strconv.FormatInt(cfg.Limit, 10),
 		ttl:   formatMillis(cfg.TTL),
 	}, nil
+}
+
+// withRecord sets the settings record that s writes beside its key: at
+// name, fields, expiring record.TTL(outlive), outlive being the longest
+// the data a call writes can outlive it.
+func (s *slots) withRecord(name string, fields url.Values, outlive time.Duration) {
+	s.recordKey, s.recordFields, s.recordTTL = name, fields, record.TTL(outlive)
+	s.memo = new(record.Memo)
+}
+
+// writeRecord writes the settings record when it is due: at most once a
+// minute, with one SET, sent on the client (never waiting for replicas).
+// Its failure does not fail the call that follows, whose own command meets
+// the same Redis, and it is tried again on the next call.
+func (s *slots) writeRecord(ctx context.Context) {
+	if s.memo == nil {
+		return
+	}
+	s.memo.Write(ctx, s.base.Client, s.recordKey, s.recordFields, s.recordTTL) //nolint:errcheck // see above
 }
 
 // usable returns the error of a call of method made with ctx, or nil when

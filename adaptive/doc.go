@@ -106,6 +106,10 @@
 // limit following a moving capacity, beside a static limit and
 // per-instance limits.
 //
+// Each Limiter records its Min and Max beside the limit, with one SET on
+// its first try for a slot and at most once a minute after that, never on
+// every call, so that an operator's tools can read them (Recorded).
+//
 // # Reading latency
 //
 // Most systems behind a limit queue rather than refuse: a database, a

@@ -12,6 +12,7 @@ import (
 	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/notice"
 	"github.com/slotlimit/slotlimit/internal/observe"
+	"github.com/slotlimit/slotlimit/internal/record"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
@@ -40,6 +41,10 @@ type Limiter struct {
 	// The runs that concurrent tries and releases share (see scripts.go).
 	tries    coalesce.Group[struct{}, try, grant]
 	releases coalesce.Group[struct{}, release, freed]
+
+	// memo keeps the record of the Limiter's bounds written at most once
+	// a minute (see recordBounds).
+	memo record.Memo
 }
 
 // New returns a Limiter for cfg. It returns an error matching

@@ -108,10 +108,12 @@ type grant struct {
 }
 
 // acquire runs acquire.lua for s's holder; join queues it when refused.
+// Before it, at most once a minute, it records the Limiter's bounds.
 // Unless Config.DisableCoalescing is set, concurrent tries share a run
 // (see sendTries), and s records the run its try is in until the try
 // returns, or, if its outcome is unknown, until s leaves.
 func (l *Limiter) acquire(ctx context.Context, s *Slot, join bool) (grant, error) {
+	l.recordBounds(ctx)
 	t := try{holder: s.id, join: join}
 	if l.cfg.DisableCoalescing {
 		return one(l.runTries(ctx, []try{t}))

@@ -82,6 +82,13 @@ func conformanceRun(t *testing.T, off bool) {
 			conformance.Again(conformance.On(dead, "Drop", conformance.Write, func(ctx context.Context, q *q, id string) (any, error) {
 				return q.Drop(ctx, id)
 			})),
+			conformance.On(pushed, "Cancel", conformance.Write, func(ctx context.Context, q *q, id string) (any, error) {
+				return q.Cancel(ctx, id)
+			}),
+			conformance.Method("Messages", conformance.Inspect, func(ctx context.Context, q *q, _ string) (any, error) {
+				msgs, err := q.Messages(ctx, delayqueue.Ready, 0, 10)
+				return len(msgs), err
+			}),
 			conformance.Method("Len", conformance.Inspect, func(ctx context.Context, q *q, _ string) (any, error) {
 				ready, delayed, inflight, dead, err := q.Len(ctx)
 				return [4]int64{ready, delayed, inflight, dead}, err

@@ -1,6 +1,8 @@
 // Package delayqueue is a delay queue on Redis: messages due after a
-// delay, to the millisecond, on the server's clock; consumers woken when
-// one is due rather than polling; delivery at least once, with a
+// delay, scheduled in milliseconds on the server's clock; consumers woken
+// when one is due rather than polling, so that a message is delivered
+// within milliseconds of its due time on a quiet machine, and within tens
+// of milliseconds on a busy one; delivery at least once, with a
 // visibility lease, retries and a dead-letter set.
 //
 //	q, err := delayqueue.New(client, delayqueue.Config{Key: "jobs:emails"})
@@ -12,7 +14,9 @@
 //	})
 //
 // Poll, Ack, Nack and Extend are the parts Run is made of, for callers
-// that drive their own loop.
+// that drive their own loop. Len counts the messages in each State,
+// Messages lists them, and Cancel deletes messages that are ready or
+// delayed, by ID, before they are delivered.
 //
 // Due times are read on the server's clock, so clients whose clocks are
 // off from each other still agree, and messages due at the same
@@ -46,7 +50,7 @@
 // Redis Cluster hash slot and no other package's keys for the same Key.
 // A queue without messages leaves no keys, but for the registry of
 // waiting consumers, which lapses 3 seconds after the last one stops
-// waiting. A key of another type fails the calls that use it with
+// waiting, and the record of each Cancel, which lapses a minute after it. A key of another type fails the calls that use it with
 // WRONGTYPE, before they write anything, and is left as it was.
 //
 // # Failovers and moving slots

@@ -10,7 +10,8 @@ import (
 func LoadScripts(ctx context.Context, client redis.UniversalClient) error {
 	load := func(ctx context.Context, c *redis.Client) error {
 		for _, s := range []*redis.Script{pushScript.Script, pollScript.Script, pollsScript.Script, leaveScript.Script, ackScript.Script, acksScript.Script,
-			nackScript.Script, extendScript.Script, lenScript.Script, deadScript.Script, requeueScript.Script, dropScript.Script} {
+			nackScript.Script, extendScript.Script, lenScript.Script, deadScript.Script, requeueScript.Script, dropScript.Script,
+			messagesScript.Script, cancelScript.Script} {
 			if err := s.Load(ctx, c).Err(); err != nil {
 				return err
 			}
@@ -29,7 +30,7 @@ func ScriptHash(op string) string {
 	return map[string]string{
 		"push": pushScript.Hash(), "poll": pollScript.Hash(), "polls": pollsScript.Hash(), "leave": leaveScript.Hash(),
 		"ack": ackScript.Hash(), "acks": acksScript.Hash(), "nack": nackScript.Hash(), "extend": extendScript.Hash(),
-		"requeue": requeueScript.Hash(), "drop": dropScript.Hash(),
+		"requeue": requeueScript.Hash(), "drop": dropScript.Hash(), "cancel": cancelScript.Hash(),
 	}[op]
 }
 

@@ -3,6 +3,7 @@ package delayqueue
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -35,6 +36,7 @@ type Queue struct {
 	cfg     Config
 	keys    []string // the queue's keys, in the order of keys.go
 	channel string   // the notice channel
+	records string   // the prefix of the names of Cancel's records
 	notices *notice.Site
 
 	// Script arguments, boxed once: the notice command and channel, the
@@ -65,6 +67,7 @@ func New(client redis.UniversalClient, cfg Config) (*Queue, error) {
 		cfg:     cfg,
 		keys:    b.Keys[1 : 1+numKeys],
 		channel: channel,
+		records: strings.TrimSuffix(b.Keys[1+keyQueue], sides[keyQueue]) + cancelRecordSuffix,
 		notices: waitqueue.Notices.Site(client),
 		notify:  notice.Command(client) + " " + channel,
 		vis:     strconv.FormatInt(cfg.Visibility.Milliseconds(), 10),

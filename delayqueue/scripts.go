@@ -33,6 +33,9 @@ var (
 	deadScript    = script.Load(scriptFiles, "scripts/dead.lua")
 	requeueScript = script.Load(scriptFiles, "scripts/requeue.lua")
 	dropScript    = script.Load(scriptFiles, "scripts/drop.lua")
+
+	messagesScript = script.Load(scriptFiles, "scripts/messages.lua")
+	cancelScript   = script.Load(scriptFiles, "scripts/cancel.lua")
 )
 
 // The statuses that lead a reply.
@@ -256,6 +259,29 @@ func decodeDead(r kernel.Reply) ([]Message, error) {
 	}
 	return dead, nil
 }
+
+// messages.lua: ARGV state, offset, count. Reply {1, id, payload,
+// deliveries, time ms, lease deadline ms, ...}.
+
+func decodeMessages(r kernel.Reply) ([]Message, error) {
+	r.Want(r.Status() == statusDone && r.Len()%5 == 0)
+	msgs := make([]Message, 0, r.Len()/5)
+	for i := 0; i+5 <= r.Len(); i += 5 {
+		m := readMessage(&r, i)
+		if deadline := r.Int(i + 4); deadline > 0 {
+			m.Deadline = time.UnixMilli(deadline)
+		}
+		r.Want(m.ID != "" && m.Attempt >= 0)
+		msgs = append(msgs, m)
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return msgs, nil
+}
+
+// cancel.lua: KEYS the queue's keys, then the call's record. ARGV the
+// record's life (ms), then the ids. Reply {1, count}.
 
 // requeue.lua: ARGV notify, then the ids. drop.lua: ARGV the ids. Reply
 // {1, count}.

@@ -33,6 +33,20 @@ type Config struct {
 	// least a millisecond and at most MaxTTL. 0 means DefaultTTL.
 	TTL time.Duration
 
+	// Owner describes the process that uses the Mutex, for operators:
+	// Mutex.Inspect and the slotlimit command's lock info show it beside
+	// the owner's token. It is at most MaxOwner bytes of UTF-8 with no
+	// control characters; "" means the host's name and the process ID, as
+	// "web-3 pid 4242". It is kept beside the key, not in it, at
+	// "{k}/lock:owner:ID" ("{t}:x:lock:owner:ID" beside a key "{t}:x"),
+	// where ID is the first 10 characters of each of the Mutex's tokens:
+	// written at most once a minute, inside a call the Mutex makes anyway
+	// (TryLock's, a waiter's try or a Refresh), so that it costs no round
+	// trip, and expiring a minute and TTL after that, so that it outlives
+	// every lease the Mutex holds. The string at the key stays the bare
+	// token that redislock and redsync read.
+	Owner string
+
 	// Replicas, when above 0, makes every write of the lock wait until
 	// that many replicas acknowledge it (Redis WAIT), so that a lock
 	// survives a failover to one of them: a write they do not acknowledge
@@ -62,6 +76,7 @@ type Config struct {
 }
 
 // String describes the lock, e.g. `"jobs:nightly" lock, 30s leases`.
+// It leaves out Owner.
 func (c Config) String() string {
 	return strconv.Quote(c.Key) + " lock, " + c.TTL.String() + " leases"
 }

@@ -38,6 +38,15 @@
 // or slotlimit.Counter for a counter with a limit; take a lock for work
 // that one process at a time must do.
 //
+// The owner description (Config.Owner: the host's name and the process
+// ID by default) is kept beside the key, never in it, so that the string
+// at the key stays the bare token: each Mutex has a random handle ID, the
+// first 10 characters of each of its tokens, and keeps its description at
+// "{k}/lock:owner:ID" beside a key k. It writes it at most once a minute,
+// inside a TryLock, a waiter's try or a Refresh it sends anyway, and it
+// lapses a minute and the lease time after that. Mutex.Inspect reads it
+// (Info.Owner); a token that another client wrote has none.
+//
 // A queue of waiters, while there are some, lives in keys beside the
 // lock's key, in its Redis Cluster hash slot, named for the package:
 // "{k}/lock:q", "{k}/lock:qd" and "{k}/lock:qw" beside a key k without a

@@ -37,3 +37,10 @@ func SideKey(key, suffix string) string {
 	}
 	panic("no side key " + suffix)
 }
+
+// OwnerKey returns the name of the owner record of the Mutex that made
+// token, beside key, or "" for a token no Mutex made.
+func OwnerKey(key, token string) string { return ownerKey(key, token) }
+
+// OwnerDueNow makes m's owner record due, as a minute's passing would.
+func OwnerDueNow(m *Mutex) { m.ownerFailed() }

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"crypto/rand"
 	"testing"
 	"time"
 
@@ -24,7 +25,7 @@ func TestTryAfterMissedNoticeTakesHandedLock(t *testing.T) {
 		require.NoError(t, err)
 		return reply
 	}
-	owner := newToken() // a waiter marks the token of an owner of this package
+	owner := rand.Text() // a waiter marks the token of an owner of this package
 	require.Positive(t, obtain(owner)[0], "the owner takes the lock")
 	require.LessOrEqual(t, obtain("waiter")[0], int64(0), "the waiter queues")
 	require.Equal(t, owner+waitMark, b.Client.Get(ctx, m.cfg.Key).Val(), "the waiter marked the owner's token")
@@ -53,7 +54,7 @@ func TestWaiterThatLeavesHandsOnWhatItWasHanded(t *testing.T) {
 			return reply[0]
 		}
 		for _, next := range []bool{true, false} {
-			owner := newToken() // a waiter marks the token of an owner of this package
+			owner := rand.Text() // a waiter marks the token of an owner of this package
 			require.Positive(t, obtain(owner), "the owner takes the lock")
 			require.LessOrEqual(t, obtain("gave-up"), int64(0), "a waiter queues")
 			if next {

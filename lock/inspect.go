@@ -21,6 +21,14 @@ type Info struct {
 	// client set it without one), so that it never lapses.
 	TTL time.Duration
 
+	// Owner is the description of the owner (Config.Owner of the Mutex
+	// whose Lock holds the lock), "" when it is unknown: the lock is free,
+	// its token was written by another client (redislock, redsync, a SET
+	// NX PX script), or the description lapsed (the Mutex has made no call
+	// for longer than a minute and its lease time). It is read just after
+	// the rest, by a second command.
+	Owner string
+
 	// Waiters is the number of callers of Lock queued for the lock.
 	Waiters int64
 
@@ -37,15 +45,21 @@ type Info struct {
 func (i Info) Held() bool { return i.Token != "" }
 
 // Inspect reads the lock's owner, the time left on its lease and the
-// number of its waiters, at one moment; it writes nothing. A key of
-// another type fails with WRONGTYPE. After an error matching
-// ErrOutcomeUnknown, call it again.
+// number of its waiters, at one moment, and then the owner's description
+// (Info.Owner); it writes nothing. A key of another type fails with
+// WRONGTYPE. After an error matching ErrOutcomeUnknown, call it again.
 func (m *Mutex) Inspect(ctx context.Context) (Info, error) {
 	if err := m.check(ctx, "Inspect"); err != nil {
 		return Info{}, err
 	}
 	info, err := m.inspect(ctx)
-	return info, errs.Call(ctx, "Inspect", m.base.Key, err)
+	if err == nil && info.Held() {
+		info.Owner, err = m.readOwner(ctx, info.Token)
+	}
+	if err != nil {
+		return Info{}, errs.Call(ctx, "Inspect", m.base.Key, err)
+	}
+	return info, nil
 }
 
 // Break frees the lock if the owner whose token it names (Info.Token)

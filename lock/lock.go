@@ -44,7 +44,7 @@ type Lock struct {
 // newLock returns a handle for a new owner, with a new token, that holds
 // nothing yet.
 func (m *Mutex) newLock() *Lock {
-	l := &Lock{mutex: m, token: newToken()}
+	l := &Lock{mutex: m, token: m.newToken()}
 	l.keep = keepalive.New(keepalive.Config{
 		TTL:     m.cfg.TTL,
 		Renew:   l.refresh,
@@ -88,8 +88,9 @@ func (l *Lock) gone() {
 }
 
 // Token returns the owner token stored in Redis while this Lock holds the
-// lock: 128 random bits, as text (26 characters of base32); "" for a nil
-// Lock. While a Lock of this package waits for the lock, the key holds
+// lock: 26 characters of base32, the first 10 its Mutex's handle ID (see
+// Config.Owner) and the other 16 (80 bits) random, the token's own; "" for
+// a nil Lock. While a Lock of this package waits for the lock, the key holds
 // the token followed by '+'; Inspect reports the token without it.
 func (l *Lock) Token() string {
 	if l == nil {

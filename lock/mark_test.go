@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"crypto/rand"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ func TestMarkedTokenIsTheOwners(t *testing.T) {
 		m, err := New(b.Client, Config{Key: b.Key(t, "lock-test:"), TTL: time.Minute})
 		require.NoError(t, err)
 		key := m.cfg.Key
-		token := newToken()
+		token := rand.Text()
 
 		require.NoError(t, b.Client.Set(ctx, key, token+waitMark, time.Minute).Err())
 		fence, deadline, err := m.obtain(ctx, token)
@@ -55,14 +56,14 @@ func TestMarkedTokenIsTheOwners(t *testing.T) {
 		// not, are never marked by a waiter that queues behind them.
 		for _, other := range []string{"Ab3_xY9-Qm2Kp7Lw4Zt8Rv", "ABCDEFGHIJKLMNOPQRSTUVWXY1", token[:25]} {
 			require.NoError(t, b.Client.Set(ctx, key, other, time.Minute).Err())
-			reply, err := m.base.Runner.Run(ctx, obtainQueuedScript, m.queueKeys(), newToken(), m.ttl, "3000").Int64Slice()
+			reply, err := m.base.Runner.Run(ctx, obtainQueuedScript, m.queueKeys(), rand.Text(), m.ttl, "3000").Int64Slice()
 			require.NoError(t, err)
 			assert.Equal(t, statusNotHeld, int(reply[0]), "queued behind %q", other)
 			assert.Equal(t, other, b.Client.Get(ctx, key).Val(), "left whole")
 		}
-		owner := newToken()
+		owner := rand.Text()
 		require.NoError(t, b.Client.Set(ctx, key, owner, time.Minute).Err())
-		_, err = m.base.Runner.Run(ctx, obtainQueuedScript, m.queueKeys(), newToken(), m.ttl, "3000").Int64Slice()
+		_, err = m.base.Runner.Run(ctx, obtainQueuedScript, m.queueKeys(), rand.Text(), m.ttl, "3000").Int64Slice()
 		require.NoError(t, err)
 		assert.Equal(t, owner+waitMark, b.Client.Get(ctx, key).Val(), "an owner of this package is marked")
 	})

@@ -2,15 +2,16 @@ package lock
 
 import (
 	"context"
-	"crypto/rand"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/callerr"
+	"github.com/slotlimit/slotlimit/internal/hashtag"
 	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/notice"
+	"github.com/slotlimit/slotlimit/internal/record"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
@@ -29,6 +30,13 @@ type Mutex struct {
 	// Script arguments, boxed once: the lease time in ms, and how an
 	// unlock hands the lock to a waiter (waitqueue.HandOff).
 	ttl, handOff any
+
+	// The owner record (see owner.go): the handle ID that begins each
+	// token, the record's name, its value and its expiry in ms (boxed
+	// once), and when it was last written.
+	id, ownerKey    string
+	owner, ownerTTL any
+	memo            record.Memo
 }
 
 // New returns a Mutex for cfg. It returns an error matching
@@ -43,16 +51,28 @@ func New(client redis.UniversalClient, cfg Config) (*Mutex, error) {
 	if err := errs.Duration("TTL", cfg.TTL, MaxTTL); err != nil {
 		return nil, err
 	}
+	if fault := checkOwner(cfg.Owner); fault != "" {
+		return nil, errs.Config("Owner %s", fault)
+	}
 	if cfg.TTL == 0 {
 		cfg.TTL = DefaultTTL
 	}
+	if cfg.Owner == "" {
+		cfg.Owner = defaultOwner()
+	}
 	cfg.ReplicaTimeout = b.ReplicaTimeout
+	id := newHandleID()
+	prefix, _ := hashtag.SidePrefix(cfg.Key) // New checked that it has one
 	return &Mutex{
-		base:    b,
-		cfg:     cfg,
-		notices: waitqueue.Notices.Site(client),
-		ttl:     strconv.FormatInt(cfg.TTL.Milliseconds(), 10),
-		handOff: waitqueue.HandOff(client, b.Keys[numKeys]),
+		base:     b,
+		cfg:      cfg,
+		notices:  waitqueue.Notices.Site(client),
+		ttl:      strconv.FormatInt(cfg.TTL.Milliseconds(), 10),
+		handOff:  waitqueue.HandOff(client, b.Keys[numKeys]),
+		id:       id,
+		ownerKey: prefix + ownerSide + id,
+		owner:    ownerRecord(cfg.Owner),
+		ownerTTL: strconv.FormatInt(record.TTL(cfg.TTL).Milliseconds(), 10),
 	}, nil
 }
 
@@ -106,9 +126,4 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lock, error) {
 	l.taken(start, fence, deadline)
 	c.Acquired(ctx, 1)
 	return l, nil
-}
-
-// newToken returns a random 128-bit owner token.
-func newToken() string {
-	return rand.Text()
 }

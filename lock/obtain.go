@@ -15,6 +15,7 @@ import (
 //	MULTI
 //	SET key token NX GET PX ttl   -- takes it; GET fails a key of another type with WRONGTYPE, untouched
 //	TIME                          -- the fence: the server's clock in µs as the lock was taken
+//	SET owner record PX ttl       -- the owner record, once it is due (see owner.go)
 //	EXEC
 //	WAIT replicas timeout         -- with Config.Replicas only
 //
@@ -36,24 +37,35 @@ import (
 // run, which this one cannot see, so the deadline is unknown.
 func (m *Mutex) obtain(ctx context.Context, token string) (fence, deadline int64, err error) {
 	var exec *redis.Cmd
+	owner := m.ownerDue()
+	want := 2
+	if owner {
+		want = 3
+	}
 	err = m.base.Runner.Tx(ctx, m.base.Key, func(do func(args ...any) *redis.Cmd) {
 		do("multi")
 		do("set", m.base.Key, token, "nx", "get", "px", m.ttl)
 		do("time")
+		if owner {
+			do("set", m.ownerKey, m.owner, "px", m.ownerTTL)
+		}
 		exec = do("exec")
 	}, func() bool {
 		replies, err := exec.Slice()
-		return err == nil && len(replies) == 2 && (replies[0] == nil || replies[0] == token || replies[0] == token+waitMark)
+		return err == nil && len(replies) == want && (replies[0] == nil || replies[0] == token || replies[0] == token+waitMark)
 	})
-	if err != nil {
-		return 0, 0, err
+	var replies []any
+	if err == nil {
+		replies, err = exec.Slice()
 	}
-	replies, err := exec.Slice()
-	if err != nil {
-		return 0, 0, err
+	if err == nil && len(replies) != want {
+		err = callerr.UnexpectedReply(replies)
 	}
-	if len(replies) != 2 {
-		return 0, 0, callerr.UnexpectedReply(replies)
+	if err != nil {
+		if owner {
+			m.ownerFailed()
+		}
+		return 0, 0, err
 	}
 	if err, ok := replies[0].(error); ok {
 		return 0, 0, err

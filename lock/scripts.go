@@ -73,15 +73,26 @@ func leaseFrom(now int64, ttl time.Duration) int64 {
 	return now + ttl.Milliseconds() - 1
 }
 
-// obtain_queued.lua: KEYS lock, queue, queue deadlines, queue wants; ARGV
-// the owner's token, the lease time in ms, the queue entry's lease in ms.
+// obtain_queued.lua: KEYS lock, queue, queue deadlines, queue wants, and
+// the owner record when it is due; ARGV the owner's token, the lease time
+// in ms, the queue entry's lease in ms, and with the owner record its
+// value and expiry in ms.
 var obtainQueuedScript = script.Load(scriptFiles, "scripts/obtain_queued.lua", waitqueue.Lib)
 
 // obtainQueued runs obtain_queued.lua for token and returns its reply: the
 // fence when token holds the lock (0 otherwise), what a waiter's try
 // reports otherwise, and the server's clock in ms.
 func (m *Mutex) obtainQueued(ctx context.Context, token string) (fence int64, try waitqueue.Try, now int64, err error) {
-	v, err := m.base.Runner.Run(ctx, obtainQueuedScript, m.queueKeys(), token, m.ttl, waitqueue.EntryTTLArg).Result()
+	var v any
+	if m.ownerDue() {
+		keys := append(m.queueKeys()[:numKeys:numKeys], m.ownerKey)
+		v, err = m.base.Runner.Run(ctx, obtainQueuedScript, keys, token, m.ttl, waitqueue.EntryTTLArg, m.owner, m.ownerTTL).Result()
+		if err != nil {
+			m.ownerFailed()
+		}
+	} else {
+		v, err = m.base.Runner.Run(ctx, obtainQueuedScript, m.queueKeys(), token, m.ttl, waitqueue.EntryTTLArg).Result()
+	}
 	if err != nil {
 		return 0, try, 0, err
 	}
@@ -164,14 +175,27 @@ func (m *Mutex) leaveQueue(ctx context.Context, run *script.Runner, token string
 	return err
 }
 
-// refresh.lua: KEYS lock; ARGV the owner's token, the lease time in ms.
+// refresh.lua: KEYS lock, and the owner record when it is due; ARGV the
+// owner's token, the lease time in ms, and with the owner record its
+// value and expiry in ms.
 var refreshScript = script.Load(scriptFiles, "scripts/refresh.lua")
 
 // refreshRun runs refresh.lua for token, and returns the deadline its
 // lease lasts at least until, in ms, or 0 when token does not hold the
-// lock.
+// lock. A refresh writes the owner record when it is due, so that it
+// outlives a lease that refreshes keep longer than the record's expiry.
 func (m *Mutex) refreshRun(ctx context.Context, token string) (int64, error) {
-	v, err := m.base.Runner.Run(ctx, refreshScript, m.lockKeys(), token, m.ttl).Result()
+	var v any
+	var err error
+	if m.ownerDue() {
+		keys := []string{m.base.Keys[keyLock], m.ownerKey}
+		v, err = m.base.Runner.Run(ctx, refreshScript, keys, token, m.ttl, m.owner, m.ownerTTL).Result()
+		if err != nil {
+			m.ownerFailed()
+		}
+	} else {
+		v, err = m.base.Runner.Run(ctx, refreshScript, m.lockKeys(), token, m.ttl).Result()
+	}
 	if err != nil {
 		return 0, err
 	}

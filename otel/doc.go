@@ -1,5 +1,10 @@
-// Package slotlimitotel turns what a slotlimit.Limiter and a lock.Mutex
-// report to their Observer into OpenTelemetry metrics and spans:
+// Package slotlimitotel turns what every slotlimit primitive reports to
+// its Observer into OpenTelemetry metrics and spans: a slotlimit.Limiter
+// or slotlimit.Counter, an adaptive.Limiter, a lock.Mutex, a
+// ratelimit.Limiter (and so httplimit's middleware), a delayqueue.Queue,
+// a recent.List and a redpacket.Store. Each package's Config.Observer
+// takes the one type observe.Observer, which an *Observer is, and one
+// Observer serves any number of primitives of any package:
 //
 //	obs, err := slotlimitotel.NewObserver() // the global providers
 //	if err != nil {
@@ -7,6 +12,7 @@
 //	}
 //	limiter, err := slotlimit.New(rdb, slotlimit.Config{Key: "ar:0571", Limit: 60, Observer: obs})
 //	mutex, err := lock.New(rdb, lock.Config{Key: "jobs:nightly", Observer: obs})
+//	queue, err := delayqueue.New(rdb, delayqueue.Config{Key: "jobs:emails", Observer: obs})
 //
 // It is a module of its own, github.com/slotlimit/slotlimit/otel, so that
 // the library's module does not depend on OpenTelemetry. The package is
@@ -16,13 +22,15 @@
 // # Metrics
 //
 // Every call that reaches Redis counts once in slotlimit.calls and
-// slotlimit.call.duration, by package ("slotlimit" or "lock"), operation
-// ("TryAcquire", "Unlock", ...) and outcome ("acquired", "refused",
+// slotlimit.call.duration, by package ("slotlimit", "adaptive", "lock",
+// "ratelimit", "delayqueue", "recent" or "redpacket"), operation
+// ("TryAcquire", "Unlock", "Allow", "Push", ...) and outcome ("acquired", "refused",
 // "released", "renewed", "done", "canceled" or "error"; a release or
 // renewal also says whether the lease was live, in slotlimit.held).
 // Refusals, errors (by error.type), waits, hand-overs, lost leases and the
-// units in use have instruments of their own; the module's README lists
-// them all.
+// units in use have instruments of their own, and an adaptive.Limiter's
+// shared limit is the gauge slotlimit.adaptive.limit; the module's README
+// lists them all.
 //
 // A call that ends because the ctx it was given was cancelled or reached
 // its deadline (an Acquire or a Lock that gives up waiting, the calls cut
@@ -31,7 +39,7 @@
 // span has no error status. A context error while that ctx is still live
 // came from elsewhere, and counts as an error.
 //
-// The Redis key of a Limiter or a lock is left off the metrics unless
+// The Redis key of a primitive is left off the metrics unless
 // WithKeyAttribute is given: a service that builds one Limiter per
 // tenant, area or user would otherwise make one time series per key, for
 // every instrument and attribute combination. Give it when the keys are
@@ -40,8 +48,8 @@
 // # Spans
 //
 // Each call becomes one span, named for the package and the operation
-// ("slotlimit.TryAcquire", "lock.Unlock"), not for the Redis commands it
-// sends; it starts when the call began and ends when it returned, and its
+// ("slotlimit.TryAcquire", "lock.Unlock", "delayqueue.Push"), not for
+// the Redis commands it sends; it starts when the call began and ends when it returned, and its
 // parent is the span in the ctx the call was given. Spans carry the key
 // and the holder (a lock's owner token) always, since spans are not
 // aggregated, and the units, the units in use and the limit. A failed

@@ -72,7 +72,7 @@ func Example() {
 			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
 				op, _ := p.Attributes.Value("slotlimit.operation")
 				outcome, _ := p.Attributes.Value("slotlimit.outcome")
-				fmt.Println("slotlimit.calls", op.Emit(), outcome.Emit(), p.Value)
+				fmt.Println("slotlimit.calls", op.String(), outcome.String(), p.Value)
 			}
 		}
 	}
@@ -130,7 +130,7 @@ func ExampleObserver_canceled() {
 			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
 				op, _ := p.Attributes.Value("slotlimit.operation")
 				outcome, _ := p.Attributes.Value("slotlimit.outcome")
-				fmt.Println("slotlimit.calls", op.Emit(), outcome.Emit(), p.Value)
+				fmt.Println("slotlimit.calls", op.String(), outcome.String(), p.Value)
 			}
 		case "slotlimit.errors":
 			errorsCounted = len(m.Data.(metricdata.Sum[int64]).DataPoints) > 0

@@ -70,7 +70,7 @@ func attrs(s attribute.Set) string {
 	var parts []string
 	for it := s.Iter(); it.Next(); {
 		kv := it.Attribute()
-		parts = append(parts, string(kv.Key)+"="+kv.Value.Emit())
+		parts = append(parts, string(kv.Key)+"="+kv.Value.String())
 	}
 	return strings.Join(parts, ",")
 }

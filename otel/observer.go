@@ -50,11 +50,13 @@ var (
 	utilizationBuckets = []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1}
 )
 
-// An Observer records the events of a slotlimit.Limiter or a lock.Mutex
-// as OpenTelemetry metrics and spans: set it on slotlimit.Config.Observer
-// or lock.Config.Observer (it is a observe.Observer, which is the same
-// interface as a lock.Observer). One Observer may serve any number of
-// them. It is safe for concurrent use.
+// An Observer records the events of every slotlimit primitive as
+// OpenTelemetry metrics and spans: set it on the Config.Observer of a
+// slotlimit.Limiter or Counter, an adaptive.Limiter, a lock.Mutex, a
+// ratelimit.Limiter, a delayqueue.Queue, a recent.List or a
+// redpacket.Store (it is an observe.Observer, the one type each of them
+// takes). One Observer may serve any number of them. It is safe for
+// concurrent use.
 type Observer struct {
 	tracer  trace.Tracer
 	withKey bool

@@ -105,6 +105,10 @@ func (g *scriptGate) DialHook(next redis.DialHook) redis.DialHook { return next 
 func (g *scriptGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		args := cmd.Args()
+		if cmd.Name() == "evalsha" && len(args) > 6 && args[2] == 2 {
+			// The rate record's name, value and expiry, when it is due.
+			args = append(args[:4:4], args[5:len(args)-2]...)
+		}
 		if cmd.Name() == "evalsha" && len(args) > 6 && args[3] == g.key {
 			// ARGV begins with the share and tau for GCRA, with the window
 			// and rate for a FixedWindow, then n, in every script.

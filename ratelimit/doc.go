@@ -95,6 +95,19 @@
 // refused with ErrInvalidKey, and so, for GCRA, is a key with a '}' but no
 // hash tag.
 //
+// The rate record: a Limiter keeps the limit it last used on a key
+// beside it, at "{k}/ratelimit:rate" beside a key k ("{t}:k:ratelimit:rate"
+// beside a key "{t}:k"), as "algorithm=gcra&burst=10&period=1000&rate=10"
+// (algorithm gcra or fixed-window, period in ms), so that an operator
+// reads it without being told (Limiter.Limit, and the slotlimit command's
+// rate show). It writes it at most once a minute per key, inside the
+// script call an Allow or AllowN makes anyway (an AllowAll sends its
+// rules' records in one pipeline before its script, when due), and it
+// expires a minute after the key's data can last lapse: the full burst's
+// time for GCRA, the Period for a FixedWindow. A FixedWindow key with a
+// '}' but no hash tag has no name beside it, and no record. Limiter.Inspect
+// reads a key's state under a limit and writes nothing.
+//
 // Precision: GCRA keeps its rate exactly. Time in its scripts is in
 // microseconds, the server's clock, and one event's share of a period
 // (Period/Rate) is kept as a fraction in lowest terms, so a share that is

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -92,6 +93,10 @@ func (e *InexactLimitError) Error() string {
 
 // Unwrap returns ErrInvalidLimit.
 func (e *InexactLimitError) Unwrap() error { return ErrInvalidLimit }
+
+// errBadRecord is the error of Limit when the rate record's name holds a
+// string that is not a rate record a Limiter writes.
+var errBadRecord = errors.New("the rate record beside the key holds no limit a Limiter writes")
 
 // invalid returns an error matching sentinel, one of the specific input
 // errors above, that says what is wrong.

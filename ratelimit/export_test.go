@@ -33,5 +33,12 @@ func (l *Limiter) AllowBatch(ctx context.Context, key string, limit Limit, n int
 	if err != nil {
 		return nil, err
 	}
-	return l.allowBatch(ctx, data, p, n, calls)
+	return l.allowBatch(ctx, key, data, p, n, calls)
 }
+
+// RecordDueNow makes the rate record of key due on l, as a minute's
+// passing would.
+func RecordDueNow(l *Limiter, key string) { l.memo.Forget(recordKey(key)) }
+
+// RecordKey is the name of the rate record beside key.
+func RecordKey(key string) string { return recordKey(key) }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/slotlimit/slotlimit/internal/coalesce"
 	"github.com/slotlimit/slotlimit/internal/kernel"
+	"github.com/slotlimit/slotlimit/internal/record"
 )
 
 // A Limiter checks events against limits kept in Redis, shared by every
@@ -27,6 +28,10 @@ import (
 type Limiter struct {
 	base kernel.Base
 
+	// memo remembers when the rate record of each key was last written
+	// (see record.go).
+	memo record.Memo
+
 	// allows joins concurrent AllowN calls of one n on one key and limit
 	// into batches, each sent as one script call by send; nil when
 	// Config.DisableCoalescing is set.
@@ -36,6 +41,7 @@ type Limiter struct {
 // A batchKey is what the calls of one batch share: the limit's data key,
 // the limit in the scripts' units, and n.
 type batchKey struct {
+	key  string // the user's key
 	data string
 	p    params
 	n    int64
@@ -117,9 +123,9 @@ func (l *Limiter) allowRun(ctx context.Context, method, key string, limit Limit,
 	}
 	var res Result
 	if l.allows != nil {
-		res, err = l.allows.Do(ctx, batchKey{data: data, p: p, n: n}, struct{}{})
+		res, err = l.allows.Do(ctx, batchKey{key: key, data: data, p: p, n: n}, struct{}{})
 	} else {
-		res, err = l.allow(ctx, data, p, n)
+		res, err = l.allow(ctx, key, data, p, n)
 	}
 	if err != nil {
 		return Result{}, errs.Call(ctx, method, key, err)
@@ -132,13 +138,13 @@ func (l *Limiter) allowRun(ctx context.Context, method, key string, limit Limit,
 // the batch script of its algorithm once for all its calls.
 func (l *Limiter) send(ctx context.Context, k batchKey, calls []struct{}) ([]Result, error) {
 	if len(calls) == 1 {
-		res, err := l.allow(ctx, k.data, k.p, k.n)
+		res, err := l.allow(ctx, k.key, k.data, k.p, k.n)
 		if err != nil {
 			return nil, err
 		}
 		return []Result{res}, nil
 	}
-	return l.allowBatch(ctx, k.data, k.p, k.n, len(calls))
+	return l.allowBatch(ctx, k.key, k.data, k.p, k.n, len(calls))
 }
 
 // Reset deletes what limit counts on key, so that key's next event finds

@@ -44,6 +44,7 @@ func (l *Limiter) AllowAll(ctx context.Context, rules []Rule) (Results, error) {
 	case !together(l.base.Client, call.keys):
 		err = errs.Op("AllowAll", name, ErrCrossSlot)
 	default:
+		l.writeRecords(ctx, call)
 		err = errs.Call(ctx, "AllowAll", name, l.allowAll(ctx, call))
 	}
 	if err != nil {

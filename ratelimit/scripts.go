@@ -28,6 +28,7 @@ var (
 	allowWindowBatchScript = script.Load(scriptFiles, "scripts/allow_window_batch.lua")
 	allowAllScript         = script.Load(scriptFiles, "scripts/allow_all.lua")
 	resetWindowScript      = script.Load(scriptFiles, "scripts/reset_window.lua")
+	inspectScript          = script.Load(scriptFiles, "scripts/inspect.lua")
 )
 
 // ruleLen is the number of integers the scripts reply per rule: allowed,
@@ -35,22 +36,40 @@ var (
 // µs, den), for FixedWindow remaining, retry after µs and reset after µs.
 const ruleLen = 4
 
-// allow runs allow_gcra.lua or allow_window.lua, by p's algorithm.
-// KEYS: the limit's data key (see dataKey). ARGV: for GCRA, gcraArgs;
+// allow runs allow_gcra.lua or allow_window.lua, by p's algorithm, for
+// a call on user's key. KEYS: the limit's data key (see dataKey). ARGV: for GCRA, gcraArgs;
 // for FixedWindow, p.window, p.rate, n. Reply: ruleLen integers, allowed
 // being the status, decoded by decodeRule.
-func (l *Limiter) allow(ctx context.Context, key string, p params, n int64) (Result, error) {
+//
+// When the rate record beside the user's key is due (recordArgs), the
+// call writes it too: KEYS gain the record's name, and ARGV end with its
+// value and expiry (allow_gcra.lua then takes all six of its arguments).
+func (l *Limiter) allow(ctx context.Context, user, key string, p params, n int64) (Result, error) {
 	var reply any
 	var err error
 	run := &l.base.Runner
+	keys := []string{key}
+	name, value, ttl := l.recordArgs(user, p)
+	if name != "" {
+		keys = append(keys, name)
+	}
 	if p.limit.Algorithm == FixedWindow {
-		reply, err = run.Run(ctx, allowWindowScript, []string{key}, p.window, p.rate, n).Result()
-	} else if share, tau := gcraArgs(p, n); p.den == 1 {
-		reply, err = run.Run(ctx, allowGCRAScript, []string{key}, share.us, tau.us, n).Result()
+		args := []any{p.window, p.rate, n}
+		if name != "" {
+			args = append(args, value, ttl)
+		}
+		reply, err = run.Run(ctx, allowWindowScript, keys, args...).Result()
+	} else if share, tau := gcraArgs(p, n); p.den == 1 && name == "" {
+		reply, err = run.Run(ctx, allowGCRAScript, keys, share.us, tau.us, n).Result()
+	} else if name == "" {
+		reply, err = run.Run(ctx, allowGCRAScript, keys, share.us, tau.us, n, p.den, share.rem, tau.rem).Result()
 	} else {
-		reply, err = run.Run(ctx, allowGCRAScript, []string{key}, share.us, tau.us, n, p.den, share.rem, tau.rem).Result()
+		reply, err = run.Run(ctx, allowGCRAScript, keys, share.us, tau.us, n, p.den, share.rem, tau.rem, value, ttl).Result()
 	}
 	if err != nil {
+		if name != "" {
+			l.memo.Forget(name)
+		}
 		return Result{}, err
 	}
 	r := kernel.ReadReply(reply)
@@ -63,7 +82,8 @@ func (l *Limiter) allow(ctx context.Context, key string, p params, n int64) (Res
 }
 
 // allowBatch runs allow_gcra_batch.lua or allow_window_batch.lua, by p's
-// algorithm, for calls calls of n events each on key, decided in turn,
+// algorithm, for calls calls of n events each on user's key, whose data
+// key is key, decided in turn,
 // and returns each call's Result, in order. KEYS: the limit's data key.
 // ARGV: for GCRA, the share, tau and n of gcraArgs, p.den and the
 // remainders of the share and tau, then calls; for FixedWindow, p.window,
@@ -72,17 +92,26 @@ func (l *Limiter) allow(ctx context.Context, key string, p params, n int64) (Res
 // for FixedWindow the rate less the count before the first call and the
 // window's PTTL in ms (-2 for none)}, decoded by decodeGCRABatch or
 // decodeWindowBatch.
-func (l *Limiter) allowBatch(ctx context.Context, key string, p params, n int64, calls int) ([]Result, error) {
-	var reply any
-	var err error
-	run := &l.base.Runner
+// The rate record is written as allow writes it.
+func (l *Limiter) allowBatch(ctx context.Context, user, key string, p params, n int64, calls int) ([]Result, error) {
+	var args []any
+	s := allowWindowBatchScript
 	if p.limit.Algorithm == FixedWindow {
-		reply, err = run.Run(ctx, allowWindowBatchScript, []string{key}, p.window, p.rate, n, calls).Result()
+		args = []any{p.window, p.rate, n, calls}
 	} else {
 		share, tau := gcraArgs(p, n)
-		reply, err = run.Run(ctx, allowGCRABatchScript, []string{key}, share.us, tau.us, n, p.den, share.rem, tau.rem, calls).Result()
+		s, args = allowGCRABatchScript, []any{share.us, tau.us, n, p.den, share.rem, tau.rem, calls}
 	}
+	keys := []string{key}
+	name, value, ttl := l.recordArgs(user, p)
+	if name != "" {
+		keys, args = append(keys, name), append(args, value, ttl)
+	}
+	reply, err := l.base.Runner.Run(ctx, s, keys, args...).Result()
 	if err != nil {
+		if name != "" {
+			l.memo.Forget(name)
+		}
 		return nil, err
 	}
 	r := kernel.ReadReply(reply)
@@ -217,6 +246,24 @@ func (l *Limiter) resetWindow(ctx context.Context, key string) error {
 	r := kernel.ReadReply(reply)
 	r.Want(r.Len() == 0)
 	return r.Err()
+}
+
+// inspect runs inspect.lua, which writes nothing, on the client. KEYS:
+// the limit's data key. ARGV: one rule of allow_all.lua, by
+// allowAllArgs, with n 0. Reply: {allowed, then the three numbers of
+// allow's reply}, decoded by decodeRule.
+func (l *Limiter) inspect(ctx context.Context, key string, p params) (Result, error) {
+	reply, err := inspectScript.Run(ctx, l.base.Client, []string{key}, allowAllArgs(nil, p, 0)...).Result()
+	if err != nil {
+		return Result{}, err
+	}
+	r := kernel.ReadReply(reply)
+	res := Result{Limit: p.limit}
+	r.Want(r.Len() == ruleLen-1 && decodeRule(&res, p, 0, r.Status(), [3]int64{r.Int(0), r.Int(1), r.Int(2)}))
+	if err := r.Err(); err != nil {
+		return Result{}, err
+	}
+	return res, nil
 }
 
 // decodeRule fills res from a rule's reply to n events on a limit of

@@ -31,6 +31,13 @@
 //   - No way to read it. Here Items reads pages, newest first; Remove takes
 //     items out; Len counts.
 //
+// A List records its Max and MaxAge beside the list, with one SET on its
+// first Add and at most once a minute after that, so that an operator's
+// tools can read them with Recorded. The record lapses a minute after
+// the list would, or, for a list that never lapses, a day after the Add
+// that wrote it: such a list, unused for a day, keeps its items, but no
+// longer says its bounds.
+//
 // A score is the server's time in whole microseconds since 1970: an
 // integer, which a small sorted set keeps as one and compares without
 // parsing text (see scripts/lib.lua).

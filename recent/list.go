@@ -9,6 +9,7 @@ import (
 
 	"github.com/slotlimit/slotlimit/internal/coalesce"
 	"github.com/slotlimit/slotlimit/internal/kernel"
+	"github.com/slotlimit/slotlimit/internal/record"
 )
 
 // MaxBatch bounds the values of one Add or Remove, so that one script
@@ -59,6 +60,10 @@ type List struct {
 	// kind shares one lane.
 	adds    coalesce.Group[struct{}, []string, struct{}]
 	removes coalesce.Group[struct{}, []string, int64]
+
+	// memo keeps the record of the list's bounds written at most once a
+	// minute (see recordBounds).
+	memo record.Memo
 }
 
 // coalescedValues is the most values an Add or a Remove may carry and be
@@ -136,12 +141,14 @@ func (l *List) Config() Config {
 // a nil ctx, and an error matching ctx.Err(), with nothing sent, for a
 // ctx that has ended; on any other error all of it happened or none of
 // it. A call sent again moves the values to the front again, with the
-// time of its last run.
+// time of its last run. The first Add of a List, and one a minute after
+// that, also records the List's bounds beside the list (see Recorded).
 func (l *List) Add(ctx context.Context, values ...string) error {
 	if err := l.check(ctx, "Add", values); err != nil || len(values) == 0 {
 		return err
 	}
 	c := l.base.Begin("Add", l.cfg.Key, "", int64(len(values)), 0)
+	l.recordBounds(ctx)
 	if err := l.add(ctx, values); err != nil {
 		c.Failed(ctx, err)
 		return err

@@ -19,16 +19,33 @@ func (c *cli) none(kind, key string) error {
 // TYPE, not a KIND" on stderr and ends the command with exit code 1. Any
 // other error is returned as it is.
 func (c *cli) wrongType(err error, kind, key string) error {
-	if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
+	words, ok := c.typeWords(ctx, err, kind, key)
+	if !ok {
+		return err
+	}
+	fmt.Fprintln(c.stderr, words)
+	return errNo
+}
+
+// typeWords returns wrongType's words for err, and false when err is not
+// Redis's WRONGTYPE.
+func (c *cli) typeWords(ctx context.Context, err error, kind, key string) (string, bool) {
+	if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+		return "", false
+	}
 	typ, terr := c.client.Type(ctx, key).Result()
 	if terr != nil || typ == "none" {
-		fmt.Fprintf(c.stderr, "%s: a key beside it holds a value of another type than a %s keeps there (another package's, or a value of yours)\n", display(key), kind)
-		return errNo
+		return fmt.Sprintf("%s: a key beside it holds a value of another type than %s %s keeps there (another package's, or a value of yours)", display(key), article(kind), kind), true
 	}
-	fmt.Fprintf(c.stderr, "%s holds a Redis %s, not a %s (another package's, or a value of yours)\n", display(key), typ, kind)
-	return errNo
+	return fmt.Sprintf("%s holds a Redis %s, not %s %s (another package's, or a value of yours)", display(key), typ, article(kind), kind), true
+}
+
+// article is the indefinite article of kind: "an" before a vowel, else "a".
+func article(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an"
+	}
+	return "a"
 }

@@ -33,10 +33,11 @@ func adaptiveWatchFlags(fs *flag.FlagSet, c *cli) {
 }
 
 // adaptiveLimiter returns a Limiter on key that reads: it only calls
-// Inspect, which writes nothing. Its Min and Max are -min and -max when
-// given, so that the limit is read as the Limiters with those bounds read
-// it (kept within them), else 1 and adaptiveMaxLimit, so that it is read
-// as stored. Initial plays no part: a key that holds no limit is shown as
+// Recorded and Inspect, which write nothing. Its Min and Max are -min and
+// -max when either is given, else those the Limiters recorded beside the
+// limit (Limiter.Recorded), so that the limit is read as the Limiters with
+// those bounds read it (kept within them); else 1 and adaptiveMaxLimit, so
+// that it is read as stored. Initial plays no part: a key that holds no limit is shown as
 // such.
 func (c *cli) adaptiveLimiter(key string) (*adaptive.Limiter, error) {
 	switch {
@@ -49,6 +50,27 @@ func (c *cli) adaptiveLimiter(key string) (*adaptive.Limiter, error) {
 	case c.maxLimit > 0 && c.minLimit > c.maxLimit:
 		return nil, usageErrorf("-min %d is above -max %d", c.minLimit, c.maxLimit)
 	}
+	l, err := c.boundedLimiter(key)
+	if err != nil || c.minLimit > 0 || c.maxLimit > 0 {
+		return l, err
+	}
+	// No bounds given: those the Limiters recorded, when they did.
+	ctx, cancel := c.call()
+	defer cancel()
+	lo, hi, ok, err := l.Recorded(ctx)
+	if err != nil {
+		return nil, c.wrongType(err, adaptiveKind, key)
+	}
+	if !ok || hi > adaptiveMaxLimit {
+		return l, nil
+	}
+	c.minLimit, c.maxLimit, c.boundsRecorded = lo, hi, true
+	return c.boundedLimiter(key)
+}
+
+// boundedLimiter returns a Limiter on key with -min and -max, as
+// adaptiveLimiter describes.
+func (c *cli) boundedLimiter(key string) (*adaptive.Limiter, error) {
 	cfg := adaptive.Config{Key: key, Min: max(1, c.minLimit), Max: c.maxLimit}
 	if cfg.Max == 0 {
 		cfg.Max = max(adaptiveMaxLimit, cfg.Min)
@@ -56,11 +78,16 @@ func (c *cli) adaptiveLimiter(key string) (*adaptive.Limiter, error) {
 	return adaptive.New(c.client, cfg)
 }
 
+// adaptiveKind names an adaptive limit in the answers "no adaptive limit
+// at KEY" and "KEY holds a Redis TYPE, not an adaptive limit".
+const adaptiveKind = "adaptive limit"
+
 // adaptiveView is what adaptive show and each screen of adaptive watch
 // read: the Info, and the bounds given.
 type adaptiveView struct {
 	key      string
-	min, max int64 // -min and -max; 0 when not given
+	min, max int64 // -min and -max, or the bounds recorded; 0 when neither
+	recorded bool  // min and max are the bounds recorded
 	info     adaptive.Info
 }
 
@@ -71,9 +98,10 @@ func (v adaptiveView) found() bool {
 	return v.info.Stored || v.info.InUse > 0 || v.info.Waiters > 0
 }
 
-// none is what the commands say of a key that holds no adaptive limit.
+// none is what the commands say of a key that holds no adaptive limit:
+// "no adaptive limit at KEY", as c.none says it, and why.
 func (v adaptiveView) none() string {
-	return fmt.Sprintf("%s holds no adaptive limit: no slot was ever taken on it, or it was unused for a day (adaptive.StateTTL)", display(v.key))
+	return fmt.Sprintf("no %s at %s: no slot was ever taken on it, or it was unused for a day (adaptive.StateTTL)", adaptiveKind, display(v.key))
 }
 
 // limit describes the limit, with the bounds given: "18", "18 (min 1,
@@ -92,7 +120,11 @@ func (v adaptiveView) limit() string {
 	if len(bounds) == 0 {
 		return strconv.FormatInt(v.info.Limit, 10)
 	}
-	return fmt.Sprintf("%d (%s, as given)", v.info.Limit, strings.Join(bounds, ", "))
+	from := "as given"
+	if v.recorded {
+		from = "as its Limiters recorded them"
+	}
+	return fmt.Sprintf("%d (%s, %s)", v.info.Limit, strings.Join(bounds, ", "), from)
 }
 
 // inUse describes the slots in use against the limit, with a note when
@@ -129,18 +161,19 @@ func ago(d time.Duration) string {
 func (c *cli) readAdaptive(ctx context.Context, l *adaptive.Limiter, key string) (adaptiveView, error) {
 	info, err := l.Inspect(ctx)
 	if err != nil {
-		return adaptiveView{}, err
+		return adaptiveView{}, c.wrongType(err, adaptiveKind, key)
 	}
-	return adaptiveView{key: key, min: c.minLimit, max: c.maxLimit, info: info}, nil
+	return adaptiveView{key: key, min: c.minLimit, max: c.maxLimit, recorded: c.boundsRecorded, info: info}, nil
 }
 
 type adaptiveJSON struct {
 	Key          string               `json:"key"`
 	ServerTime   time.Time            `json:"server_time"`
 	Stored       bool                 `json:"stored"`
-	Limit        *int64               `json:"limit"` // null when none is stored
-	Min          *int64               `json:"min"`   // -min; null when not given
-	Max          *int64               `json:"max"`   // -max; null when not given
+	Limit        *int64               `json:"limit"`  // null when none is stored
+	Min          *int64               `json:"min"`    // -min, or as recorded; null when neither
+	Max          *int64               `json:"max"`    // -max, or as recorded; null when neither
+	Bounds       string               `json:"bounds"` // "given", "recorded", or "unknown"
 	InUse        int64                `json:"in_use"`
 	Waiters      int64                `json:"waiters"`
 	LastDecrease *time.Time           `json:"last_decrease"` // null when never, within a day
@@ -178,6 +211,14 @@ func (v adaptiveView) json() adaptiveJSON {
 	}
 	if v.max > 0 {
 		out.Max = &v.max
+	}
+	switch {
+	case v.recorded:
+		out.Bounds = "recorded"
+	case v.min > 0 || v.max > 0:
+		out.Bounds = "given"
+	default:
+		out.Bounds = "unknown"
 	}
 	if !info.LastDecrease.IsZero() {
 		t := info.LastDecrease.UTC()
@@ -217,7 +258,7 @@ func runAdaptiveShow(c *cli, args []string) error {
 	case c.json:
 		err = c.writeJSON(v.json())
 	case !v.found():
-		fmt.Fprintln(c.stdout, v.none())
+		fmt.Fprintln(c.stderr, v.none())
 	default:
 		info := v.info
 		t := newTable(c.stdout, "ADAPTIVE", display(key))

@@ -127,7 +127,7 @@ func TestAdaptiveShow(t *testing.T) {
 		assert.Empty(t, r.stderr)
 		out := r.stdout
 		assert.Regexp(t, `^ADAPTIVE +`+regexp.QuoteMeta(s.key)+"\n", out)
-		assert.Regexp(t, `(?m)^limit +5$`, out)
+		assert.Regexp(t, `(?m)^limit +5 \(min 2, max 50, as its Limiters recorded them\)$`, out, "no -min or -max: the bounds recorded")
 		assert.Regexp(t, `(?m)^in use +5 of 5 slots$`, out)
 		assert.Regexp(t, `(?m)^waiting +1$`, out)
 		down := regexp.MustCompile(`(?m)^last down +(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC), (\S+) ago$`).FindStringSubmatch(out)
@@ -172,6 +172,7 @@ func TestAdaptiveShowJSON(t *testing.T) {
 			Stored       bool       `json:"stored"`
 			Min          *int64     `json:"min"`
 			Max          *int64     `json:"max"`
+			Bounds       string     `json:"bounds"`
 			LastDecrease *time.Time `json:"last_decrease"`
 			LastIncrease *time.Time `json:"last_increase"`
 			Holders      []struct {
@@ -183,8 +184,10 @@ func TestAdaptiveShowJSON(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
 		assert.Equal(t, s.key, out.Key)
 		assert.True(t, out.Stored)
-		assert.Nil(t, out.Min, "not given")
-		assert.Nil(t, out.Max, "not given")
+		require.NotNil(t, out.Min, "recorded")
+		require.NotNil(t, out.Max, "recorded")
+		assert.Equal(t, [2]int64{2, 50}, [2]int64{*out.Min, *out.Max})
+		assert.Equal(t, "recorded", out.Bounds)
 		require.NotNil(t, out.LastDecrease)
 		assert.WithinDuration(t, s.start, *out.LastDecrease, 2*time.Second)
 		assert.Nil(t, out.LastIncrease, "never went up")
@@ -201,9 +204,17 @@ func TestAdaptiveShowJSON(t *testing.T) {
 			assert.Contains(t, ids, slot.ID())
 		}
 
-		r = cli(t, "", nil, "-u", url, "adaptive", "show", "-json", "-min", "2", "-max", "50", s.key)
+		r = cli(t, "", nil, "-u", url, "adaptive", "show", "-json", "-min", "3", "-max", "40", s.key)
 		require.Equal(t, 0, r.code)
-		assert.Equal(t, map[string]int64{"limit": 5, "min": 2, "max": 50}, jsonInts(t, r.stdout, "limit", "min", "max"))
+		assert.Equal(t, map[string]int64{"limit": 5, "min": 3, "max": 40}, jsonInts(t, r.stdout, "limit", "min", "max"))
+		assert.Contains(t, r.stdout, `"bounds": "given"`)
+
+		// A record lapsed: the limit as stored, its bounds unknown.
+		require.NoError(t, b.Client.Del(context.Background(), "{"+s.key+"}/adaptive:bounds").Err())
+		r = cli(t, "", nil, "-u", url, "adaptive", "show", "-json", s.key)
+		require.Equal(t, 0, r.code)
+		assert.Contains(t, r.stdout, `"min": null`)
+		assert.Contains(t, r.stdout, `"bounds": "unknown"`)
 	})
 }
 
@@ -265,8 +276,8 @@ func TestAdaptiveNoLimitExits1(t *testing.T) {
 		for _, k := range []string{key + ":never", key} {
 			r := cli(t, "", nil, "-u", url, "adaptive", "show", k)
 			assert.Equal(t, 1, r.code)
-			assert.Equal(t, k+" holds no adaptive limit: no slot was ever taken on it, or it was unused for a day (adaptive.StateTTL)\n", r.stdout)
-			assert.Empty(t, r.stderr)
+			assert.Equal(t, "no adaptive limit at "+k+": no slot was ever taken on it, or it was unused for a day (adaptive.StateTTL)\n", r.stderr)
+			assert.Empty(t, r.stdout)
 
 			r = cli(t, "", nil, "-u", url, "adaptive", "show", "-json", k)
 			assert.Equal(t, 1, r.code)
@@ -279,7 +290,7 @@ func TestAdaptiveNoLimitExits1(t *testing.T) {
 
 			r = cli(t, "", nil, "-u", url, "adaptive", "watch", "-n", "2", "-interval", "50ms", k)
 			assert.Equal(t, 1, r.code)
-			assert.Equal(t, 2, strings.Count(r.stdout, "  "+k+" holds no adaptive limit"), "on each screen")
+			assert.Equal(t, 2, strings.Count(r.stdout, "  no adaptive limit at "+k), "on each screen")
 			assert.NotContains(t, r.stdout, "\x1b")
 		}
 		assert.Zero(t, b.Client.Exists(ctx, "{"+key+":never}/adaptive").Val(), "nothing was written")
@@ -300,7 +311,7 @@ func TestAdaptiveWatchIntoPipe(t *testing.T) {
 		assert.True(t, strings.HasPrefix(screens[0], "slotlimit adaptive watch  "+s.key+"\n"))
 		for i, screen := range screens {
 			assert.Regexp(t, fmt.Sprintf(`(?m)^redis 127\.0\.0\.1:\d+ +server clock .* UTC +every 100ms +screen %d of 3$`, i+1), screen)
-			assert.Regexp(t, `(?m)^  limit +5$`, screen)
+			assert.Regexp(t, `(?m)^  limit +5 \(min 2, max 50, as its Limiters recorded them\)$`, screen)
 			assert.Regexp(t, `(?m)^  in use +5 / 5 slots +\[#{40}\] +100%$`, screen)
 			assert.Regexp(t, `(?m)^  waiting +1$`, screen)
 			assert.Regexp(t, `(?m)^  last down +\d\d:\d\d:\d\d\.\d{3}, \S+ ago$`, screen)
@@ -364,9 +375,9 @@ func TestAdaptiveWatchFollowsLimit(t *testing.T) {
 					jsonInts(t, second, "screen", "limit", "in_use", "waiters"))
 				continue
 			}
-			assert.Regexp(t, `(?m)^  limit +5$`, first)
+			assert.Regexp(t, `(?m)^  limit +5 \(min 2, max 50, as its Limiters recorded them\)$`, first)
 			assert.Regexp(t, `(?m)^  in use +5 / 5 slots`, first)
-			assert.Regexp(t, `(?m)^  limit +4$`, second)
+			assert.Regexp(t, `(?m)^  limit +4 \(min 2, max 50, as its Limiters recorded them\)$`, second)
 			assert.Regexp(t, `(?m)^  in use +4 / 4 slots`, second)
 			assert.Regexp(t, `(?m)^    limit   5 4$`, second, "the limit over the last screens")
 			assert.Regexp(t, `(?m)^    in use  5 4$`, second, "beside the slots in use")
@@ -385,7 +396,7 @@ func TestAdaptiveWatchScreen(t *testing.T) {
 	lines := strings.Split(screen, "\n")
 	assert.Equal(t, "slotlimit adaptive watch  "+s.key, strings.TrimRight(lines[0], " "))
 	assert.NotContains(t, screen, "screen 1 of 30", "drawn over the first screen")
-	assert.Regexp(t, `(?m)^  limit +5 *$`, screen)
+	assert.Regexp(t, `(?m)^  limit +5 \(min 2, max 50, as its Limiters recorded them\) *$`, screen)
 	assert.Regexp(t, `(?m)^  in use +5 / 5 slots +\[#{40}\] +100% *$`, screen)
 	assert.Regexp(t, `(?m)^    limit   5 5 *$`, screen)
 	assert.Regexp(t, `(?m)^    in use  5 5 *$`, screen)
@@ -411,6 +422,23 @@ func TestAdaptiveShowCluster(t *testing.T) {
 	require.Equal(t, 0, r.code)
 	assert.Equal(t, map[string]int64{"limit": 3, "in_use": 1, "waiters": 0}, jsonInts(t, r.stdout, "limit", "in_use", "waiters"))
 	assert.Contains(t, r.stdout, slot.ID())
+}
+
+// A key beside an adaptive limit that holds a value of another type is
+// explained in words, with exit code 1.
+func TestAdaptiveWrongType(t *testing.T) {
+	eachServer(t, func(t *testing.T, url string, b *redistest.Backend) {
+		ctx := context.Background()
+		key := testKey(t, "cli-test:adaptive:")
+		side := "{" + key + "}/adaptive"
+		require.NoError(t, b.Client.Set(ctx, side, "mine", time.Minute).Err())
+		t.Cleanup(func() { b.Client.Del(context.Background(), side) })
+		for _, args := range [][]string{{"adaptive", "show", key}, {"adaptive", "show", "-min", "1", "-max", "9", key}} {
+			r := cli(t, "", nil, append([]string{"-u", url}, args...)...)
+			assert.Equal(t, 1, r.code, "%q: %s", args, r.stderr)
+			assert.Contains(t, r.stderr, key+": a key beside it holds a value of another type than an adaptive limit keeps there", "%q", args)
+		}
+	})
 }
 
 // adaptive show gives the latency estimate of a limit whose Limiters set

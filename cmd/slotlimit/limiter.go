@@ -49,7 +49,7 @@ func (c *cli) findLimit(key string) (limitInfo, error) {
 func (li limitInfo) inUse(n int64) (string, string) {
 	switch {
 	case li.limit == 0:
-		return plural(int(n), "unit") + " in use", " (limit unknown: the key is not full and nobody waits; give -limit)"
+		return plural(int(n), "unit") + " in use", " (limit unknown: none recorded, the key is not full and nobody waits; give -limit)"
 	case len(li.found) > 1:
 		return fmt.Sprintf("%d of %d units in use", n, li.limit), fmt.Sprintf(" (limits in Redis: %s)", joinInts(li.found))
 	}
@@ -111,17 +111,26 @@ type countJSON struct {
 	QueueLength int    `json:"queue_length"`
 }
 
-// snapshot finds key's limit and reads its snapshot.
+// snapshot reads key's snapshot and finds its limit. A key with no live
+// lease, no queue and no limit recorded holds no limiter: it says so (see
+// cli.none), as it explains a key of another type (cli.wrongType).
 func (c *cli) snapshot(key string) (limitInfo, slotlimit.Snapshot, error) {
 	l, err := c.limiter(key, c.limit)
 	if err != nil {
 		return limitInfo{}, slotlimit.Snapshot{}, err
 	}
-	li, err := c.findLimit(key)
-	if err != nil {
-		return limitInfo{}, slotlimit.Snapshot{}, err
-	}
 	snap, err := c.inspect(l)
+	if err != nil {
+		return limitInfo{}, slotlimit.Snapshot{}, c.wrongType(err, "limiter", key)
+	}
+	if len(snap.Holders) == 0 && len(snap.Queue) == 0 {
+		if ok, err := c.hasRecord(key); err != nil {
+			return limitInfo{}, slotlimit.Snapshot{}, c.wrongType(err, "limiter", key)
+		} else if !ok {
+			return limitInfo{}, slotlimit.Snapshot{}, c.none("limiter", key)
+		}
+	}
+	li, err := c.findLimit(key)
 	if err == nil && li.limit == 0 {
 		// Waiters that queued since Limits looked record theirs.
 		for _, q := range snap.Queue {
@@ -129,6 +138,15 @@ func (c *cli) snapshot(key string) (limitInfo, slotlimit.Snapshot, error) {
 		}
 	}
 	return li, snap, err
+}
+
+// hasRecord reports whether a Limiter recorded its settings beside key
+// (slotlimit.Recorded; a Counter's record is not one).
+func (c *cli) hasRecord(key string) (bool, error) {
+	ctx, cancel := c.call()
+	defer cancel()
+	rec, ok, err := slotlimit.Recorded(ctx, c.client, key)
+	return ok && rec.TTL > 0, err
 }
 
 // runHolders prints the live leases, with the time each has left, and the
@@ -239,16 +257,19 @@ func newHoldersJSON(key string, li limitInfo, snap slotlimit.Snapshot) holdersJS
 // no limit would be handed units up to that, so then -limit is required.
 func runRelease(c *cli, args []string) error {
 	key, holder := args[0], args[1]
-	li, err := c.findLimit(key)
-	if err != nil {
-		return err
-	}
-	l, err := c.limiter(key, li.limit)
+	l, err := c.limiter(key, c.limit)
 	if err != nil {
 		return err
 	}
 	before, err := c.inspect(l)
 	if err != nil {
+		return c.wrongType(err, "limiter", key)
+	}
+	li, err := c.findLimit(key)
+	if err != nil {
+		return err
+	}
+	if l, err = c.limiter(key, li.limit); err != nil {
 		return err
 	}
 	if li.limit == 0 && len(before.Queue) > 0 {

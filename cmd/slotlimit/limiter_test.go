@@ -83,7 +83,7 @@ func TestCountPrintsUnitsInUse(t *testing.T) {
 	s := newScene(t)
 	r := cli(t, "", nil, "-u", s.url, "count", s.key)
 	assert.Equal(t, 0, r.code)
-	assert.Equal(t, "4 of 5 units in use\n", r.stdout, "the limit, found in waiter-2's entry")
+	assert.Equal(t, "4 of 5 units in use\n", r.stdout, "the limit, recorded beside the key")
 
 	r = cli(t, "", []string{"REDIS_URL=" + s.url}, "count", "-json", s.key)
 	require.Equal(t, 0, r.code)
@@ -91,17 +91,11 @@ func TestCountPrintsUnitsInUse(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
 	assert.Equal(t, s.key, out.Key)
 	assert.Equal(t, int64(4), out.InUse)
-	require.NotNil(t, out.Limit, "found in waiter-2's entry")
+	require.NotNil(t, out.Limit, "recorded beside the key")
 	assert.Equal(t, int64(5), *out.Limit)
 	assert.Equal(t, 2, out.HolderCount)
 	assert.Equal(t, 1, out.QueueLength)
 
-	r = cli(t, "", nil, "-u", s.url, "count", s.key+":empty")
-	assert.Equal(t, 0, r.code)
-	assert.Equal(t, "0 units in use (limit unknown: the key is not full and nobody waits; give -limit)\n", r.stdout)
-	r = cli(t, "", nil, "-u", s.url, "count", s.key+":empty", "-limit", "3")
-	assert.Equal(t, 0, r.code)
-	assert.Equal(t, "0 of 3 units in use\n", r.stdout)
 }
 
 func TestHoldersShowsLeasesAndQueue(t *testing.T) {
@@ -197,7 +191,42 @@ func TestReleaseHandsUnitsToWaiter(t *testing.T) {
 	assert.False(t, out.Released)
 }
 
-// With no marker and no waiter, the limit is nowhere in Redis: the
+// The limit a Limiter records beside its key is shown with no flag, by
+// count, holders, release and watch, while the key is neither full nor
+// waited on.
+func TestCommandsShowRecordedLimit(t *testing.T) {
+	url, client := server(t)
+	key := testKey(t, "cli-test:")
+	l, err := slotlimit.New(client, slotlimit.Config{Key: key, Limit: 10, TTL: time.Minute})
+	require.NoError(t, err)
+	for _, h := range []string{"a", "b"} {
+		_, err = l.TryAcquire(context.Background(), h)
+		require.NoError(t, err)
+	}
+	t.Cleanup(func() { l.Release(context.Background(), "a") }) //nolint:errcheck // it lapses anyway
+
+	r := cli(t, "", nil, "-u", url, "count", key)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "2 of 10 units in use\n", r.stdout)
+	r = cli(t, "", nil, "-u", url, "count", "-json", key)
+	require.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, `"limit": 10`)
+	r = cli(t, "", nil, "-u", url, "holders", key)
+	require.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, key+": 2 of 10 units in use by 2 holders; 0 waiting\n")
+	r = cli(t, "", nil, "-u", url, "watch", "-n", "1", key)
+	require.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, "  in use     2 / 10 units")
+	r = cli(t, "", nil, "-u", url, "release", key, "b")
+	require.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, "now 1 of 10 units in use; 0 waiting\n")
+	r = cli(t, "", nil, "-u", url, "count", "-limit", "12", key)
+	require.Equal(t, 0, r.code)
+	assert.Equal(t, "1 of 12 units in use\n", r.stdout, "-limit overrides the record")
+}
+
+// A key with no record, no marker and no waiter (as one last used by a
+// release that kept no record) has its limit nowhere in Redis: the
 // commands say so, and -limit gives it.
 func TestUnknownLimit(t *testing.T) {
 	url, client := server(t)
@@ -207,10 +236,11 @@ func TestUnknownLimit(t *testing.T) {
 	_, err = l.TryAcquire(context.Background(), "a")
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Release(context.Background(), "a") }) //nolint:errcheck // it lapses anyway
+	require.NoError(t, client.Del(context.Background(), "{"+key+"}/limit").Err())
 
 	r := cli(t, "", nil, "-u", url, "holders", key)
 	require.Equal(t, 0, r.code)
-	assert.Contains(t, r.stdout, key+": 1 unit in use by 1 holder; 0 waiting (limit unknown: the key is not full and nobody waits; give -limit)")
+	assert.Contains(t, r.stdout, key+": 1 unit in use by 1 holder; 0 waiting (limit unknown: none recorded, the key is not full and nobody waits; give -limit)")
 	r = cli(t, "", nil, "-u", url, "count", "-json", key)
 	require.Equal(t, 0, r.code)
 	assert.Contains(t, r.stdout, `"limit": null`)
@@ -223,6 +253,57 @@ func TestUnknownLimit(t *testing.T) {
 	r = cli(t, "", nil, "-u", url, "release", key, "a")
 	require.Equal(t, 0, r.code)
 	assert.Contains(t, r.stdout, "now 0 units in use; 0 waiting (limit unknown")
+}
+
+// A key with no live lease, no queue and no limit recorded holds no
+// limiter: count and holders exit 1 with "no limiter at KEY", with -limit
+// too, and watch says so on its screen and exits 1 after it.
+func TestNoLimiterAtKey(t *testing.T) {
+	url, _ := server(t)
+	key := testKey(t, "cli-test:nosuch:")
+	for _, args := range [][]string{
+		{"count", key},
+		{"count", "-json", key},
+		{"count", "-limit", "3", key},
+		{"holders", key},
+	} {
+		r := cli(t, "", nil, append([]string{"-u", url}, args...)...)
+		assert.Equal(t, 1, r.code, "%q", args)
+		assert.Equal(t, "no limiter at "+key+"\n", r.stderr, "%q", args)
+		assert.Empty(t, r.stdout, "%q", args)
+	}
+	r := cli(t, "", nil, "-u", url, "watch", "-n", "2", "-interval", "10ms", key)
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, 2, strings.Count(r.stdout, "  no limiter at "+key+": no lease, no queue, no limit recorded\n"), r.stdout)
+}
+
+// A key that holds another type than a limiter's is explained in words: a
+// list, and a Counter's integer.
+func TestLimiterCommandsExplainWrongType(t *testing.T) {
+	url, client := server(t)
+	ctx := context.Background()
+	list := testKey(t, "cli-test:list:")
+	require.NoError(t, client.RPush(ctx, list, "x").Err())
+	t.Cleanup(func() { client.Del(context.Background(), list) })
+	counterKey := testKey(t, "cli-test:counter:")
+	counter, err := slotlimit.NewCounter(client, slotlimit.Config{Key: counterKey, Limit: 3})
+	require.NoError(t, err)
+	_, err = counter.TryAcquire(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { client.Del(context.Background(), counterKey, "{"+counterKey+"}/limit") })
+
+	for key, typ := range map[string]string{list: "list", counterKey: "string"} {
+		want := key + " holds a Redis " + typ + ", not a limiter"
+		for _, args := range [][]string{{"count", key}, {"holders", key}, {"release", key, "a"}} {
+			r := cli(t, "", nil, append([]string{"-u", url}, args...)...)
+			assert.Equal(t, 1, r.code, "%q", args)
+			assert.Contains(t, r.stderr, want, "%q", args)
+			assert.NotContains(t, r.stderr, "script", "%q: no script hash or line", args)
+		}
+		r := cli(t, "", nil, "-u", url, "watch", "-n", "1", key)
+		assert.Equal(t, 3, r.code, "watch: the read failed")
+		assert.Contains(t, r.stdout, "error: "+want)
+	}
 }
 
 // With -cluster the command reaches a Redis Cluster through one node's

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/slotlimit/slotlimit/lock"
 )
@@ -34,13 +36,14 @@ type lockJSON struct {
 	Key        string `json:"key"`
 	Held       bool   `json:"held"`
 	Token      string `json:"token"`   // "" when free
+	Owner      string `json:"owner"`   // the owner's description; "" when free or unknown
 	TTLMillis  int64  `json:"ttl_ms"`  // 0 when free, -1 when the key has no expiry
 	Waiters    int64  `json:"waiters"` // callers of Lock queued for it
 	FenceFloor int64  `json:"fence_floor"`
 }
 
 func newLockJSON(key string, info lock.Info) lockJSON {
-	out := lockJSON{Key: key, Held: info.Held(), Token: info.Token, Waiters: info.Waiters, FenceFloor: info.FenceFloor}
+	out := lockJSON{Key: key, Held: info.Held(), Token: info.Token, Owner: info.Owner, Waiters: info.Waiters, FenceFloor: info.FenceFloor}
 	switch {
 	case info.TTL < 0:
 		out.TTLMillis = -1
@@ -58,8 +61,9 @@ func ttl(d time.Duration) string {
 	return left(d)
 }
 
-// runLockInfo prints the owner's token, the time left on its lease, the
-// waiters and the fence floor. A free lock is the answer no.
+// runLockInfo prints the owner's token and description, the time left
+// on its lease, the waiters and the fence floor. A free lock is the
+// answer no: after the table, it says "no lock held at KEY".
 func runLockInfo(c *cli, args []string) error {
 	key := args[0]
 	m, err := c.mutex(key)
@@ -77,6 +81,14 @@ func runLockInfo(c *cli, args []string) error {
 		if info.Held() {
 			t.row("state", "held")
 			t.row("owner token", display(info.Token))
+			owner := "unknown (a token that another client wrote, or a description that lapsed)"
+			if info.Owner != "" {
+				owner = info.Owner // words, spaces and all; quoted if it holds what no terminal should print
+				if strings.IndexFunc(owner, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 {
+					owner = strconv.Quote(owner)
+				}
+			}
+			t.row("owner", owner)
 			t.row("time left", ttl(info.TTL))
 		} else {
 			t.row("state", "free")
@@ -90,7 +102,7 @@ func runLockInfo(c *cli, args []string) error {
 		t.flush()
 	}
 	if err == nil && !info.Held() {
-		return errNo
+		return c.none("lock held", key)
 	}
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"regexp"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ type lockOut struct {
 	Key        string `json:"key"`
 	Held       bool   `json:"held"`
 	Token      string `json:"token"`
+	Owner      string `json:"owner"`
 	TTLMillis  int64  `json:"ttl_ms"`
 	Waiters    int64  `json:"waiters"`
 	FenceFloor int64  `json:"fence_floor"`
@@ -51,6 +53,7 @@ func TestLockInfoAndBreak(t *testing.T) {
 	assert.Regexp(t, `(?m)^LOCK +`+key+`$`, r.stdout)
 	assert.Regexp(t, `(?m)^state +held$`, r.stdout)
 	assert.Regexp(t, `(?m)^owner token +`+owner.Token()+`$`, r.stdout)
+	assert.Regexp(t, `(?m)^owner +`+regexp.QuoteMeta(m.Config().Owner)+`$`, r.stdout, "host and pid by default")
 	assert.Regexp(t, `(?m)^time left +(5\d(\.\d)?|1m0)s$`, r.stdout)
 	assert.Regexp(t, `(?m)^waiting +1$`, r.stdout)
 	assert.Regexp(t, `(?m)^fence floor +\d{16} µs`, r.stdout)
@@ -59,7 +62,7 @@ func TestLockInfoAndBreak(t *testing.T) {
 	require.Equal(t, 0, r.code)
 	var info lockOut
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &info))
-	assert.Equal(t, lockOut{Key: key, Held: true, Token: owner.Token(), TTLMillis: info.TTLMillis, Waiters: 1, FenceFloor: info.FenceFloor}, info)
+	assert.Equal(t, lockOut{Key: key, Held: true, Token: owner.Token(), Owner: m.Config().Owner, TTLMillis: info.TTLMillis, Waiters: 1, FenceFloor: info.FenceFloor}, info)
 	assert.True(t, info.TTLMillis > 50_000 && info.TTLMillis <= 60_000, "ttl_ms %d", info.TTLMillis)
 	assert.Greater(t, info.FenceFloor, owner.Fence(), "the owner's fence is below the floor")
 
@@ -109,6 +112,7 @@ func TestLockInfoAndBreak(t *testing.T) {
 	r = cli(t, "", nil, "-u", url, "lock", "info", key)
 	assert.Equal(t, 1, r.code)
 	assert.Regexp(t, `(?m)^state +free$`, r.stdout)
+	assert.Equal(t, "no lock held at "+key+"\n", r.stderr)
 	r = cli(t, "", nil, "-json", "-u", url, "lock", "info", key)
 	assert.Equal(t, 1, r.code)
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &info))

@@ -14,7 +14,7 @@
 //	slotlimit -u 127.0.0.1:6379 queue stats jobs:emails
 //	slotlimit -u 127.0.0.1:6379 recent list recent:42
 //	slotlimit -u 127.0.0.1:6379 packet show p1
-//	slotlimit -u 127.0.0.1:6379 rate show -rate 10 user:42
+//	slotlimit -u 127.0.0.1:6379 rate show user:42
 //	slotlimit -u 127.0.0.1:6379 adaptive watch payments
 //
 // Every command goes through the packages' own scripts and types, so it
@@ -59,8 +59,15 @@ const usage = `slotlimit shows and repairs what the slotlimit packages keep in R
 Usage:
   slotlimit [-u URL] [flags] COMMAND [flags] ARGS [flags]
 
+Every package:
+  ls [PATTERN]          every primitive found, whatever package made it: its kind,
+                        key and state in one line; only those whose key matches
+                        PATTERN (a glob, as SCAN MATCH takes it), of -kind K
+                        when given. Walks every key, in SCAN batches of 1000,
+                        on every master of a Cluster
+
 Limiter (package slotlimit):
-  count KEY             the units in use, against the limit when it is known
+  count KEY             the units in use, against the limit
   holders KEY           the live leases, with time left and units, and the queue
   release KEY HOLDER    force-release HOLDER: its units go to the first waiters that
                         fit, exactly as a release's do
@@ -68,14 +75,18 @@ Limiter (package slotlimit):
                         limit, holders with time left, queue length, refusals
 
 Lock (package lock):
-  lock info KEY         the owner's token, the time left on its lease, the waiters,
-                        and the fence floor
+  lock info KEY         the owner's token and description, the time left on its
+                        lease, the waiters, and the fence floor
   lock break KEY        free the lock as its owner's unlock would: the first waiter
                         is handed it; asks first, unless -yes
 
 Delay queue (package delayqueue):
   queue stats KEY       the messages ready, delayed, in flight and dead
+  queue list KEY        the messages in each state (-state S), with their payloads
   queue dead KEY        the dead letters, oldest first, with their payloads
+  queue cancel KEY ID...
+                        delete ready and delayed messages before they are
+                        delivered; asks first, unless -yes
   queue requeue KEY ID...
                         move dead letters back to the queue, due now
   queue drop KEY ID...  delete dead letters for good; asks first, unless -yes
@@ -89,15 +100,21 @@ Red packet (package redpacket):
   packet show ID        the shares and amount left, and the claims taken
 
 Rate limit (package ratelimit):
-  rate show KEY         the events a limit allows now on KEY, and when it is full
-                        again; needs the limit: -rate N [-period D] [-burst N]
-  rate reset KEY        give KEY its full allowance again; needs the limit
+  rate show KEY         the limit recorded beside KEY, the events it allows now, and
+                        when it is full again; -rate N [-period D] [-burst N] overrides
+  rate reset KEY        give KEY its full allowance again
 
 Adaptive limit (package adaptive):
   adaptive show KEY     the shared limit beside the slots in use, the waiters, when
                         the limit last went down and up, and the holders with time left
   adaptive watch KEY    a live view, redrawn every second: the limit beside the slots
                         in use, with both over the last screens, and the holders
+
+A live page (every primitive found):
+  web                   serve a live page of every primitive in the Redis, with plots
+                        of the last minutes and a page for each; read-only unless
+                        -allow-writes. Listens on 127.0.0.1:8379 unless -listen ADDR;
+                        its first line is "listening on http://ADDR"
 
 Flags go anywhere after the command's name, before or after its arguments; the
 common flags may come before the command too. After --, every word is an
@@ -106,7 +123,7 @@ argument, so an ID that begins with - goes there:
 
 Common flags:
   -u URL         redis://[user:password@]host:port[/db], rediss://..., or host:port;
-                 default $REDIS_URL
+                 default $REDIS_URL, or localhost:6379 when it is not set
   -cluster       the URL names a node of a Redis Cluster (add others with ?addr=host:port)
   -json          JSON for scripts, instead of tables for people
   -timeout D     the bound on each call to Redis (default 5s)
@@ -116,29 +133,43 @@ Command flags:
   -n COUNT       watch, adaptive watch: exit after COUNT screens; 0, the default,
                  runs until Ctrl-C.
                  queue dead: the most listed (default 100, at most 1000).
+                 queue list: the most listed of each state (default 100, at most 1000).
                  recent list: the most listed; 0, the default, lists all
   -interval D    watch, adaptive watch: the time between screens (default 1s)
   -rows N        watch, adaptive watch: the most holders listed (default 15)
-  -yes           lock break, queue drop: do it without asking
-  -offset N      recent list: skip the N newest items
+  -yes           lock break, queue drop, queue cancel: do it without asking
+  -kind K        ls: only primitives of kind K: limiter, counter, lock, queue,
+                 recent, packet, rate or adaptive
+  -offset N      recent list: skip the N newest items; queue list: the first N
+                 of each state
+  -state S       queue list: ready, delayed, inflight, dead, or all (the default)
   -max-age D     recent list: leave out items older than D, as the list's
-                 Config.MaxAge does; 0, the default, lists them all
+                 Config.MaxAge does; 0 lists them all; by default, the MaxAge
+                 its Lists recorded, if any
   -prefix P      packet show: the Store's Config.Prefix (default redpacket)
   -shards N      packet show: the Store's Config.Shards (default 1)
-  -rate N        rate show, rate reset: the limit's Rate, events per period
+  -rate N        rate show, rate reset: the limit's Rate, events per period,
+                 in place of the limit recorded beside the key
   -period D      rate show, rate reset: its Period (default 1s)
   -burst N       rate show, rate reset: its Burst; 0, the default, means the rate
   -algorithm A   rate show, rate reset: gcra (the default) or fixed-window
+  -listen ADDR   web: the address to serve on (default 127.0.0.1:8379); one
+                 beyond loopback needs -allow-remote
+  -allow-writes  web: offer writes, each carrying the token printed at start
+  -allow-remote  web: allow -listen beyond loopback
   -min N, -max N adaptive show, adaptive watch: the Limiters' Config.Min and
-                 Config.Max, which Redis does not keep: shown beside the limit,
-                 which is then read as those Limiters read it, kept within them
+                 Config.Max, in place of those they recorded: shown beside the
+                 limit, which is then read as those Limiters read it, kept within them
 
-Limits. A limiter's limit is an argument of every call, and is stored in Redis
-only in the name of its full marker, which lives while the key is full, and in
-each waiter's queue entry. Without -limit the commands read it from there
-(slotlimit.Limits), which walks the keys of the node that holds KEY; when the
-key is neither full nor waited on, the limit is unknown, and shown as such.
-release needs it only to end the full marker of that limit; when several are
+Limits. A limiter records its limit beside its key once a minute while it is
+used, and count, holders, release and watch read it there; -limit overrides
+it. For a key with no record (one last used by an older release), the limit
+is read from the full marker's name, which lives while the key is full, and
+from each waiter's queue entry (slotlimit.Limits), which walks the keys of
+the node that holds KEY; when the key is neither full nor waited on, the
+limit is unknown, and shown as such. A key with no lease, no queue and no
+record holds no limiter: count and holders say "no limiter at KEY". release
+needs the limit only to end the full marker of that limit; when several are
 found (a rolling change), it uses the highest. Waiters are handed units only
 within their own limit, whatever it uses.
 
@@ -148,26 +179,35 @@ clock as it read the lock. The owner's fence is at most the floor, and every
 owner that takes the lock later gets a higher one.
 
 Adaptive limits. An adaptive limit is stored in Redis, so adaptive show and
-adaptive watch read it (Limiter.Inspect, which writes nothing); its bounds
-are not, so they show them only when given -min and -max.
+adaptive watch read it (Limiter.Inspect, which writes nothing); its Limiters
+record their Min and Max beside it, which the commands show, and read the
+limit within; -min and -max override them.
 
 Refusals. watch shows the calls refused without waiting that Limiters with
 Config.CountRefusals counted in Redis (over a day); others count none.
 
 Exit status:
   0  done; for a question, yes
-  1  the answer is no: release of a holder that held nothing; lock info of a
+  1  the answer is no: ls that found nothing; count or holders of a key that
+     holds no limiter; watch whose last screen found no limiter; a command
+     whose key holds another type, explained in words; release of a holder
+     that held nothing; lock info of a
      free lock; lock break of a lock that is free, changed hands or lapsed
-     before the break, or that you declined to break; queue requeue or drop
-     of IDs none of which is a dead letter, or a drop you declined; recent
-     remove of values none of which is in the list; packet show of a packet
-     that does not exist; rate show of a key with no event allowed now;
+     before the break, or that you declined to break; queue stats, list or
+     dead of a key with no delay queue (an empty queue keeps nothing in
+     Redis); queue requeue or drop of IDs none of which is a dead letter, or
+     a drop you declined; queue cancel of IDs none of which is ready or
+     delayed, or a cancel you declined; recent list of a key with no list;
+     recent remove of values none of which is in the list; packet show of a
+     packet that does not exist; rate show of a key with no event allowed now;
+     rate show or reset of a key with no rate limit;
      adaptive show of a key that holds no adaptive limit, and adaptive
      watch whose last screen found none
   2  usage: an unknown command or flag, a missing argument, no or a bad URL,
      or a key, holder or limit that the library refuses
   3  Redis is unreachable, or answered with an error (such as WRONGTYPE);
-     watch or adaptive watch whose last screen failed
+     watch or adaptive watch whose last screen failed; web that could not
+     listen or serve
 `
 
 // A command is one subcommand. Each package's commands live in a file of
@@ -176,13 +216,14 @@ Exit status:
 // and in usage.
 type command struct {
 	name  string                     // as typed: "count", "lock info"
-	args  []string                   // the names of its arguments, all required; a last name ending in "..." takes one or more
+	args  []string                   // the names of its arguments, all required; a last name ending in "..." takes one or more, one in [] none or one
 	flags func(*flag.FlagSet, *cli)  // its own flags, besides the common ones; nil for none
 	run   func(*cli, []string) error // runs it with its arguments
 }
 
 // commands is every command, in the order usage lists them.
 var commands = []command{
+	{"ls", []string{"[PATTERN]"}, lsFlags, runLs},
 	{"count", []string{"KEY"}, limitFlag, runCount},
 	{"holders", []string{"KEY"}, limitFlag, runHolders},
 	{"release", []string{"KEY", "HOLDER"}, limitFlag, runRelease},
@@ -190,7 +231,9 @@ var commands = []command{
 	{"lock info", []string{"KEY"}, nil, runLockInfo},
 	{"lock break", []string{"KEY"}, breakFlags, runLockBreak},
 	{"queue stats", []string{"KEY"}, nil, runQueueStats},
+	{"queue list", []string{"KEY"}, listFlags, runQueueList},
 	{"queue dead", []string{"KEY"}, deadFlags, runQueueDead},
+	{"queue cancel", []string{"KEY", "ID..."}, cancelFlags, runQueueCancel},
 	{"queue requeue", []string{"KEY", "ID..."}, nil, runQueueRequeue},
 	{"queue drop", []string{"KEY", "ID..."}, dropFlags, runQueueDrop},
 	{"recent list", []string{"KEY"}, recentFlags, runRecentList},
@@ -200,6 +243,7 @@ var commands = []command{
 	{"rate reset", []string{"KEY"}, rateFlags, runRateReset},
 	{"adaptive show", []string{"KEY"}, adaptiveFlags, runAdaptiveShow},
 	{"adaptive watch", []string{"KEY"}, adaptiveWatchFlags, runAdaptiveWatch},
+	{"web", nil, webFlags, runWeb},
 }
 
 // A cli is one run of the command: its flags, its streams, and the client.
@@ -218,6 +262,8 @@ type cli struct {
 	yes       bool
 	offset    int64
 	maxAge    time.Duration
+	maxAgeSet bool // -max-age was given
+	state     string
 	prefix    string
 	shards    int
 	rate      int64
@@ -226,6 +272,11 @@ type cli struct {
 	algorithm string
 	minLimit  int64
 	maxLimit  int64
+	kind      string
+	web       webConfig
+	// boundsRecorded: minLimit and maxLimit are the bounds the adaptive
+	// Limiters recorded, not -min and -max.
+	boundsRecorded bool
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -286,6 +337,9 @@ func (cmd *command) takes(n int) bool {
 	if len(cmd.args) > 0 && strings.HasSuffix(cmd.args[len(cmd.args)-1], "...") {
 		return n >= len(cmd.args)
 	}
+	if len(cmd.args) > 0 && strings.HasPrefix(cmd.args[len(cmd.args)-1], "[") {
+		return n == len(cmd.args) || n == len(cmd.args)-1
+	}
 	return n == len(cmd.args)
 }
 
@@ -303,7 +357,7 @@ func isTerminal(w io.Writer) bool {
 // commonFlags defines the flags every command takes, before the command
 // or after its name, on fs.
 func (c *cli) commonFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.url, "u", c.url, "Redis `URL`: redis://[user:password@]host:port[/db], rediss://..., or host:port; default $REDIS_URL")
+	fs.StringVar(&c.url, "u", c.url, "Redis `URL`: redis://[user:password@]host:port[/db], rediss://..., or host:port; default $REDIS_URL, or "+defaultAddr)
 	fs.BoolVar(&c.cluster, "cluster", c.cluster, "the URL names a node of a Redis Cluster")
 	fs.BoolVar(&c.json, "json", c.json, "print JSON for scripts")
 	fs.DurationVar(&c.timeout, "timeout", c.timeout, "the bound on each call to Redis")
@@ -390,11 +444,16 @@ func find(args []string) (command, []string, error) {
 	return command{}, nil, usageErrorf("unknown command %q", args[0])
 }
 
+// defaultAddr is the Redis the command talks to when neither -u nor
+// REDIS_URL names one, as redis-cli does.
+const defaultAddr = "localhost:6379"
+
 // connect makes the client for the URL, without contacting Redis. A URL
-// without a scheme, as host:port, is taken as redis://host:port.
+// without a scheme, as host:port, is taken as redis://host:port; no URL
+// at all, as defaultAddr.
 func (c *cli) connect() error {
 	if c.url == "" {
-		return usageErrorf("no Redis URL: give -u URL or set REDIS_URL")
+		c.url = defaultAddr
 	}
 	if !strings.Contains(c.url, "://") {
 		c.url = "redis://" + c.url

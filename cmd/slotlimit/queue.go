@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +15,12 @@ import (
 	"github.com/slotlimit/slotlimit/delayqueue"
 )
 
-// The commands of package delayqueue: queue stats, dead, requeue and drop.
+// The commands of package delayqueue: queue stats, list, dead, cancel,
+// requeue and drop.
+
+// queueKind names a delay queue in the answers "no delay queue at KEY" and
+// "KEY holds a Redis TYPE, not a delay queue".
+const queueKind = "delay queue"
 
 // defaultDead is how many dead letters queue dead lists without -n.
 const defaultDead = 100
@@ -25,6 +31,16 @@ func deadFlags(fs *flag.FlagSet, c *cli) {
 
 func dropFlags(fs *flag.FlagSet, c *cli) {
 	fs.BoolVar(&c.yes, "yes", false, "drop the dead letters without asking")
+}
+
+func cancelFlags(fs *flag.FlagSet, c *cli) {
+	fs.BoolVar(&c.yes, "yes", false, "cancel the messages without asking")
+}
+
+func listFlags(fs *flag.FlagSet, c *cli) {
+	fs.StringVar(&c.state, "state", "all", "list the messages in `S`: ready, delayed, inflight, dead, or all")
+	fs.IntVar(&c.n, "n", defaultDead, fmt.Sprintf("list at most `COUNT` messages of each state, from 1 to %d", delayqueue.MaxBatch))
+	fs.Int64Var(&c.offset, "offset", 0, "skip the first `N` messages of each state")
 }
 
 // queue returns a Queue on key. Its Visibility and MaxAttempts play no
@@ -48,11 +64,19 @@ func (c *cli) queueStats(q *delayqueue.Queue, key string) (queueStatsJSON, error
 	out := queueStatsJSON{Key: key}
 	var err error
 	out.Ready, out.Delayed, out.InFlight, out.Dead, err = q.Len(ctx)
-	return out, err
+	return out, c.wrongType(err, queueKind, key)
+}
+
+// empty reports whether the queue holds no message: a delay queue keeps
+// nothing in Redis then, so no command can tell it from a key where no
+// queue ever was.
+func (s queueStatsJSON) empty() bool {
+	return s.Ready == 0 && s.Delayed == 0 && s.InFlight == 0 && s.Dead == 0
 }
 
 // runQueueStats prints the messages ready, delayed, in flight and dead,
-// read at one instant by Queue.Len.
+// read at one instant by Queue.Len. A queue that holds no message is the
+// answer no: "no delay queue at KEY" (with -json, after the zeros).
 func runQueueStats(c *cli, args []string) error {
 	key := args[0]
 	q, err := c.queue(key)
@@ -64,7 +88,13 @@ func runQueueStats(c *cli, args []string) error {
 		return err
 	}
 	if c.json {
-		return c.writeJSON(out)
+		if err := c.writeJSON(out); err != nil || !out.empty() {
+			return err
+		}
+		return c.none(queueKind, key)
+	}
+	if out.empty() {
+		return c.none(queueKind, key)
 	}
 	t := newTable(c.stdout, "QUEUE", key)
 	t.row("ready", out.Ready)
@@ -87,7 +117,8 @@ type deadJSON struct {
 func (c *cli) deadLetters(q *delayqueue.Queue, n int) ([]delayqueue.Message, error) {
 	ctx, cancel := c.call()
 	defer cancel()
-	return q.DeadLetters(ctx, n)
+	dead, err := q.DeadLetters(ctx, n)
+	return dead, c.wrongType(err, queueKind, q.Config().Key)
 }
 
 // runQueueDead lists up to -n dead letters, oldest first, with the
@@ -101,28 +132,30 @@ func runQueueDead(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	stats, err := c.queueStats(q, key)
+	if err != nil {
+		return err
+	}
 	dead, err := c.deadLetters(q, c.n)
 	if err != nil {
 		return err
 	}
+	if stats.empty() && len(dead) == 0 {
+		if c.json {
+			if err := c.writeJSON([]deadJSON{}); err != nil {
+				return err
+			}
+		}
+		return c.none(queueKind, key)
+	}
 	if c.json {
 		out := make([]deadJSON, 0, len(dead))
 		for _, m := range dead {
-			d := deadJSON{ID: m.ID, Attempts: m.Attempt, DeadAt: m.DueAt.UTC(), Base64: m.Payload}
-			if d.Base64 == nil {
-				d.Base64 = []byte{}
-			}
-			if utf8.Valid(m.Payload) {
-				p := string(m.Payload)
-				d.Payload = &p
-			}
+			d := deadJSON{ID: m.ID, Attempts: m.Attempt, DeadAt: m.DueAt.UTC()}
+			d.Payload, d.Base64 = payloadJSON(m.Payload)
 			out = append(out, d)
 		}
 		return c.writeJSON(out)
-	}
-	stats, err := c.queueStats(q, key)
-	if err != nil {
-		return err
 	}
 	fmt.Fprintf(c.stdout, "%s: %s, oldest first; %s in all\n", key, plural(len(dead), "dead letter"), plural(int(stats.Dead), "dead letter"))
 	if len(dead) == 0 {
@@ -170,7 +203,7 @@ func runQueueRequeue(c *cli, args []string) error {
 	defer cancel()
 	n, err := q.Requeue(ctx, ids...)
 	if err != nil {
-		return err
+		return c.wrongType(err, queueKind, key)
 	}
 	out := deadOpJSON{Key: key, IDs: ids, Count: n}
 	if c.json {
@@ -238,7 +271,7 @@ func runQueueDrop(c *cli, args []string) error {
 	defer cancel()
 	n, err := q.Drop(ctx, ids...)
 	if err != nil {
-		return err
+		return c.wrongType(err, queueKind, key)
 	}
 	if known && n < len(before) {
 		after, _, err := c.deadAmong(q, key, ids)
@@ -289,4 +322,177 @@ func (c *cli) deadAmong(q *delayqueue.Queue, key string, ids []string) ([]string
 		}
 	}
 	return found, true, nil
+}
+
+// A queueState is a state as -state and -json name it.
+type queueState struct {
+	name  string
+	state delayqueue.State
+}
+
+// queueStates are the states queue list takes for -state, in the order it
+// lists them with -state all.
+var queueStates = []queueState{
+	{"ready", delayqueue.Ready}, {"delayed", delayqueue.Delayed}, {"inflight", delayqueue.InFlight}, {"dead", delayqueue.Dead},
+}
+
+type messageJSON struct {
+	State    string     `json:"state"` // ready, delayed, inflight or dead
+	ID       string     `json:"id"`
+	Attempts int        `json:"attempts"`
+	At       time.Time  `json:"at"`
+	Deadline *time.Time `json:"lease_deadline"` // null but in flight
+	Payload  *string    `json:"payload"`        // null when not UTF-8
+	Base64   []byte     `json:"payload_base64"`
+}
+
+// runQueueList lists the queue's messages in the state -state, or in
+// each state (-state all, the default): at most -n of each, after the
+// first -offset, in the state's order (Queue.Messages). A queue that
+// holds no message is the answer no.
+func runQueueList(c *cli, args []string) error {
+	key := args[0]
+	if c.n < 1 || c.n > delayqueue.MaxBatch {
+		return usageErrorf("-n %d: from 1 to %d", c.n, delayqueue.MaxBatch)
+	}
+	if c.offset < 0 || c.offset > math.MaxInt32 {
+		return usageErrorf("-offset %d: from 0 to %d", c.offset, math.MaxInt32)
+	}
+	states := queueStates
+	if c.state != "all" {
+		i := slices.IndexFunc(queueStates, func(s queueState) bool { return s.name == strings.ReplaceAll(c.state, "-", "") })
+		if i < 0 {
+			return usageErrorf("-state %q: ready, delayed, inflight, dead or all", c.state)
+		}
+		states = queueStates[i : i+1]
+	}
+	q, err := c.queue(key)
+	if err != nil {
+		return err
+	}
+	stats, err := c.queueStats(q, key)
+	if err != nil {
+		return err
+	}
+	out := []messageJSON{}
+	for _, s := range states {
+		ctx, cancel := c.call()
+		msgs, err := q.Messages(ctx, s.state, int(c.offset), c.n)
+		cancel()
+		if err != nil {
+			return c.wrongType(err, queueKind, key)
+		}
+		for _, m := range msgs {
+			j := messageJSON{State: s.name, ID: m.ID, Attempts: m.Attempt, At: m.DueAt.UTC()}
+			j.Payload, j.Base64 = payloadJSON(m.Payload)
+			if !m.Deadline.IsZero() {
+				d := m.Deadline.UTC()
+				j.Deadline = &d
+			}
+			out = append(out, j)
+		}
+	}
+	if c.json {
+		if err := c.writeJSON(out); err != nil {
+			return err
+		}
+	} else if !stats.empty() || len(out) > 0 {
+		c.printMessages(key, stats, out)
+	}
+	if stats.empty() && len(out) == 0 {
+		return c.none(queueKind, key)
+	}
+	return nil
+}
+
+// printMessages prints the table of queue list.
+func (c *cli) printMessages(key string, stats queueStatsJSON, msgs []messageJSON) {
+	fmt.Fprintf(c.stdout, "%s: %d ready, %d delayed, %d in flight, %s\n", key, stats.Ready, stats.Delayed, stats.InFlight, plural(int(stats.Dead), "dead letter"))
+	shown := plural(len(msgs), "message")
+	if c.offset > 0 {
+		shown += fmt.Sprintf(" after the first %d of each state", c.offset)
+	}
+	fmt.Fprintf(c.stdout, "%s listed: ready and delayed earliest due first, in flight by lease end, dead oldest first\n", shown)
+	if len(msgs) == 0 {
+		return
+	}
+	fmt.Fprintln(c.stdout)
+	t := newTable(c.stdout, "STATE", "ID", "ATTEMPTS", "DUE, OR DEAD SINCE (SERVER CLOCK)", "LEASE ENDS (SERVER CLOCK)", "BYTES", "PAYLOAD")
+	for _, m := range msgs {
+		lease := "-"
+		if m.Deadline != nil {
+			lease = m.Deadline.Format(clockFormat)
+		}
+		state := m.State
+		if state == "inflight" {
+			state = "in flight"
+		}
+		t.row(state, display(m.ID), m.Attempts, m.At.Format(clockFormat), lease, len(m.Base64), clip(text(m.Base64), 60))
+	}
+	t.flush()
+}
+
+// payloadJSON returns a payload as -json gives it: as text, or nil when it
+// is not UTF-8, and as bytes (base64 in JSON), never null.
+func payloadJSON(p []byte) (*string, []byte) {
+	if p == nil {
+		p = []byte{}
+	}
+	if !utf8.Valid(p) {
+		return nil, p
+	}
+	s := string(p)
+	return &s, p
+}
+
+// runQueueCancel deletes the ready and delayed messages among the IDs
+// with Queue.Cancel, after asking, unless -yes. A message in flight is
+// left to its consumer, and a dead letter to queue drop. A Cancel that
+// go-redis sent again, its reply lost, counts what its first run deleted.
+// None cancelled is the answer no.
+func runQueueCancel(c *cli, args []string) error {
+	key, ids := args[0], args[1:]
+	q, err := c.queue(key)
+	if err != nil {
+		return err
+	}
+	out := deadOpJSON{Key: key, IDs: ids}
+	if !c.yes {
+		fmt.Fprintf(c.stderr, "cancel the ready and delayed messages among %s of queue %s, for good? [y/N] ", plural(len(ids), "ID"), key)
+		answer, _ := bufio.NewReader(c.stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			out.Declined = true
+			if c.json {
+				if err := c.writeJSON(out); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(c.stdout, "nothing cancelled on %s\n", key)
+			}
+			return errNo
+		}
+	}
+	ctx, cancel := c.call()
+	defer cancel()
+	n, err := q.Cancel(ctx, ids...)
+	if err != nil {
+		return c.wrongType(err, queueKind, key)
+	}
+	out.Count = n
+	if c.json {
+		err = c.writeJSON(out)
+	} else {
+		note := ""
+		switch left := len(ids) - n; {
+		case left == 1:
+			note = " (1 not ready or delayed: left alone)"
+		case left > 1:
+			note = fmt.Sprintf(" (%d not ready or delayed: left alone)", left)
+		}
+		fmt.Fprintf(c.stdout, "cancelled %d of %s on %s%s\n", n, plural(len(ids), "ID"), key, note)
+	}
+	if err == nil && n == 0 {
+		return errNo
+	}
+	return err
 }

@@ -69,10 +69,16 @@ func TestQueueStats(t *testing.T) {
 		assert.Regexp(t, `(?m)^in flight +1$`, r.stdout)
 		assert.Regexp(t, `(?m)^dead +2$`, r.stdout)
 
+		// A key with no queue: the answer no, after the zeros with -json.
 		r = cli(t, "", nil, "-u", url, "queue", "stats", "-json", s.key+":empty")
-		require.Equal(t, 0, r.code)
+		assert.Equal(t, 1, r.code)
 		assert.Equal(t, map[string]int64{"ready": 0, "delayed": 0, "inflight": 0, "dead": 0},
 			jsonInts(t, r.stdout, "ready", "delayed", "inflight", "dead"))
+		assert.Equal(t, "no delay queue at "+s.key+":empty\n", r.stderr)
+		r = cli(t, "", nil, "-u", url, "queue", "stats", s.key+":empty")
+		assert.Equal(t, 1, r.code)
+		assert.Empty(t, r.stdout)
+		assert.Equal(t, "no delay queue at "+s.key+":empty\n", r.stderr)
 	})
 }
 

@@ -5,25 +5,57 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/slotlimit/slotlimit/internal/hashtag"
 	"github.com/slotlimit/slotlimit/ratelimit"
 )
 
-// The commands of package ratelimit: rate show and rate reset. A limit is
-// an argument of every call of the package, stored nowhere, so both take
-// it as flags.
+// The commands of package ratelimit: rate show and rate reset. They take
+// the limit from the rate record a Limiter keeps beside each key it uses
+// (ratelimit.Limiter.Limit); the flags, when -rate is given, override it.
 
 func rateFlags(fs *flag.FlagSet, c *cli) {
-	fs.Int64Var(&c.rate, "rate", 0, "the limit's Rate: `N` events per period (required)")
-	fs.DurationVar(&c.period, "period", time.Second, "the limit's Period")
-	fs.Int64Var(&c.burst, "burst", 0, "the limit's Burst `N` (gcra); 0 means the rate")
-	fs.StringVar(&c.algorithm, "algorithm", "gcra", "the limit's Algorithm `A`: gcra or fixed-window")
+	fs.Int64Var(&c.rate, "rate", 0, "the limit's Rate: `N` events per period (default: the limit recorded beside KEY)")
+	fs.DurationVar(&c.period, "period", time.Second, "the limit's Period, with -rate")
+	fs.Int64Var(&c.burst, "burst", 0, "the limit's Burst `N` (gcra), with -rate; 0 means the rate")
+	fs.StringVar(&c.algorithm, "algorithm", "gcra", "the limit's Algorithm `A`, with -rate: gcra or fixed-window")
 }
 
-// rateLimit returns the limit that the flags give.
-func (c *cli) rateLimit(cmd string) (ratelimit.Limit, error) {
-	if c.rate == 0 {
-		return ratelimit.Limit{}, usageErrorf("%s needs the limit, which Redis does not keep: -rate N [-period D] [-burst N] [-algorithm gcra|fixed-window]", cmd)
+// rateLimit returns the limit of key: the flags' when -rate is given,
+// else the one recorded beside key. A key with neither a record nor data
+// is "no rate limit at KEY"; one with data but no record needs -rate.
+func (c *cli) rateLimit(cmd, key string) (ratelimit.Limit, error) {
+	if c.rate != 0 {
+		return c.flagLimit()
 	}
+	l, err := ratelimit.New(c.client, ratelimit.Config{})
+	if err != nil {
+		return ratelimit.Limit{}, err
+	}
+	ctx, cancel := c.call()
+	defer cancel()
+	limit, err := l.Limit(ctx, key)
+	if err != nil {
+		return ratelimit.Limit{}, c.wrongType(err, "rate limit", key)
+	}
+	if limit.Rate != 0 {
+		return limit, nil
+	}
+	names := []string{key}
+	if prefix, ok := hashtag.SidePrefix(key); ok {
+		names = append(names, prefix+"ratelimit")
+	}
+	n, err := c.client.Exists(ctx, names...).Result()
+	if err != nil {
+		return ratelimit.Limit{}, err
+	}
+	if n == 0 {
+		return ratelimit.Limit{}, c.none("rate limit", key)
+	}
+	return ratelimit.Limit{}, usageErrorf("%s: %s holds data but no rate record (a Limiter writes one on its first call, and every minute while used); give the limit: -rate N [-period D] [-burst N] [-algorithm gcra|fixed-window]", cmd, display(key))
+}
+
+// flagLimit returns the limit that the flags give.
+func (c *cli) flagLimit() (ratelimit.Limit, error) {
 	l := ratelimit.Limit{Rate: c.rate, Period: c.period, Burst: c.burst}
 	switch c.algorithm {
 	case "gcra":
@@ -48,9 +80,8 @@ type rateJSON struct {
 	ResetMillis  int64  `json:"reset_after_ms"`
 }
 
-// rateState reads key's state under limit with AllowN of 0 events, which
-// counts nothing. (On a FixedWindow count that a client left without an
-// expiry, it sets the window as one, as every call on it does.)
+// rateState reads key's state under limit with Limiter.Inspect, which
+// writes nothing, so that a read-only Redis user can run it.
 func (c *cli) rateState(key string, limit ratelimit.Limit) (ratelimit.Result, error) {
 	l, err := ratelimit.New(c.client, ratelimit.Config{})
 	if err != nil {
@@ -58,7 +89,8 @@ func (c *cli) rateState(key string, limit ratelimit.Limit) (ratelimit.Result, er
 	}
 	ctx, cancel := c.call()
 	defer cancel()
-	return l.AllowN(ctx, key, limit, 0)
+	res, err := l.Inspect(ctx, key, limit)
+	return res, c.wrongType(err, "rate limit", key)
 }
 
 func newRateJSON(key string, res ratelimit.Result) rateJSON {
@@ -78,7 +110,7 @@ func newRateJSON(key string, res ratelimit.Result) rateJSON {
 // is the answer no.
 func runRateShow(c *cli, args []string) error {
 	key := args[0]
-	limit, err := c.rateLimit("rate show")
+	limit, err := c.rateLimit("rate show", key)
 	if err != nil {
 		return err
 	}
@@ -113,7 +145,7 @@ func runRateShow(c *cli, args []string) error {
 // Reset is safe to send again: it deletes again.
 func runRateReset(c *cli, args []string) error {
 	key := args[0]
-	limit, err := c.rateLimit("rate reset")
+	limit, err := c.rateLimit("rate reset", key)
 	if err != nil {
 		return err
 	}
@@ -128,7 +160,7 @@ func runRateReset(c *cli, args []string) error {
 	ctx, cancel := c.call()
 	defer cancel()
 	if err := l.Reset(ctx, key, limit); err != nil {
-		return err
+		return c.wrongType(err, "rate limit", key)
 	}
 	after, err := c.rateState(key, limit)
 	if err != nil {

@@ -50,6 +50,11 @@ func TestRateShowAndReset(t *testing.T) {
 			assert.Greater(t, got["reset_after_ms"], int64(0))
 			assert.Contains(t, r.stdout, `"over_limit": false`)
 
+			r = cli(t, "", nil, "-u", url, "rate", "show", "-json", key)
+			require.Equal(t, 0, r.code, "no flags: the limit recorded beside the key")
+			assert.Equal(t, map[string]int64{"remaining": 7, "rate": 10, "period_ms": 3_600_000, "burst": 10},
+				jsonInts(t, r.stdout, "remaining", "rate", "period_ms", "burst"))
+
 			r = show()
 			require.Equal(t, 0, r.code)
 			assert.Regexp(t, `(?m)^RATE +`+key+`$`, r.stdout)
@@ -71,15 +76,13 @@ func TestRateShowAndReset(t *testing.T) {
 			res, err = rl.AllowN(ctx, key, step.limit, 10)
 			require.NoError(t, err)
 			assert.True(t, res.Allowed, "the full allowance, after the reset")
-			r = cli(t, "", nil, append([]string{"-u", url, "rate", "reset", key}, step.flags...)...)
-			require.Equal(t, 0, r.code)
+			r = cli(t, "", nil, "-u", url, "rate", "reset", key)
+			require.Equal(t, 0, r.code, "no flags: the limit recorded beside the key")
 			assert.Equal(t, "reset "+key+", "+step.limit.String()+": 0 events allowed before, 10 now\n", r.stdout)
 		}
 
-		// No limit, or one the package refuses: usage.
+		// A limit the package refuses: usage.
 		for _, args := range [][]string{
-			{"rate", "show", "k"},
-			{"rate", "reset", "k"},
 			{"rate", "show", "-rate", "10", "-algorithm", "leaky", "k"},
 			{"rate", "show", "-rate", "10", "-period", "1500us", "k"},
 		} {
@@ -87,5 +90,51 @@ func TestRateShowAndReset(t *testing.T) {
 			assert.Equal(t, 2, r.code, "%q", args)
 			assert.Empty(t, r.stdout)
 		}
+	})
+}
+
+// Without flags, rate show and rate reset read the limit that a Limiter
+// recorded beside the key. A key with neither a record nor data is no
+// rate limit; one with data but no record needs the limit given; a key
+// of another type is explained in words. rate show writes nothing, so a
+// read-only Redis user can run it.
+func TestRateWithoutFlags(t *testing.T) {
+	eachServer(t, func(t *testing.T, url string, b *redistest.Backend) {
+		ctx := context.Background()
+		for _, cmd := range []string{"show", "reset"} {
+			key := testKey(t, "cli-test:rate:")
+			r := cli(t, "", nil, "-u", url, "rate", cmd, key)
+			assert.Equal(t, 1, r.code, cmd)
+			assert.Equal(t, "no rate limit at "+key+"\n", r.stderr, cmd)
+			assert.Empty(t, r.stdout)
+
+			require.NoError(t, b.Client.Set(ctx, key, "3", time.Minute).Err()) // a classic INCR count
+			r = cli(t, "", nil, "-u", url, "rate", cmd, key)
+			assert.Equal(t, 2, r.code, cmd)
+			assert.Contains(t, r.stderr, "holds data but no rate record", cmd)
+			assert.Contains(t, r.stderr, "-rate N", cmd)
+		}
+
+		key := testKey(t, "cli-test:rate:")
+		rl, err := ratelimit.New(b.Client, ratelimit.Config{})
+		require.NoError(t, err)
+		window := ratelimit.Limit{Rate: 5, Period: time.Hour, Algorithm: ratelimit.FixedWindow}
+		_, err = rl.Allow(ctx, key, window)
+		require.NoError(t, err)
+		require.NoError(t, b.Client.Del(ctx, key).Err())
+		require.NoError(t, b.Client.RPush(ctx, key, "x").Err())
+		r := cli(t, "", nil, "-u", url, "rate", "show", key)
+		assert.Equal(t, 1, r.code)
+		assert.Equal(t, key+" holds a Redis list, not a rate limit (another package's, or a value of yours)\n", r.stderr)
+
+		// A count without an expiry: rate show reads it and leaves it so.
+		key = testKey(t, "cli-test:rate:")
+		_, err = rl.Allow(ctx, key, window)
+		require.NoError(t, err)
+		require.NoError(t, b.Client.Persist(ctx, key).Err())
+		r = cli(t, "", nil, "-u", url, "rate", "show", key)
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Regexp(t, `(?m)^allowed now +4 events$`, r.stdout)
+		assert.Equal(t, time.Duration(-1), b.Client.PTTL(ctx, key).Val(), "rate show wrote nothing")
 	})
 }

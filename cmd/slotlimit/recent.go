@@ -14,8 +14,16 @@ import (
 func recentFlags(fs *flag.FlagSet, c *cli) {
 	fs.IntVar(&c.n, "n", 0, "list at most `COUNT` items; 0 lists all")
 	fs.Int64Var(&c.offset, "offset", 0, "skip the `N` newest items")
-	fs.DurationVar(&c.maxAge, "max-age", 0, "leave out items older than `D`, as the list's Config.MaxAge does; 0 lists them all")
+	fs.Func("max-age", "leave out items older than `D`, as the list's Config.MaxAge does; 0 lists them all; by default, the MaxAge its Lists recorded", func(v string) error {
+		d, err := time.ParseDuration(v)
+		c.maxAge, c.maxAgeSet = d, true
+		return err
+	})
 }
+
+// recentKind names a recent list in the answers "no recent list at KEY"
+// and "KEY holds a Redis TYPE, not a recent list".
+const recentKind = "recent list"
 
 // recentList returns a List on key that reads and removes every item: Max
 // is MaxItems, so that a Remove trims nothing, and MaxAge is -max-age,
@@ -31,7 +39,10 @@ type itemJSON struct {
 }
 
 // runRecentList prints the list's items, newest first, each with the
-// server's time of its last Add.
+// server's time of its last Add, and the bounds its Lists recorded
+// (List.Recorded), when they are known. Without -max-age, it leaves out
+// the items older than the recorded MaxAge, as the Lists do. A key with no
+// item to list is the answer no: "no recent list at KEY".
 func runRecentList(c *cli, args []string) error {
 	key := args[0]
 	switch {
@@ -42,36 +53,68 @@ func runRecentList(c *cli, args []string) error {
 	case c.maxAge < 0:
 		return usageErrorf("-max-age %v: at least 0", c.maxAge)
 	}
-	l, err := c.recentList(key, c.maxAge)
+	l, err := c.recentList(key, 0)
 	if err != nil {
 		return err
+	}
+	ctx, cancel := c.call()
+	defer cancel()
+	bounds, known, err := l.Recorded(ctx)
+	if err != nil {
+		return c.wrongType(err, recentKind, key)
+	}
+	maxAge := c.maxAge
+	if !c.maxAgeSet && known {
+		maxAge = bounds.MaxAge
+	}
+	if maxAge > 0 {
+		if l, err = c.recentList(key, maxAge); err != nil {
+			return err
+		}
 	}
 	count := int64(c.n)
 	if count == 0 {
 		count = recent.MaxItems
 	}
-	ctx, cancel := c.call()
-	defer cancel()
 	items, err := l.Items(ctx, c.offset, count)
 	if err != nil {
-		return err
+		return c.wrongType(err, recentKind, key)
+	}
+	total, err := l.Len(ctx)
+	if err != nil {
+		return c.wrongType(err, recentKind, key)
 	}
 	if c.json {
 		out := make([]itemJSON, 0, len(items))
 		for _, it := range items {
 			out = append(out, itemJSON{Value: it.Value, At: it.At.UTC().Truncate(time.Millisecond)})
 		}
-		return c.writeJSON(out)
+		if err := c.writeJSON(out); err != nil || total > 0 {
+			return err
+		}
+		return c.none(recentKind, key)
 	}
-	total, err := l.Len(ctx)
-	if err != nil {
-		return err
+	if total == 0 {
+		return c.none(recentKind, key)
 	}
 	shown := plural(len(items), "item")
 	if c.offset > 0 {
 		shown += fmt.Sprintf(" after the %d newest", c.offset)
 	}
 	fmt.Fprintf(c.stdout, "%s: %s, newest first; %s in all\n", key, shown, plural(int(total), "item"))
+	switch {
+	case known:
+		age := "none"
+		if bounds.MaxAge > 0 {
+			age = bounds.MaxAge.String()
+		}
+		fmt.Fprintf(c.stdout, "bounds: max %d, max age %s, as its Lists recorded them\n", bounds.Max, age)
+	default:
+		fmt.Fprintln(c.stdout, "bounds: unknown (no List has recorded them lately; a list that never lapses keeps its record a day)")
+	}
+	if c.maxAgeSet && maxAge > 0 {
+		fmt.Fprintf(c.stdout, "items older than %v left out (-max-age)\n", maxAge)
+	}
 	if len(items) == 0 {
 		return nil
 	}
@@ -117,7 +160,7 @@ func runRecentRemove(c *cli, args []string) error {
 	defer cancel()
 	n, err := l.Remove(ctx, values...)
 	if err != nil {
-		return err
+		return c.wrongType(err, recentKind, key)
 	}
 	if known && n < int64(len(before)) {
 		after, _, err := c.itemsAmong(l, values)
@@ -156,7 +199,7 @@ func (c *cli) itemsAmong(l *recent.List, values []string) ([]string, bool, error
 	defer cancel()
 	total, err := l.Len(ctx)
 	if err != nil || total > recentScan {
-		return nil, false, err
+		return nil, false, c.wrongType(err, recentKind, l.Config().Key)
 	}
 	items, err := l.Items(ctx, 0, recentScan)
 	if err != nil {

@@ -65,8 +65,80 @@ func TestRecentList(t *testing.T) {
 		assert.NotContains(t, r.stdout, "/c")
 
 		r = cli(t, "", nil, "-u", url, "recent", "list", "-json", key+":none")
-		require.Equal(t, 0, r.code)
+		assert.Equal(t, 1, r.code)
 		assert.Equal(t, "[]\n", r.stdout)
+		assert.Equal(t, "no recent list at "+key+":none\n", r.stderr)
+		r = cli(t, "", nil, "-u", url, "recent", "list", key+":none")
+		assert.Equal(t, 1, r.code)
+		assert.Empty(t, r.stdout)
+		assert.Equal(t, "no recent list at "+key+":none\n", r.stderr)
+	})
+}
+
+// recent list shows the bounds the list's Lists recorded, and, without
+// -max-age, leaves out the items older than the recorded MaxAge, as they
+// do; -max-age 0 lists them all. A list whose record has lapsed is listed
+// whole, its bounds unknown.
+func TestRecentListBounds(t *testing.T) {
+	eachServer(t, func(t *testing.T, url string, b *redistest.Backend) {
+		ctx := context.Background()
+		key, _ := newRecentScene(t, b)
+		t.Cleanup(func() { b.Client.Del(context.Background(), "{"+key+"}/recent:bounds") })
+		r := cli(t, "", nil, "-u", url, "recent", "list", key)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, "\nbounds: max 50, max age none, as its Lists recorded them\n")
+
+		require.NoError(t, b.Client.Del(ctx, "{"+key+"}/recent:bounds").Err(), "as if it lapsed")
+		r = cli(t, "", nil, "-u", url, "recent", "list", key)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, "\nbounds: unknown")
+		assert.Contains(t, r.stdout, "3 items in all")
+
+		aging := testKey(t, "cli-test:recent:")
+		t.Cleanup(func() { b.Client.Del(context.Background(), "{"+aging+"}/recent:bounds") })
+		l, err := recent.New(b.Client, recent.Config{Key: aging, Max: 10, MaxAge: time.Hour})
+		require.NoError(t, err)
+		require.NoError(t, l.Add(ctx, "/old"))
+		r = cli(t, "", nil, "-u", url, "recent", "list", aging)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, "\nbounds: max 10, max age 1h0m0s, as its Lists recorded them\n")
+		if !b.Real { // the server's clock moves at once only on miniredis
+			b.Advance(45 * time.Minute)
+			// Another List's Add, since l records at most once a minute of
+			// the local clock, which stands still here.
+			l2, err := recent.New(b.Client, recent.Config{Key: aging, Max: 10, MaxAge: time.Hour})
+			require.NoError(t, err)
+			require.NoError(t, l2.Add(ctx, "/new"))
+			b.Advance(30 * time.Minute) // /old is 75 minutes old, /new 30
+			r = cli(t, "", nil, "-u", url, "recent", "list", "-json", aging)
+			require.Equal(t, 0, r.code, r.stderr)
+			var items []itemOut
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &items))
+			require.Len(t, items, 1, "the recorded MaxAge leaves /old out")
+			assert.Equal(t, "/new", items[0].Value)
+			r = cli(t, "", nil, "-u", url, "recent", "list", "-json", "-max-age", "0", aging)
+			require.Equal(t, 0, r.code, r.stderr)
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &items))
+			assert.Len(t, items, 2, "-max-age 0 lists all")
+		}
+
+	})
+}
+
+// A key beside a list that holds a value of another type is explained in
+// words, with exit code 1.
+func TestRecentWrongType(t *testing.T) {
+	eachServer(t, func(t *testing.T, url string, b *redistest.Backend) {
+		ctx := context.Background()
+		key := testKey(t, "cli-test:recent:")
+		side := "{" + key + "}/recent"
+		require.NoError(t, b.Client.Set(ctx, side, "mine", time.Minute).Err())
+		t.Cleanup(func() { b.Client.Del(context.Background(), side) })
+		for _, args := range [][]string{{"recent", "list", key}, {"recent", "remove", key, "x"}} {
+			r := cli(t, "", nil, append([]string{"-u", url}, args...)...)
+			assert.Equal(t, 1, r.code, "%q: %s", args, r.stderr)
+			assert.Contains(t, r.stderr, key+": a key beside it holds a value of another type than a recent list keeps there", "%q", args)
+		}
 	})
 }
 

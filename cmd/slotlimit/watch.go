@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -54,8 +55,9 @@ const (
 // barWidth is the width of the bar of units in use.
 const barWidth = 40
 
-// limitScan is how often, in screens, watch looks for the limit in Redis
-// while it is unknown: slotlimit.Limits walks the node's keys. It looks
+// limitScan is how often, in screens, watch looks for the limit in the
+// full markers while no limit is recorded (a key last used by a release
+// that kept none): slotlimit.Limits then walks the node's keys. It looks
 // also on each screen whose units in use are the most it has seen, since
 // the limit is found while the key is full.
 const limitScan = 5
@@ -212,7 +214,8 @@ type watcher struct {
 
 // A screen is what one refresh read.
 type screen struct {
-	n        int // 1 for the first
+	n        int  // 1 for the first
+	none     bool // no live lease, no queue and no limit recorded: no limiter
 	snap     slotlimit.Snapshot
 	refusals int64
 	rate     float64 // refusals a second since the screen before
@@ -241,13 +244,17 @@ func runWatch(c *cli, args []string) error {
 	return c.live("slotlimit watch", w.key, func(ctx context.Context, n int) frame {
 		s := w.read(ctx, n)
 		if s.err != nil {
-			return frame{err: s.err}
+			return frame{err: w.explain(ctx, s.err)}
 		}
-		return frame{
+		f := frame{
 			clock: s.snap.ServerTime,
 			body:  func(p *page) { w.draw(p, s) },
 			json:  w.json(s),
 		}
+		if s.none {
+			f.err = errNo
+		}
+		return f
 	})
 }
 
@@ -258,7 +265,16 @@ func (w *watcher) read(ctx context.Context, n int) screen {
 	if s.snap, s.err = w.l.Inspect(ctx); s.err != nil {
 		return s
 	}
-	if !w.limit.given {
+	rec, recorded, err := slotlimit.Recorded(ctx, w.c.client, w.key)
+	if s.err = err; err != nil {
+		return s
+	}
+	recorded = recorded && rec.TTL > 0 // a Counter's is not a limiter's
+	s.none = !recorded && len(s.snap.Holders) == 0 && len(s.snap.Queue) == 0
+	if !w.limit.given && recorded {
+		w.limit.limit = rec.Limit
+	}
+	if !w.limit.given && !recorded {
 		for _, q := range s.snap.Queue {
 			w.limit.limit = max(w.limit.limit, q.Limit)
 		}
@@ -285,6 +301,16 @@ func (w *watcher) read(ctx context.Context, n int) screen {
 	return s
 }
 
+// explain returns err, a screen's read error, or, when Redis refused it
+// because the key holds a value of another type, that explained in words
+// (see cli.wrongType).
+func (w *watcher) explain(ctx context.Context, err error) error {
+	if words, ok := w.c.typeWords(ctx, err, "limiter", w.key); ok {
+		return errors.New(words)
+	}
+	return err
+}
+
 // refusals returns the refusals counted on l's key, by the Limiters on it
 // that count them (slotlimit.Config.CountRefusals).
 func refusals(ctx context.Context, l *slotlimit.Limiter) (int64, error) {
@@ -295,11 +321,17 @@ func refusals(ctx context.Context, l *slotlimit.Limiter) (int64, error) {
 func (w *watcher) draw(p *page, s screen) {
 	line := p.line
 	snap := s.snap
+	if s.none {
+		line("  no limiter at %s: no lease, no queue, no limit recorded", display(w.key))
+		line("")
+		line("(reading again every %v; Ctrl-C quits)", w.c.interval)
+		return
+	}
 	if limit := w.limit.limit; limit > 0 {
 		b, pct := bar(snap.InUse, limit)
 		line("  in use     %d / %d units   %s  %d%%", snap.InUse, limit, b, pct)
 	} else {
-		line("  in use     %d units   (limit unknown: not yet seen full or waited on; give -limit)", snap.InUse)
+		line("  in use     %d units   (limit unknown: none recorded, not yet seen full or waited on; give -limit)", snap.InUse)
 	}
 	line("  holders    %d", len(snap.Holders))
 	waiting := fmt.Sprintf("  queue      %d waiting", len(snap.Queue))

@@ -158,9 +158,11 @@ func TestWatchIntoPipe(t *testing.T) {
 	assert.True(t, strings.HasSuffix(r.stdout, "Ctrl-C quits.\n"), "ends with the last screen's last line")
 }
 
-// watch looks for the limit on a screen whose units in use are the most
-// it has seen, since the limit is found while the key is full, and keeps
-// it once found: it shows the limit as soon as the key has been full.
+// For a key with no limit recorded (as one last used by a release that
+// kept none), watch looks for the limit on a screen whose units in use are
+// the most it has seen, since the limit is found while the key is full,
+// and keeps it once found: it shows the limit as soon as the key has been
+// full.
 func TestWatchFindsLimitWhenFull(t *testing.T) {
 	url, client := server(t)
 	ctx := context.Background()
@@ -169,6 +171,8 @@ func TestWatchFindsLimitWhenFull(t *testing.T) {
 	require.NoError(t, err)
 	_, err = l.TryAcquire(ctx, "a")
 	require.NoError(t, err)
+	// The Limiter writes its record again only a minute after.
+	require.NoError(t, client.Del(ctx, "{"+key+"}/limit").Err())
 	t.Cleanup(func() {
 		for _, h := range []string{"a", "b", "c"} {
 			l.Release(context.Background(), h) //nolint:errcheck // the leases lapse anyway
@@ -191,7 +195,7 @@ func TestWatchFindsLimitWhenFull(t *testing.T) {
 		require.NoError(t, json.Unmarshal(lines.Bytes(), &screen))
 		return screen.Limit
 	}
-	assert.Nil(t, limit(), "1 of 3 in use: no marker, no waiter")
+	assert.Nil(t, limit(), "1 of 3 in use: no record, no marker, no waiter")
 	for _, h := range []string{"b", "c"} {
 		_, err := l.TryAcquire(ctx, h)
 		require.NoError(t, err)

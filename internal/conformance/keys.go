@@ -88,8 +88,9 @@ func shape(t *testing.T, client redis.UniversalClient, key string) map[string]st
 }
 
 // ids are the IDs a package mints and names keys by (a holder's, a
-// release's), which differ between two runs of the same calls.
-var ids = regexp.MustCompile(`[A-Za-z0-9_-]{16,}`)
+// release's, a lock's handle ID, 10 characters of base32 after
+// "owner:"), which differ between two runs of the same calls.
+var ids = regexp.MustCompile(`[A-Za-z0-9_-]{16,}|owner:[A-Z2-7]{10}$`)
 
 // read returns what value says of each key of key, by the name with key
 // replaced by "K", and every ID in it by "ID" when anonymous (the values

@@ -5,12 +5,16 @@ package doccheck_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/slotlimit/slotlimit/internal/waitqueue"
 )
 
 // root returns the module's root directory.
@@ -49,6 +53,18 @@ func docs(t *testing.T, dir string) []string {
 
 var goBlock = regexp.MustCompile("(?s)```go\n(package main\n.*?)```")
 
+// ownModule reports whether file lies in a module of its own below dir,
+// such as otel/: its programs need that module's requirements, and
+// .ci/run builds them from a user's module outside the repository.
+func ownModule(dir, file string) bool {
+	for d := filepath.Dir(file); d != dir && strings.HasPrefix(d, dir); d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Every README program that is a whole `package main` builds against the
 // module as it is now.
 func TestReadmeProgramsBuild(t *testing.T) {
@@ -58,6 +74,9 @@ func TestReadmeProgramsBuild(t *testing.T) {
 	dir := root(t)
 	n := 0
 	for _, file := range docs(t, dir) {
+		if ownModule(dir, file) {
+			continue
+		}
 		text, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -146,5 +165,178 @@ func TestDocsCiteTestsThatExist(t *testing.T) {
 				t.Errorf("%s cites %s, which no test file defines", rel, name)
 			}
 		}
+	}
+}
+
+// A command built where a user builds it, with go build ./cmd/NAME at the
+// root of the repository or go build in cmd/NAME, is ignored by git, so
+// that it never shows in git status nor lands in a commit.
+func TestBuiltCommandsAreIgnored(t *testing.T) {
+	dir := root(t)
+	if out, err := exec.Command("git", "-C", dir, "rev-parse", "--is-inside-work-tree").Output(); err != nil || strings.TrimSpace(string(out)) != "true" {
+		t.Skip("not a git work tree")
+	}
+	commands, err := filepath.Glob(filepath.Join(dir, "cmd", "*", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(commands) == 0 {
+		t.Fatal("found no command under cmd/")
+	}
+	for _, main := range commands {
+		name := filepath.Base(filepath.Dir(main))
+		for _, built := range []string{name, filepath.Join("cmd", name, name)} {
+			err := exec.Command("git", "-C", dir, "check-ignore", "-q", "--no-index", built).Run()
+			var exit *exec.ExitError
+			switch {
+			case err == nil:
+			case errors.As(err, &exit) && exit.ExitCode() == 1:
+				t.Errorf("%s, which go build makes of cmd/%s, is not ignored: add /%s to .gitignore", built, name, filepath.ToSlash(built))
+			default:
+				t.Fatalf("git check-ignore %s: %v", built, err)
+			}
+		}
+	}
+}
+
+// The README says how often a waiter sends a command while it waits: it
+// tries again once a second to keep its place in the queue, a place
+// lapses three seconds after the last try, and while its subscription to
+// the notices is not yet confirmed it tries every 100 ms at most. Those
+// figures are the ones the waiters use.
+func TestReadmeWaiterFigures(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join(root(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := strings.Join(strings.Fields(string(text)), " ")
+	for _, f := range []struct {
+		phrase     string
+		got, means time.Duration
+	}{
+		{"keeps its place in the queue by trying again once a second", waitqueue.EntryTTL / 3, time.Second},
+		{"a place lapses three seconds after the last try", waitqueue.EntryTTL, 3 * time.Second},
+		{"a waiter tries every 100 ms at most", waitqueue.MaxPoll, 100 * time.Millisecond},
+	} {
+		if !strings.Contains(readme, f.phrase) {
+			t.Errorf("README.md no longer says %q", f.phrase)
+		}
+		if f.got != f.means {
+			t.Errorf("README.md says %q, but the waiters use %v", f.phrase, f.got)
+		}
+	}
+}
+
+// The README of every library package, and of the otel module, opens with
+// a complete program (a whole `package main`, which TestReadmeProgramsBuild
+// or .ci/run builds), so that a user can start from it.
+func TestPackageReadmesShowAProgram(t *testing.T) {
+	dir := root(t)
+	n := 0
+	for _, file := range docs(t, dir) {
+		if filepath.Base(file) != "README.md" {
+			continue
+		}
+		pkg := filepath.Dir(file)
+		rel, _ := filepath.Rel(dir, pkg)
+		first := strings.Split(filepath.ToSlash(rel), "/")[0]
+		if first == "internal" || first == "examples" || first == "cmd" {
+			continue
+		}
+		sources, err := filepath.Glob(filepath.Join(pkg, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		library := false
+		for _, src := range sources {
+			if strings.HasSuffix(src, "_test.go") {
+				continue
+			}
+			text, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := regexp.MustCompile(`(?m)^package (\w+)`).FindSubmatch(text); m != nil && string(m[1]) != "main" {
+				library = true
+				break
+			}
+		}
+		if !library {
+			continue
+		}
+		n++
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !goBlock.Match(text) {
+			t.Errorf("%s shows no complete program (a ```go block that begins with package main)", filepath.ToSlash(filepath.Join(rel, "README.md")))
+		}
+	}
+	if n < 2 {
+		t.Fatalf("found %d package READMEs", n)
+	}
+}
+
+// otel/README.md's go.mod, which .ci/run builds in a module outside the
+// repository, requires the library and otel at the version otel/go.mod
+// requires of the library, and every OpenTelemetry module at the version
+// otel/go.mod requires of go.opentelemetry.io/otel (the newest that builds
+// on the library's floor Go); it says the library's go line, and replaces
+// both modules, since otel's own replace does not reach a module that
+// requires it.
+func TestOtelReadmeModuleLines(t *testing.T) {
+	dir := root(t)
+	readme, err := os.ReadFile(filepath.Join(dir, "otel", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)## A complete program\n.*?```\n(module .*?)```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("otel/README.md's \"A complete program\" shows no go.mod")
+	}
+	userMod := string(m[1])
+	required := func(gomod, path string) string {
+		t.Helper()
+		m := regexp.MustCompile(`(?m)^\s*(?:require\s+)?` + regexp.QuoteMeta(path) + `\s+(v\S+)`).FindStringSubmatch(gomod)
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	otelMod, err := os.ReadFile(filepath.Join(dir, "otel", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootMod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := required(string(otelMod), "github.com/slotlimit/slotlimit")
+	otelVersion := required(string(otelMod), "go.opentelemetry.io/otel")
+	if release == "" || otelVersion == "" {
+		t.Fatal("otel/go.mod requires no version of the library or of go.opentelemetry.io/otel")
+	}
+	for _, path := range []string{"github.com/slotlimit/slotlimit", "github.com/slotlimit/slotlimit/otel"} {
+		if got := required(userMod, path); got != release {
+			t.Errorf("otel/README.md's go.mod requires %s %q; otel/go.mod requires the library at %s", path, got, release)
+		}
+		if !regexp.MustCompile(`(?m)^\s*(?:replace\s+)?` + regexp.QuoteMeta(path) + `\s+=>`).MatchString(userMod) {
+			t.Errorf("otel/README.md's go.mod does not replace %s", path)
+		}
+	}
+	n := 0
+	for _, m := range regexp.MustCompile(`(?m)^\s*(go\.opentelemetry\.io/otel\S*)\s+(v\S+)`).FindAllStringSubmatch(userMod, -1) {
+		n++
+		if m[2] != otelVersion {
+			t.Errorf("otel/README.md's go.mod requires %s %s; otel/go.mod requires OpenTelemetry %s", m[1], m[2], otelVersion)
+		}
+	}
+	if n == 0 {
+		t.Error("otel/README.md's go.mod requires no OpenTelemetry module")
+	}
+	goLine := regexp.MustCompile(`(?m)^go \S+`)
+	if got, want := goLine.FindString(userMod), goLine.FindString(string(rootMod)); got != want {
+		t.Errorf("otel/README.md's go.mod says %q; the library's says %q", got, want)
 	}
 }

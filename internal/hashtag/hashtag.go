@@ -77,9 +77,10 @@ var Packages = []string{"recent", "delayqueue", "ratelimit", "lock", "redpacket"
 
 // LimiterSides are the names of the keys a slotlimit.Limiter keeps
 // beside its lease set: weights, queue, queue deadlines, queue wants, the
-// refusal counter. Its full marker is "full:" and the limit's digits, and
-// a Counter's release records "released:" and an ID.
-var LimiterSides = []string{"w", "q", "qd", "qw", "refused"}
+// refusal counter, and the record of its settings (a Counter's too). Its
+// full marker is "full:" and the limit's digits, and a Counter's release
+// records "released:" and an ID.
+var LimiterSides = []string{"w", "q", "qd", "qw", "refused", "limit"}
 
 // Owned reports whether key is the name of a key that a package of the
 // module keeps beside another key: whether it has a hash tag, as every

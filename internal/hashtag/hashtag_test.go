@@ -64,6 +64,9 @@ func TestOwned(t *testing.T) {
 		"{t}:k:qd":                 true, // a Limiter's queue deadlines
 		"{k}/full:60":              true, // a Limiter's full marker
 		"{k}/released:abc":         true, // a Counter's release record
+		"{k}/limit":                true, // a Limiter's or a Counter's settings record
+		"{t}:k:limit":              true,
+		"{k}/limits":               false,
 		"{p:0}:redpacket:log":      true,
 		"{k}/adaptive":             true, // an adaptive limit's state
 		"{k}/adaptive:leases":      true,

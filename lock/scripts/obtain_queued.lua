@@ -11,6 +11,8 @@
 -- ARGV[1]  the owner's token
 -- ARGV[2]  lease time, ms
 -- ARGV[3]  queue entry lease, ms: a waiter that stops trying leaves the queue then
+-- KEYS[5]  optional: the owner record of the caller's Mutex (see owner.go),
+--          set to ARGV[4] with an expiry of ARGV[5] ms before anything else
 --
 -- Returns {1, fence, now ms} when the owner holds the lock now, its lease
 -- the lease time from now: it took it, or found it handed to it by an
@@ -36,6 +38,9 @@
 
 local lock, queue, qdeadlines, qwants = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local token, ttl, qttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
+if KEYS[5] then
+	redis.call('SET', KEYS[5], ARGV[4], 'PX', ARGV[5])
+end
 
 local held = redis.call('SET', lock, token, 'NX', 'GET', 'PX', ttl)
 local t = redis.call('TIME')

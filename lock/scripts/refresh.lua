@@ -5,6 +5,8 @@
 --          marked ('+' after it) once someone waits (see unlock.lua)
 -- ARGV[1]  the owner's token
 -- ARGV[2]  lease time, ms
+-- KEYS[2]  optional: the owner record of the owner's Mutex (see owner.go),
+--          set to ARGV[3] with an expiry of ARGV[4] ms before anything else
 --
 -- Returns {1, the server's clock in ms} when the owner holds the lock, so
 -- that the owner knows its lease lasts at least the lease time from then
@@ -13,6 +15,9 @@
 -- lease on by the time between the two.
 
 local lock, token, ttl = KEYS[1], ARGV[1], ARGV[2]
+if KEYS[2] then
+	redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
+end
 
 local held = redis.call('GET', lock)
 if held ~= token and held ~= token .. '+' then

@@ -11,11 +11,15 @@
 --          is not a whole number of µs: its denominator, at most 2^53
 -- ARGV[5]  with ARGV[4]: the share's remainder past ARGV[1], in 1/den µs
 -- ARGV[6]  with ARGV[4]: tau's remainder past ARGV[2], in 1/den µs
+-- KEYS[2]  optional: the rate record beside the user's key (see record.go),
+--          set to ARGV[7] with an expiry of ARGV[8] ms before anything else;
+--          ARGV[4] to ARGV[6] are then always given
 --
 -- Returns {allowed (0|1), the status; lead, the TAT's lead over now after
 -- the call (0 when it has passed), whole µs; lead's remainder, in 1/den
 -- µs; den (1 without ARGV[4])}: the caller, who knows the limit, divides
--- them into what remains and how long to wait. A refusal writes nothing,
+-- them into what remains and how long to wait. A refusal writes nothing
+-- (but the record, when given),
 -- and the key is read before any write, so a key of another kind fails
 -- with an error and is left as it was.
 --
@@ -35,6 +39,9 @@
 -- burst.
 
 local key = KEYS[1]
+if KEYS[2] then
+	redis.call('SET', KEYS[2], ARGV[#ARGV - 1], 'PX', ARGV[#ARGV])
+end
 local share, tau, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local den, share_rem, tau_rem = 1, 0, 0
 if ARGV[4] then

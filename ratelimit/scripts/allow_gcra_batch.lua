@@ -11,6 +11,8 @@
 -- ARGV[5]  the share's remainder past ARGV[1], in 1/den µs (0 when den is 1)
 -- ARGV[6]  tau's remainder past ARGV[2], in 1/den µs (0 when den is 1)
 -- ARGV[7]  calls, the number of calls, 1 or more
+-- KEYS[2]  optional: the rate record beside the user's key (see record.go),
+--          set to ARGV[8] with an expiry of ARGV[9] ms before anything else
 --
 -- Returns {admitted, the status: how many of the calls, the first ones,
 -- were allowed (each counting its n events); lead, the TAT's lead over
@@ -36,6 +38,9 @@
 -- as a re-sent allow_gcra.lua is: no run takes the key past its burst.
 
 local key = KEYS[1]
+if KEYS[2] then
+	redis.call('SET', KEYS[2], ARGV[#ARGV - 1], 'PX', ARGV[#ARGV])
+end
 local r = {share = tonumber(ARGV[1]), tau = tonumber(ARGV[2]), n = tonumber(ARGV[3]),
 	den = tonumber(ARGV[4]), share_rem = tonumber(ARGV[5]), tau_rem = tonumber(ARGV[6])}
 local calls = tonumber(ARGV[7])

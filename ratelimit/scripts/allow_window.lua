@@ -7,6 +7,8 @@
 -- ARGV[1]  the window, ms
 -- ARGV[2]  the rate: the most events per window
 -- ARGV[3]  n, the events asked for, 0 to 2^53; 0 asks without counting
+-- KEYS[2]  optional: the rate record beside the user's key (see record.go),
+--          set to ARGV[4] with an expiry of ARGV[5] ms before anything else
 --
 -- Returns {allowed (0|1), the status; remaining; retry after µs (0 when
 -- allowed, -1 when n is above the rate); reset after µs}. A refusal leaves
@@ -34,6 +36,9 @@
 -- so no run, first or again, takes the count past the rate.
 
 local key = KEYS[1]
+if KEYS[2] then
+	redis.call('SET', KEYS[2], ARGV[#ARGV - 1], 'PX', ARGV[#ARGV])
+end
 local window, rate, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 
 if n > 0 and n <= rate and rate < 2^53 then

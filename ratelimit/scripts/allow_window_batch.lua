@@ -7,6 +7,8 @@
 -- ARGV[2]  the rate: the most events per window
 -- ARGV[3]  n, each call's events, 0 to 2^53; 0 asks without counting
 -- ARGV[4]  calls, the number of calls, 1 or more
+-- KEYS[2]  optional: the rate record beside the user's key (see record.go),
+--          set to ARGV[5] with an expiry of ARGV[6] ms before anything else
 --
 -- Returns {admitted, the status: how many of the calls, the first ones,
 -- were allowed (each counting its n events); left, the rate less the
@@ -35,6 +37,9 @@
 -- as a re-sent allow_window.lua is: no run takes the count past the rate.
 
 local key = KEYS[1]
+if KEYS[2] then
+	redis.call('SET', KEYS[2], ARGV[#ARGV - 1], 'PX', ARGV[#ARGV])
+end
 local window, rate, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local calls = tonumber(ARGV[4])
 
