@@ -24,6 +24,15 @@ const (
 	DefaultStep = 1
 	// DefaultFactor is Config.Factor when it is 0.
 	DefaultFactor = 0.9
+
+	// MaxRTTTolerance is the highest Config.RTTTolerance: the scripts
+	// compare latencies in whole numbers, exact below 2^53, and a
+	// tolerance that high is no signal.
+	MaxRTTTolerance = 100
+	// LatencyPeriod is how many windows one period of the no-load
+	// latency lasts: it is the least latency seen in the current period
+	// and the one before (see Config.RTTTolerance).
+	LatencyPeriod = 100
 )
 
 // StateTTL is how long a limit is kept after the last release on its key:
@@ -89,6 +98,35 @@ type Config struct {
 	// (0, 1); 0 means DefaultFactor.
 	Factor float64
 
+	// RTTTolerance, when set, makes the limit read latency as well as
+	// drops. 0, the default, leaves drops alone to lower the limit. At 1
+	// or above (to the thousandth, at most MaxRTTTolerance), each Success
+	// also reports its call's latency, from the slot's grant to its
+	// Success on the server's clock, to the ms, to one estimate that every
+	// Limiter of the key shares (Info.Latency and Info.NoLoadLatency):
+	//   - the recent latency, the mean of the latencies of one Window's
+	//     successes, of calls granted since the last decrease;
+	//   - the no-load latency, the least latency of the current period of
+	//     LatencyPeriod windows and of the period before it, so that a
+	//     system that slowed down is learnt within two periods, and one
+	//     that sped up at once.
+	// At the first Success a Window or more after the last window began,
+	// a window's recent latency above RTTTolerance × the no-load latency
+	// (taken as at least 1 ms) lowers the limit, as a drop does, and more
+	// when the latency shows the system serves fewer calls: to
+	// max(Min, floor(limit/2), min(limit-1, floor(limit×Factor),
+	// floor(limit × no-load / recent))), so that the calls granted next
+	// meet no queue and show the no-load latency. It does so not within 5
+	// Windows of a decrease, while the latency of the calls granted before
+	// it still shows. While the recent latency is above the tolerance,
+	// successes do not raise the limit. A queueing
+	// system (a database, a service behind a load balancer) thus keeps
+	// its calls near its no-load latency, before any of them times out.
+	// A drop still lowers the limit, and a latency above 2^20 ms (about
+	// 17 minutes) counts as 2^20 ms. Give every Limiter of a key the same
+	// RTTTolerance.
+	RTTTolerance float64
+
 	// Replicas, when above 0, makes every write to the limit wait, at
 	// the cost of a round trip, until that many replicas acknowledge it
 	// (Redis WAIT), so that a slot's lease survives a failover to one of
@@ -112,8 +150,10 @@ type Config struct {
 	// a release's final event, LimitChanged reports a limit the release
 	// moved (Units the limit before, Limit the new one, InUse the slots in
 	// use after); before an Acquire's, Waited and HandedOver report its
-	// wait. Reads (Limit, Inspect) and calls refused before anything is
-	// sent report nothing. nil, the default, costs nothing.
+	// wait. With RTTTolerance set, a release's LimitChanged and Released
+	// carry the latency estimate after it (Latency, NoLoadLatency). Reads
+	// (Limit, Inspect) and calls refused before anything is sent report
+	// nothing. nil, the default, costs nothing.
 	Observer observe.Observer
 
 	// DisableCoalescing sends each call to Redis as its own script call.
@@ -144,6 +184,8 @@ func (c Config) check() (Config, error) {
 		return c, errs.Config("Step is %d, must not be negative", c.Step)
 	case math.IsNaN(c.Factor) || c.Factor < 0 || c.Factor >= 1:
 		return c, errs.Config("Factor is %v, must be in (0, 1)", c.Factor)
+	case math.IsNaN(c.RTTTolerance) || c.RTTTolerance != 0 && (c.RTTTolerance < 1 || c.RTTTolerance > MaxRTTTolerance):
+		return c, errs.Config("RTTTolerance is %v, must be 0 (off) or between 1 and %d", c.RTTTolerance, MaxRTTTolerance)
 	}
 	if c.Min == 0 {
 		c.Min = 1
@@ -179,8 +221,13 @@ func (c Config) check() (Config, error) {
 }
 
 // String describes the limit, e.g.
-// `"payments" adaptive limit 1..60 (from 20), +1 or ×0.9 per 50ms, 30s leases`.
+// `"payments" adaptive limit 1..60 (from 20), +1 or ×0.9 per 50ms, 30s leases`,
+// followed by `, latency up to 2× no-load` when RTTTolerance is set.
 func (c Config) String() string {
-	return fmt.Sprintf("%q adaptive limit %d..%d (from %d), +%d or ×%g per %v, %v leases",
+	s := fmt.Sprintf("%q adaptive limit %d..%d (from %d), +%d or ×%g per %v, %v leases",
 		c.Key, c.Min, c.Max, c.Initial, c.Step, c.Factor, c.Window, c.TTL)
+	if c.RTTTolerance != 0 {
+		s += fmt.Sprintf(", latency up to %g× no-load", c.RTTTolerance)
+	}
+	return s
 }

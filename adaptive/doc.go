@@ -110,6 +110,29 @@
 // its first try for a slot and at most once a minute after that, never on
 // every call, so that an operator's tools can read them (Recorded).
 //
+// # Reading latency
+//
+// Most systems behind a limit queue rather than refuse: a database, a
+// payment gateway, a service behind a load balancer. Past their capacity,
+// every call waits longer, and nothing is dropped until the callers' own
+// timeouts fire. Config.RTTTolerance makes the limit read that latency
+// too. Each Success reports its call's latency, from the slot's grant to
+// the Success, on the server's clock, in the script that frees the slot,
+// so that every instance's calls feed one estimate: the recent latency (a
+// Window's mean) and the no-load latency (the least latency of this and
+// the last period of LatencyPeriod windows, so that it follows a system
+// whose speed changes). At the end of a Window whose recent latency is
+// above RTTTolerance × the no-load latency, the limit goes down, as on a
+// drop, to the capacity that latency shows (at most halved), and not
+// within 5 Windows of a decrease; while it stays above, successes raise
+// nothing. A drop still lowers the limit. In BENCHMARKS-queue.md, with
+// RTTTolerance 1.5, a queueing system whose servers go from 20 to 8 to 30
+// keeps its calls' p99 at about twice their no-load latency in each phase,
+// at 0.88 to 0.96 of the goodput of the same limit on drops alone, which
+// lets the queue grow until the p99 is 2 to 9 times the no-load latency.
+// Inspect, the Observer (observe.Event.Latency and NoLoadLatency) and the
+// otel module report the estimate beside the limit.
+//
 // # Observing
 //
 // Config.Observer is told of every call, as in every package of the

@@ -2,6 +2,7 @@ package adaptive_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -50,6 +51,12 @@ func TestNewRefusesBadConfigAndSendsNothing(t *testing.T) {
 		{"Step", func(c *adaptive.Config) { c.Step = 11 }},
 		{"Factor", func(c *adaptive.Config) { c.Factor = 1 }},
 		{"Factor", func(c *adaptive.Config) { c.Factor = -0.5 }},
+		{"RTTTolerance", func(c *adaptive.Config) { c.RTTTolerance = 0.5 }},
+		{"RTTTolerance", func(c *adaptive.Config) { c.RTTTolerance = 0.999 }},
+		{"RTTTolerance", func(c *adaptive.Config) { c.RTTTolerance = -1 }},
+		{"RTTTolerance", func(c *adaptive.Config) { c.RTTTolerance = math.NaN() }},
+		{"RTTTolerance", func(c *adaptive.Config) { c.RTTTolerance = math.Inf(1) }},
+		{"RTTTolerance", func(c *adaptive.Config) { c.RTTTolerance = adaptive.MaxRTTTolerance + 1 }},
 	}
 	for i, x := range bad {
 		cfg := ok

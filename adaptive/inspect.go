@@ -39,6 +39,16 @@ type Info struct {
 	// drop counted (within StateTTL).
 	DropDelay time.Duration
 
+	// Latency and NoLoadLatency are the latency estimate that
+	// Config.RTTTolerance turns on, as the Limiters of the key keep it
+	// (see Config.RTTTolerance): the recent latency, the mean latency
+	// from grant to Success of the last Window's successes, to the
+	// microsecond; and the no-load latency, the least latency of this
+	// period and the last, to the ms (0 for calls under a millisecond).
+	// Both are 0 when none is known (within StateTTL), as when no Limiter
+	// of the key sets RTTTolerance.
+	Latency, NoLoadLatency time.Duration
+
 	// Holders are the live slots, earliest deadline first.
 	Holders []Holder
 }

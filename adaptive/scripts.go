@@ -3,6 +3,7 @@ package adaptive
 import (
 	"context"
 	"embed"
+	"math"
 	"strconv"
 	"time"
 
@@ -69,10 +70,16 @@ func boundsArg(c Config) string {
 	return strconv.FormatInt(c.Min, 10) + " " + strconv.FormatInt(c.Max, 10) + " " + strconv.FormatInt(c.Initial, 10)
 }
 
-// tuningArg is ARGV 'window step factor' of release.lua.
+// tuningArg is ARGV 'window step factor[ tolerance]' of release.lua: the
+// tolerance, in thousandths, only when Config.RTTTolerance is set, so
+// that a Limiter without it sends what it always sent.
 func tuningArg(c Config) string {
-	return strconv.FormatInt(c.Window.Milliseconds(), 10) + " " + strconv.FormatInt(c.Step, 10) + " " +
+	s := strconv.FormatInt(c.Window.Milliseconds(), 10) + " " + strconv.FormatInt(c.Step, 10) + " " +
 		strconv.FormatFloat(c.Factor, 'f', -1, 64)
+	if c.RTTTolerance != 0 {
+		s += " " + strconv.FormatInt(int64(math.Round(c.RTTTolerance*1000)), 10)
+	}
+	return s
 }
 
 // acquire.lua: KEYS state, leases, queue, queue deadlines, queue wants;
@@ -180,6 +187,10 @@ type freed struct {
 	held          bool  // the holder held a live lease, now freed
 	before, after int64 // the limit before and after the call
 	inUse         int64 // slots in use after the call
+
+	// With Config.RTTTolerance, the latency estimate after the call; 0
+	// when none is known.
+	latency, noLoad time.Duration
 }
 
 // release runs release.lua for r. Unless Config.DisableCoalescing is set,
@@ -213,10 +224,15 @@ func (l *Limiter) runReleases(ctx context.Context, run *script.Runner, releases 
 }
 
 // readFreed reads one holder's reply of release.lua: {held, limit
-// before, limit after, in use}.
+// before, limit after, in use}, then, with a tolerance, {recent latency
+// us, no-load latency ms}.
 func readFreed(r *kernel.Reply) freed {
-	r.Want(r.Len() == 3 && (r.Status() == 0 || r.Status() == 1))
-	return freed{held: r.Status() == 1, before: r.Int(0), after: r.Int(1), inUse: r.Int(2)}
+	r.Want((r.Len() == 3 || r.Len() == 5) && (r.Status() == 0 || r.Status() == 1))
+	f := freed{held: r.Status() == 1, before: r.Int(0), after: r.Int(1), inUse: r.Int(2)}
+	if r.Len() == 5 {
+		f.latency, f.noLoad = time.Duration(r.Int(3))*time.Microsecond, time.Duration(r.Int(4))*time.Millisecond
+	}
+	return f
 }
 
 // readEach reads the reply {1, then n replies, one per holder} of
@@ -261,13 +277,14 @@ func (l *Limiter) claim(ctx context.Context, holder string, deadline time.Time) 
 var inspectScript = script.Load(scriptFiles, "scripts/inspect.lua")
 
 // inspect runs inspect.lua, whose reply is {1, now, limit, stored,
-// down, up, drop delay, waiters, then pairs holder, deadline}.
+// down, up, drop delay, waiters, recent latency us, no-load latency ms,
+// then pairs holder, deadline}.
 func (l *Limiter) inspect(ctx context.Context) (Info, error) {
 	v, err := inspectScript.Run(ctx, l.base.Client, l.inspectKeys(), l.bounds).Result()
 	if err != nil {
 		return Info{}, err
 	}
-	const head = 7
+	const head = 9
 	r := kernel.ReadReply(v)
 	r.Want(r.Status() == 1 && r.Len() >= head && (r.Len()-head)%2 == 0)
 	info := Info{
@@ -276,6 +293,9 @@ func (l *Limiter) inspect(ctx context.Context) (Info, error) {
 		Stored:     r.Int(2) == 1,
 		DropDelay:  time.Duration(r.Int(5)) * time.Millisecond,
 		Waiters:    r.Int(6),
+
+		Latency:       time.Duration(r.Int(7)) * time.Microsecond,
+		NoLoadLatency: time.Duration(r.Int(8)) * time.Millisecond,
 	}
 	if down := r.Int(3); down > 0 {
 		info.LastDecrease = time.UnixMilli(down)

@@ -97,7 +97,10 @@ func (s *Slot) ID() string {
 // limit was nearly in use (at most a tenth of it, or one slot, free, or a
 // caller waiting), the limit grows by Config.Step, at most once per
 // Config.Window and not within 5 windows of a decrease (see Config.Window
-// for how drops that take long to show slow it).
+// for how drops that take long to show slow it). With
+// Config.RTTTolerance set, it also reports the call's latency, from the
+// slot's grant to now, to the shared latency estimate, which may lower
+// the limit instead (see Config.RTTTolerance).
 //
 // It returns an error matching ErrNotHeld, and frees and counts nothing,
 // when the slot's lease had lapsed or the slot was freed already. After
@@ -153,6 +156,7 @@ func (s *Slot) free(ctx context.Context, method, outcome string) error {
 	}
 	s.done = true
 	c.SetLimit(f.after)
+	c.SetLatency(f.latency, f.noLoad)
 	if f.held && f.after != f.before {
 		c.LimitChanged(ctx, f.before, f.after, f.inUse)
 	}

@@ -20,10 +20,17 @@ import (
 // queue, then a success in the same run finds no waiter), then random
 // runs of tries (taking, refused, joining the queue, sent again) and of
 // releases (of each outcome, of slots held, lapsed, freed already, of
-// waiters leaving the queue, with grants known or not).
+// waiters leaving the queue, with grants known or not). With an
+// RTTTolerance, the latency estimate too.
 func TestRunAnswersAsCallsInTurn(t *testing.T) {
+	for _, tolerance := range []float64{0, 1.5} {
+		t.Run(fmt.Sprint("RTTTolerance ", tolerance), func(t *testing.T) { runAnswersAsCallsInTurn(t, tolerance) })
+	}
+}
+
+func runAnswersAsCallsInTurn(t *testing.T, tolerance float64) {
 	b := redistest.Miniredis(t)
-	c := newTurns(t, b)
+	c := newTurns(t, b, tolerance)
 	grants := func(tries ...try) []grant {
 		return c.tries(tries)
 	}
@@ -39,6 +46,26 @@ func TestRunAnswersAsCallsInTurn(t *testing.T) {
 		{holder: "late", outcome: outcomeIgnore, granted: late.now, known: late.deadline},
 		{holder: "taker", outcome: outcomeSuccess, granted: g[0].now, known: g[0].deadline},
 	})
+
+	if tolerance > 0 { // a run whose first success ends a window past the tolerance, and cuts the limit
+		success := func(holders ...string) {
+			var rs []release
+			for _, h := range holders {
+				g := c.granted[h]
+				rs = append(rs, release{holder: h, outcome: outcomeSuccess, granted: g.now, known: g.deadline})
+			}
+			c.releases(rs)
+		}
+		grants(try{holder: "fast0"}, try{holder: "fast1"}, try{holder: "fast2"})
+		b.Advance(30 * time.Millisecond)
+		success("fast0", "fast1")
+		grants(try{holder: "slow0"}, try{holder: "slow1"})
+		b.Advance(150 * time.Millisecond)
+		success("slow0", "fast2", "slow1")
+		limit, err := c.runs.Limit(context.Background())
+		require.NoError(t, err)
+		require.Less(t, limit, int64(6), "the latency cut the limit")
+	}
 
 	rng := rand.New(rand.NewPCG(1, 2))
 	var holders []string
@@ -83,8 +110,8 @@ type turns struct {
 	granted map[string]grant // the last grant of each holder, with its time known
 }
 
-func newTurns(t *testing.T, b *redistest.Backend) *turns {
-	cfg := Config{Min: 1, Max: 12, Initial: 6, Window: 10 * time.Millisecond, TTL: 200 * time.Millisecond}
+func newTurns(t *testing.T, b *redistest.Backend, tolerance float64) *turns {
+	cfg := Config{Min: 1, Max: 12, Initial: 6, Window: 10 * time.Millisecond, TTL: 200 * time.Millisecond, RTTTolerance: tolerance}
 	var limits [2]*Limiter
 	for i := range limits {
 		cfg.Key = b.Key(t, fmt.Sprintf("turns-%d:", i))

@@ -101,4 +101,10 @@ type Event struct {
 	Duration time.Duration
 	// Err is the error of an Error, and the cause of a LeaseLost.
 	Err error
+
+	// Latency and NoLoadLatency are, for the LimitChanged and Released
+	// events of package "adaptive" with Config.RTTTolerance set, the
+	// shared latency estimate after the call: the recent latency and the
+	// no-load latency (see adaptive.Info); 0 when none is known.
+	Latency, NoLoadLatency time.Duration
 }

@@ -3,9 +3,11 @@ package slotlimitotel_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/slotlimit/slotlimit/adaptive"
 	slotlimitotel "github.com/slotlimit/slotlimit/otel"
@@ -57,4 +59,52 @@ func TestAdaptiveLimitIsAGauge(t *testing.T) {
 	require.NoError(t, s.Ignore(context.Background()))
 	assert.Equal(t, map[string]int64{"slotlimit.package=adaptive": 1}, other.collect(t).gauges(t, "slotlimit.adaptive.limit", "{slot}"),
 		"without WithKeyAttribute, one series per package")
+}
+
+// A limit that reads latency exports its estimate as two gauges, in
+// seconds, beside the limit; one that does not exports neither.
+func TestAdaptiveLatencyGauges(t *testing.T) {
+	h := newHarness(t)
+	client, mr := newRedis(t)
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	mr.SetTime(now)
+	ctx := context.Background()
+	l, err := adaptive.New(client, adaptive.Config{Key: "db", Max: 10, Window: 10 * time.Millisecond, RTTTolerance: 2, Observer: h.obs})
+	require.NoError(t, err)
+	for _, took := range []time.Duration{20 * time.Millisecond, 30 * time.Millisecond} {
+		s, err := l.TryAcquire(ctx)
+		require.NoError(t, err)
+		now = now.Add(took)
+		mr.SetTime(now)
+		require.NoError(t, s.Success(ctx))
+	}
+	m := h.collect(t)
+	assert.Equal(t, map[string]float64{"slotlimit.package=adaptive": 0.025}, floatGauges(t, m, "slotlimit.adaptive.latency"), "the mean of 20 and 30ms")
+	assert.Equal(t, map[string]float64{"slotlimit.package=adaptive": 0.020}, floatGauges(t, m, "slotlimit.adaptive.latency.no_load"))
+
+	other := newHarness(t)
+	l, err = adaptive.New(client, adaptive.Config{Key: "other", Max: 5, Observer: other.obs})
+	require.NoError(t, err)
+	s, err := l.TryAcquire(ctx)
+	require.NoError(t, err)
+	require.NoError(t, s.Success(ctx))
+	m = other.collect(t)
+	assert.NotContains(t, m.names(), "slotlimit.adaptive.latency")
+	assert.NotContains(t, m.names(), "slotlimit.adaptive.latency.no_load")
+}
+
+// floatGauges returns the points of the float64 gauge name, in seconds,
+// by attributes.
+func floatGauges(t *testing.T, m metrics, name string) map[string]float64 {
+	t.Helper()
+	x, ok := m[name]
+	require.True(t, ok, "no %s in %v", name, m.names())
+	require.Equal(t, "s", x.Unit, name)
+	g, ok := x.Data.(metricdata.Gauge[float64])
+	require.True(t, ok, "%s is a %T", name, x.Data)
+	points := map[string]float64{}
+	for _, p := range g.DataPoints {
+		points[attrs(p.Attributes)] = p.Value
+	}
+	return points
 }

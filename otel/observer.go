@@ -71,7 +71,9 @@ type Observer struct {
 	inUse       metric.Int64Gauge
 	utilization metric.Float64Histogram
 
-	adaptiveLimit metric.Int64Gauge // see adaptive.go
+	adaptiveLimit   metric.Int64Gauge   // see adaptive.go
+	adaptiveLatency metric.Float64Gauge // see adaptive.go
+	adaptiveNoLoad  metric.Float64Gauge
 
 	sets    setCache
 	pending pendingCalls
@@ -158,6 +160,8 @@ func NewObserver(opts ...Option) (*Observer, error) {
 		metric.WithExplicitBucketBoundaries(utilizationBuckets...))
 	add(e)
 	o.adaptiveLimit, e = newAdaptiveLimit(meter)
+	add(e)
+	o.adaptiveLatency, o.adaptiveNoLoad, e = newAdaptiveLatency(meter)
 	add(e)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,9 @@
 --   state   hash: 'limit' -> the shared limit; 'down' and 'up' -> when it
 --           last went down and up (ms, the server's clock); 'delay' and
 --           'peak' -> the time from grant to drop (ms) of the last drop
---           that counted, and the limit before it
+--           that counted, and the limit before it; with a tolerance,
+--           the latency estimate: 'rtt' (us), 'rttsum', 'rttn', 'rttat',
+--           'rttmin', 'rttprev', 'rttminat' (see release.lua)
 --   leases  sorted set, holder -> lease deadline (ms, the server's clock)
 -- A lease is live while now < deadline; the slots in use are ZCARD(leases)
 -- once lapsed leases are pruned. The state lapses after a day that no

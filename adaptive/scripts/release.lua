@@ -15,8 +15,10 @@
 -- KEYS[4]  queue deadlines: sorted set, waiting holder -> when its entry lapses (ms)
 -- KEYS[5]  queue wants: hash, waiting holder -> '1:lease ms'
 -- ARGV[1]  'min max initial', as acquire.lua takes it
--- ARGV[2]  'window step factor': a change at most once per window (ms);
---          an increase adds step, a decrease multiplies by factor
+-- ARGV[2]  'window step factor' or 'window step factor tolerance': a
+--          change at most once per window (ms); an increase adds step, a
+--          decrease multiplies by factor; tolerance (thousandths, 1000 to
+--          100000), when given, turns on the latency rule below
 -- ARGV[3]  'command claim channel': the notice command ('publish',
 --          'spublish' or none), the claim time in ms (how long a handed
 --          slot waits for its waiter's claim), and the notice channel
@@ -28,7 +30,8 @@
 --          the slot's lease deadline (ms) as the caller knows it; 0: unknown
 --
 -- Returns {1, then one reply per holder, in order}, a holder's reply being
--- {held, limit before, limit after, in use after}. held is 1 when the
+-- {held, limit before, limit after, in use after}, followed, with a
+-- tolerance, by {recent latency us, no-load latency ms} (0: none known). held is 1 when the
 -- holder held a live lease, which is freed, else 0, and then nothing at
 -- all changes: no slot is freed and no outcome counted. So a release sent
 -- twice (go-redis sends a run again when its reply was lost, and a caller
@@ -63,6 +66,19 @@
 --              caller's), so that one call that hung does not slow the
 --              limit for long.
 --   'ignore'   the limit stays as it is.
+-- With a tolerance, a 'success' of a live lease whose grant is known also
+-- feeds its latency, now - granted (ms, up to MAXRTT), to the estimate the
+-- state keeps: the no-load latency is the least latency of this period of
+-- PERIOD windows (rttmin, since rttminat) and the last one (rttprev); the
+-- recent latency, rtt (us), the mean of one window's latencies (rttsum
+-- over rttn, since rttat) of calls granted after the last decrease. At the
+-- first success a window or more after rttat, a window with latencies
+-- whose mean exceeds tolerance x the no-load latency (at least 1 ms),
+-- compared in whole numbers, lowers the limit, unless it went down within
+-- HOLD windows: to max(min, floor(limit / 2), min(limit - 1, floor(limit
+-- * factor), floor(limit * no-load / recent))), the capacity the latency
+-- shows; and while rtt exceeds it, a 'success' raises nothing. Without a
+-- tolerance, none of this is read or written.
 -- All holders of a run share its moment, so a run moves the limit at most
 -- once each way, as releases made within one ms would.
 --
@@ -86,12 +102,18 @@
 -- the drop delay; MAXDELAY is the longest drop delay that counts, in
 -- windows.
 local HOLD, NEAR, MAXDELAY = 5, 2, 20
+-- PERIOD is the windows of one period of the no-load latency (the Go
+-- side's LatencyPeriod); MAXRTT the longest latency that counts, in ms,
+-- and MAXN the most latencies a window's mean takes, so that every
+-- product below stays a whole number below 2^53: rttsum * 1000 <= 2^46,
+-- tolerance * no-load * rttn < 10^5 * 2^20 * 2^16.
+local PERIOD, MAXRTT, MAXN = 100, 1048576, 65536
 
 local state, leases = KEYS[1], KEYS[2]
 local queue, qdeadlines, qwants = KEYS[3], KEYS[4], KEYS[5]
 local min, max, initial = bounds(ARGV[1])
-local window, step, factor = string.match(ARGV[2], '^(%d+) (%d+) ([%d.]+)$')
-window, step, factor = tonumber(window), tonumber(step), tonumber(factor)
+local window, step, factor, tolerance = string.match(ARGV[2], '^(%d+) (%d+) ([%d.]+) ?(%d*)$')
+window, step, factor, tolerance = tonumber(window), tonumber(step), tonumber(factor), tonumber(tolerance) or 0
 local command, claim, channel -- of ARGV[3], read at the first hand-off
 
 local now = now_ms()
@@ -101,6 +123,13 @@ local used = in_use(leases, now)
 -- a lone release about a sixth more of the server's time.)
 local limit, down, up, delay, peak = read_state(state, min, max, initial)
 delay = math.min(MAXDELAY * window, delay)
+-- The latency estimate, with a tolerance (see above); sensed: it changed.
+local rtt, rttsum, rttn, rttat, rttmin, rttprev, rttminat, sensed
+if tolerance > 0 then
+	local f = redis.call('HMGET', state, 'rtt', 'rttsum', 'rttn', 'rttat', 'rttmin', 'rttprev', 'rttminat')
+	rtt, rttsum, rttn, rttat = tonumber(f[1]) or 0, tonumber(f[2]) or 0, tonumber(f[3]) or 0, tonumber(f[4]) or now
+	rttmin, rttprev, rttminat = tonumber(f[5]), tonumber(f[6]), tonumber(f[7]) or now
+end
 
 -- #include queue.lua
 
@@ -119,6 +148,10 @@ for i = 4, #ARGV, 4 do
 			held = 1
 		end
 		reply[#reply + 1] = {held, limit, limit, used}
+		if tolerance > 0 then
+			local r = reply[#reply]
+			r[5], r[6] = rtt, (rttmin or rttprev) and math.min(rttmin or MAXRTT, rttprev or MAXRTT) or 0
+		end
 	else
 		local before = limit
 		if outcome == 'dropped' then
@@ -128,11 +161,40 @@ for i = 4, #ARGV, 4 do
 				redis.call('HSET', state, 'down', down, 'delay', delay, 'peak', peak)
 			end
 		elseif outcome == 'success' then
+			local calm = true
+			if tolerance > 0 then
+				if granted > 0 and now >= granted then
+					local took = math.min(MAXRTT, now - granted)
+					if now - rttminat >= PERIOD * window then
+						rttprev, rttmin, rttminat = rttmin or rttprev, took, now
+					elseif not rttmin or took < rttmin then
+						rttmin = took
+					end
+					if granted > down and rttn < MAXN then
+						rttsum, rttn = rttsum + took, rttn + 1
+					end
+					sensed = true
+				end
+				local noload = math.max(1, math.min(rttmin or MAXRTT, rttprev or MAXRTT))
+				if now - rttat >= window then
+					if rttn > 0 then
+						rtt = math.floor(rttsum * 1000 / rttn)
+						if rttsum * 1000 > tolerance * noload * rttn and now - down >= HOLD * window then
+							local cut = math.floor(limit * (noload * 1000 / rtt))
+							limit = math.max(min, math.floor(limit / 2), math.min(limit - 1, math.floor(limit * factor), cut))
+							down = now
+							redis.call('HSET', state, 'down', down)
+						end
+					end
+					rttsum, rttn, rttat, sensed = 0, 0, now, true
+				end
+				calm = rtt <= tolerance * noload
+			end
 			local pace = window
 			if limit >= peak - NEAR * step and limit < peak + step then
 				pace = math.max(window, 2 * delay)
 			end
-			if (waiting or limit - used <= math.max(1, math.floor(limit / 10))) and now - up >= pace and now - down >= math.max(HOLD * window, delay) then
+			if calm and (waiting or limit - used <= math.max(1, math.floor(limit / 10))) and now - up >= pace and now - down >= math.max(HOLD * window, delay) then
 				limit, up = math.min(max, limit + step), now
 				redis.call('HSET', state, 'up', up)
 			end
@@ -171,6 +233,10 @@ for i = 4, #ARGV, 4 do
 			end
 		end
 		reply[#reply + 1] = {1, before, limit, used}
+		if tolerance > 0 then
+			local r = reply[#reply]
+			r[5], r[6] = rtt, (rttmin or rttprev) and math.min(rttmin or MAXRTT, rttprev or MAXRTT) or 0
+		end
 	end
 	if waiting then
 		waiting = redis.call('EXISTS', queue) == 1
@@ -179,6 +245,15 @@ end
 
 if moved then
 	redis.call('HSET', state, 'limit', limit)
+end
+if sensed then
+	redis.call('HSET', state, 'rtt', rtt, 'rttsum', rttsum, 'rttn', rttn, 'rttat', rttat, 'rttminat', rttminat)
+	if rttmin then
+		redis.call('HSET', state, 'rttmin', rttmin)
+	end
+	if rttprev then
+		redis.call('HSET', state, 'rttprev', rttprev)
+	end
 end
 if freed then
 	redis.call('PEXPIRE', state, STATE_TTL)

@@ -178,7 +178,9 @@ type adaptiveJSON struct {
 	Waiters      int64                `json:"waiters"`
 	LastDecrease *time.Time           `json:"last_decrease"` // null when never, within a day
 	LastIncrease *time.Time           `json:"last_increase"`
-	DropDelayMs  int64                `json:"drop_delay_ms"` // 0 when no drop counted
+	DropDelayMs  int64                `json:"drop_delay_ms"`      // 0 when no drop counted
+	LatencyUs    int64                `json:"latency_us"`         // the recent latency; 0 when none is known
+	NoLoadMs     int64                `json:"no_load_latency_ms"` // 0 when none is known
 	Holders      []adaptiveHolderJSON `json:"holders"`
 }
 
@@ -197,6 +199,8 @@ func (v adaptiveView) json() adaptiveJSON {
 		InUse:       info.InUse,
 		Waiters:     info.Waiters,
 		DropDelayMs: info.DropDelay.Milliseconds(),
+		LatencyUs:   info.Latency.Microseconds(),
+		NoLoadMs:    info.NoLoadLatency.Milliseconds(),
 		Holders:     []adaptiveHolderJSON{},
 	}
 	if info.Stored {
@@ -265,6 +269,10 @@ func runAdaptiveShow(c *cli, args []string) error {
 		t.row("last up", v.moved(info.LastIncrease, clockFormat))
 		if info.DropDelay > 0 {
 			t.row("drop delay", info.DropDelay)
+		}
+		if info.Latency > 0 || info.NoLoadLatency > 0 {
+			t.row("latency", info.Latency)
+			t.row("no-load latency", info.NoLoadLatency)
 		}
 		t.row("server clock", info.ServerTime.UTC().Format(clockFormat))
 		t.flush()

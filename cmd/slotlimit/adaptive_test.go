@@ -440,3 +440,40 @@ func TestAdaptiveWrongType(t *testing.T) {
 		}
 	})
 }
+
+// adaptive show gives the latency estimate of a limit whose Limiters set
+// RTTTolerance, as rows and as JSON, and no such rows for one without it
+// (the scene of the tests above).
+func TestAdaptiveShowLatency(t *testing.T) {
+	eachServer(t, func(t *testing.T, url string, b *redistest.Backend) {
+		ctx := context.Background()
+		key := testKey(t, "cli-test:adaptive:")
+		t.Cleanup(func() { deleteKeysOf(b.Client, key) })
+		l, err := adaptive.New(b.Client, adaptive.Config{Key: key, Max: 10, RTTTolerance: 2, Window: 10 * time.Millisecond})
+		require.NoError(t, err)
+		for range 2 { // the first success starts the window, the second ends it
+			slot, err := l.TryAcquire(ctx)
+			require.NoError(t, err)
+			b.Advance(20 * time.Millisecond)
+			require.NoError(t, slot.Success(ctx))
+		}
+		info, err := l.Inspect(ctx)
+		require.NoError(t, err)
+		require.Positive(t, info.Latency)
+		require.Positive(t, info.NoLoadLatency)
+
+		r := cli(t, "", nil, "-u", url, "adaptive", "show", key)
+		require.Equal(t, 0, r.code)
+		assert.Regexp(t, `(?m)^latency +`+regexp.QuoteMeta(info.Latency.String())+`$`, r.stdout)
+		assert.Regexp(t, `(?m)^no-load latency +`+regexp.QuoteMeta(info.NoLoadLatency.String())+`$`, r.stdout)
+		r = cli(t, "", nil, "-u", url, "adaptive", "show", "-json", key)
+		require.Equal(t, 0, r.code)
+		assert.Equal(t, map[string]int64{"latency_us": info.Latency.Microseconds(), "no_load_latency_ms": info.NoLoadLatency.Milliseconds()},
+			jsonInts(t, r.stdout, "latency_us", "no_load_latency_ms"))
+
+		s := newAdaptiveScene(t, url, b)
+		r = cli(t, "", nil, "-u", url, "adaptive", "show", s.key)
+		require.Equal(t, 0, r.code)
+		assert.NotRegexp(t, `(?m)^latency`, r.stdout, "no RTTTolerance, no latency")
+	})
+}

@@ -62,6 +62,12 @@ func (c *Call) For(holder string, units int64) Call {
 // that learns the limit from its answer.
 func (c *Call) SetLimit(limit int64) { c.e.Limit = limit }
 
+// SetLatency sets the latency estimate the call's later events report,
+// for a call of an adaptive limit that reads latency.
+func (c *Call) SetLatency(recent, noLoad time.Duration) {
+	c.e.Latency, c.e.NoLoadLatency = recent, noLoad
+}
+
 // LimitChanged reports that the call moved the limit from before to
 // after, inUse in use after it: Units carries before, Limit after.
 func (c *Call) LimitChanged(ctx context.Context, before, after, inUse int64) {

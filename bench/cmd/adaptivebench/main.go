@@ -28,7 +28,17 @@
 //	go run ./cmd/adaptivebench -o ../adaptive/BENCHMARKS.md
 //
 // With -o, the plot is written beside the report, as adaptive.svg (or to
-// -svg). Its keys begin with "adaptivebench:" and a random tag, and it
+// -svg).
+//
+// With -queue, the system queues instead: -capacities servers, each
+// serving one call at a time for -call, behind a FIFO queue that takes
+// every call; a caller gives up after -caller-timeout (1s), which counts
+// as a drop. The variants are then: latency (the adaptive limit with
+// RTTTolerance -tolerance, 1.5); drops only (the same, RTTTolerance 0);
+// static 20; and per instance (the latency rule kept in each instance's
+// memory). The report adds each phase's p50 and p99 latency of the calls
+// to the system, and the plot their latency; -o ../adaptive/BENCHMARKS-queue.md
+// writes it, and adaptive-queue.svg beside it. Its keys begin with "adaptivebench:" and a random tag, and it
 // deletes them when done.
 package main
 
@@ -54,13 +64,17 @@ type settings struct {
 	static     int64         // the static limit
 	sample     time.Duration // how often the limit and the calls in flight are sampled
 	svg        string        // where to write the plot; "" beside -o
+
+	queue         bool          // call a queueing system, not one that turns calls away
+	callerTimeout time.Duration // -queue: how long a caller waits for its call
+	tolerance     float64       // -queue: the latency variants' RTTTolerance
 }
 
 func defaultSettings() settings {
 	return settings{
 		phase: 8 * time.Second, callTime: 10 * time.Millisecond, timeout: 50 * time.Millisecond,
 		callers: 60, instances: 3, capacities: capacities{20, 8, 30}, static: 20,
-		sample: 50 * time.Millisecond,
+		sample: 50 * time.Millisecond, callerTimeout: time.Second, tolerance: 1.5,
 	}
 }
 
@@ -73,7 +87,10 @@ func (s *settings) registerFlags(fs *flag.FlagSet) {
 	fs.Var(&s.capacities, "capacities", "the system's capacity in each phase, comma-separated")
 	fs.Int64Var(&s.static, "static", s.static, "the static limit")
 	fs.DurationVar(&s.sample, "sample", s.sample, "how often the limit and the calls in flight are sampled")
-	fs.StringVar(&s.svg, "svg", s.svg, "write the plot to `file`; empty: adaptive.svg beside -o, or none")
+	fs.StringVar(&s.svg, "svg", s.svg, "write the plot to `file`; empty: adaptive.svg (adaptive-queue.svg with -queue) beside -o, or none")
+	fs.BoolVar(&s.queue, "queue", s.queue, "call a queueing system (servers and a FIFO queue; -caller-timeout counts as a drop), with the latency signal on")
+	fs.DurationVar(&s.callerTimeout, "caller-timeout", s.callerTimeout, "-queue: how long a caller waits for its call before it counts it as dropped")
+	fs.Float64Var(&s.tolerance, "tolerance", s.tolerance, "-queue: the RTTTolerance of the latency variants")
 }
 
 // check returns an error naming the first setting out of range.
@@ -87,6 +104,8 @@ func (s settings) check() error {
 		return fmt.Errorf("-capacities: none")
 	case s.static < 1:
 		return fmt.Errorf("-static %d: must be at least 1", s.static)
+	case s.queue && (s.callerTimeout <= 0 || s.tolerance < 1):
+		return fmt.Errorf("-caller-timeout %v, -tolerance %v: must be positive, and at least 1", s.callerTimeout, s.tolerance)
 	}
 	return nil
 }
@@ -139,7 +158,11 @@ func (b *bench) Steps(env *harness.Env) []harness.Step {
 	b.Env = env
 	b.svgPath = b.svg
 	if b.svgPath == "" && env.Out != "" {
-		b.svgPath = filepath.Join(filepath.Dir(env.Out), "adaptive.svg")
+		name := "adaptive.svg"
+		if b.queue {
+			name = "adaptive-queue.svg"
+		}
+		b.svgPath = filepath.Join(filepath.Dir(env.Out), name)
 	}
 	return []harness.Step{
 		{Name: "setup", Run: b.setup},

@@ -19,6 +19,10 @@ const (
 
 // Report implements harness.Suite.
 func (b *bench) Report(rep *harness.Report) {
+	if b.queue {
+		b.queueReport(rep)
+		return
+	}
 	rep.Title = "slotlimit adaptive benchmarks"
 	rep.Notes = append(rep.Notes,
 		fmt.Sprintf("A simulated system serves at most %s concurrent calls in turn, %v each phase; a call takes %v, and one that finds the system full fails after %v.",

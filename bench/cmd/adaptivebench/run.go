@@ -26,6 +26,22 @@ const (
 
 var variantNames = []string{nameAdaptive, nameStatic, namePerInstance}
 
+// The variants of -queue.
+const (
+	nameLatency   = "latency"
+	nameDropsOnly = "drops only"
+)
+
+var queueVariantNames = []string{nameLatency, nameDropsOnly, nameStatic, namePerInstance}
+
+// variants returns the names of the variants the run makes.
+func (b *bench) variants() []string {
+	if b.queue {
+		return queueVariantNames
+	}
+	return variantNames
+}
+
 // The adaptive limits' bounds, the shared one's and each in-process one's.
 const (
 	limitMin, limitMax, limitInitial = 1, 100, 10
@@ -36,8 +52,9 @@ const (
 type sample struct {
 	at       time.Duration // since the run began
 	capacity int64
-	limit    int64 // the shared limit, or the sum of the instances'
-	calling  int64 // calls in flight, served or being turned away
+	limit    int64         // the shared limit, or the sum of the instances'
+	calling  int64         // calls in flight, served or being turned away
+	latency  time.Duration // -queue: the mean latency of the calls done since the last sample; 0: none
 }
 
 // A phase is the figures of one capacity's phase of a run.
@@ -49,6 +66,7 @@ type phase struct {
 	limitSum   float64 // over the phase's samples
 	callingSum float64
 	samples    int
+	p50, p99   time.Duration // -queue: of the calls to the system made in the phase
 }
 
 func (p phase) meanLimit() float64   { return harness.Div(p.limitSum, float64(p.samples)) }
@@ -92,8 +110,9 @@ func loadAverage() string {
 
 // runAll runs every variant at once, each through a system of its own.
 func (b *bench) runAll(ctx context.Context) error {
-	variants := make([]*variant, len(variantNames))
-	for i, name := range variantNames {
+	names := b.variants()
+	variants := make([]*variant, len(names))
+	for i, name := range names {
 		v, err := b.newVariant(ctx, name)
 		if err != nil {
 			return err
@@ -128,11 +147,15 @@ func (b *bench) clients() []*redis.Client {
 func (b *bench) newVariant(ctx context.Context, name string) (*variant, error) {
 	v := &variant{name: name, stop: func() {}}
 	switch name {
-	case nameAdaptive:
-		key := b.Key("adaptive")
+	case nameAdaptive, nameLatency, nameDropsOnly:
+		key := b.Key(strings.ReplaceAll(name, " ", "-"))
+		var tolerance float64
+		if name == nameLatency {
+			tolerance = b.tolerance
+		}
 		var limiters []*adaptive.Limiter
 		for _, c := range b.clients() {
-			l, err := adaptive.New(c, adaptive.Config{Key: key, Min: limitMin, Max: limitMax, Initial: limitInitial, TTL: leaseTTL})
+			l, err := adaptive.New(c, adaptive.Config{Key: key, Min: limitMin, Max: limitMax, Initial: limitInitial, TTL: leaseTTL, RTTTolerance: tolerance})
 			if err != nil {
 				return nil, err
 			}
@@ -180,6 +203,9 @@ func (b *bench) newVariant(ctx context.Context, name string) (*variant, error) {
 		local := make([]*aimd, b.instances)
 		for i := range local {
 			local[i] = newAIMD(limitMin, limitMax, limitInitial, adaptive.DefaultStep, adaptive.DefaultFactor, adaptive.DefaultWindow)
+			if b.queue {
+				local[i].lat.tolerance = b.tolerance
+			}
 		}
 		v.acquire = func(ctx context.Context, i int) (func(outcome), error) {
 			granted, ok := local[i].acquire()
@@ -210,12 +236,23 @@ func (b *bench) newVariant(ctx context.Context, name string) (*variant, error) {
 // pause while a sampler moves its capacity at each phase's start and
 // samples the limit and the calls in flight.
 func (b *bench) drive(ctx context.Context, v *variant) (run, error) {
-	sys := &system{callTime: b.callTime, timeout: b.timeout}
-	sys.capacity.Store(b.capacities[0])
+	var sys callee
+	if b.queue {
+		sys = newQueueSystem(b.callTime, b.callerTimeout, b.capacities[0])
+	} else {
+		drop := &system{callTime: b.callTime, timeout: b.timeout}
+		drop.capacity.Store(b.capacities[0])
+		sys = dropSystem{drop}
+	}
 	n := len(b.capacities)
 	total := time.Duration(n) * b.phase
 	successes := make([]atomic.Int64, n)
 	drops := make([]atomic.Int64, n)
+	latencies := make([]harness.Timings, n)
+	for i := range latencies {
+		latencies[i] = harness.NewTimings(b.callers)
+	}
+	var latencySum, latencyCount atomic.Int64 // since the last sample
 
 	ctx, cancel := context.WithTimeout(ctx, total+harness.Grace)
 	defer cancel()
@@ -241,7 +278,7 @@ func (b *bench) drive(ctx context.Context, v *variant) (run, error) {
 					}
 					return
 				}
-				served := sys.call(context.Background())
+				took, served := sys.serve()
 				now := time.Now()
 				if served {
 					release(success)
@@ -251,6 +288,9 @@ func (b *bench) drive(ctx context.Context, v *variant) (run, error) {
 				if now.After(end) {
 					continue
 				}
+				latencies[phaseAt(now.Add(-took))].Add(w, took) // in the phase the call was made in
+				latencySum.Add(int64(took))
+				latencyCount.Add(1)
 				if served {
 					successes[phaseAt(now)].Add(1)
 				} else {
@@ -264,13 +304,17 @@ func (b *bench) drive(ctx context.Context, v *variant) (run, error) {
 	ticker := time.NewTicker(b.sample)
 	for now := time.Now(); now.Before(end) && !stop.Load(); now = <-ticker.C {
 		i := phaseAt(now)
-		sys.capacity.Store(b.capacities[i])
+		sys.setCapacity(b.capacities[i])
 		limit, err := v.limit(ctx)
 		if err != nil {
 			once.Do(func() { first = err })
 			break
 		}
-		r.samples = append(r.samples, sample{at: now.Sub(start), capacity: b.capacities[i], limit: limit, calling: sys.calling.Load()})
+		var mean time.Duration
+		if count := latencyCount.Swap(0); count > 0 {
+			mean = time.Duration(latencySum.Swap(0) / count)
+		}
+		r.samples = append(r.samples, sample{at: now.Sub(start), capacity: b.capacities[i], limit: limit, calling: sys.inFlight(), latency: mean})
 	}
 	ticker.Stop()
 	stop.Store(true)
@@ -287,6 +331,10 @@ func (b *bench) drive(ctx context.Context, v *variant) (run, error) {
 	r.phases = make([]phase, n)
 	for i := range r.phases {
 		r.phases[i] = phase{capacity: b.capacities[i], successes: successes[i].Load(), drops: drops[i].Load(), length: b.phase}
+		if latencies[i].Len() > 0 {
+			q := latencies[i].Quantiles(0.5, 0.99)
+			r.phases[i].p50, r.phases[i].p99 = q[0], q[1]
+		}
 	}
 	for _, s := range r.samples {
 		p := &r.phases[min(int(s.at/b.phase), n-1)]

@@ -74,6 +74,7 @@ type aimd struct {
 	down, up time.Time
 	delay    time.Duration // from grant to drop, of the last drop that counted
 	peak     int64         // the limit before that drop
+	lat      latency       // with a tolerance, the latency rule (see queue.go)
 	stopped  bool
 }
 
@@ -116,11 +117,15 @@ func (a *aimd) release(o outcome, granted time.Time) {
 			a.down, a.delay = now, min(maxDelayWindows*a.window, now.Sub(granted))
 		}
 	case success:
+		calm := true
+		if a.lat.tolerance > 0 {
+			calm = a.sense(now, granted)
+		}
 		pace := a.window
 		if a.limit >= a.peak-nearSteps*a.step && a.limit < a.peak+a.step {
 			pace = max(a.window, 2*a.delay)
 		}
-		if a.limit-a.inUse <= max(1, a.limit/10) && now.Sub(a.up) >= pace &&
+		if calm && a.limit-a.inUse <= max(1, a.limit/10) && now.Sub(a.up) >= pace &&
 			now.Sub(a.down) >= max(holdWindows*a.window, a.delay) {
 			a.limit = min(a.max, a.limit+a.step)
 			a.up = now
