@@ -117,7 +117,7 @@ func newLsScene(t *testing.T, client redis.UniversalClient) *lsScene {
 
 	// A lock held with nobody waiting, by a Mutex that describes its
 	// owner by default (host and process).
-	alone, err := lock.New(client, lock.Config{Key: key("lock", "bolt", `^held by .+ pid \d+, \d.* left$`), TTL: time.Hour})
+	alone, err := lock.New(client, lock.Config{Key: key("lock", "bolt", `^held by (.+ )?pid \d+, \d.* left$`), TTL: time.Hour})
 	require.NoError(t, err)
 	heldAlone, err := alone.TryLock(ctx)
 	require.NoError(t, err)
