@@ -665,33 +665,44 @@ func shardOf(id string, shards int) int {
 	return int(crc32.ChecksumIEEE([]byte(id)) % uint32(shards))
 }
 
-// describeRate reads a rate limit with the package's reads that write
-// nothing, Limiter.Limit and Limiter.Inspect, so that a read-only user
-// reads it and a look leaves the key as it was.
+// describeRate reads a rate limit with rateState, which writes nothing,
+// so that a read-only user reads it and a look leaves the key as it was.
 func describeRate(ctx context.Context, client redis.UniversalClient, f *found) error {
-	l, err := ratelimit.New(client, ratelimit.Config{})
+	res, ok, err := rateState(ctx, client, f.Key)
 	if err != nil {
 		return err
 	}
-	limit, err := l.Limit(ctx, f.Key)
-	if err != nil {
-		return err
-	}
-	if limit == (ratelimit.Limit{}) {
+	if !ok {
 		// Found by its data alone: a GCRA key, whose record lapsed.
 		f.State = "gcra, rate unknown (not recorded)"
 		return nil
 	}
-	res, err := l.Inspect(ctx, f.Key, limit)
-	if err != nil {
-		return err
-	}
+	limit := res.Limit
 	f.Figures["remaining"], f.Figures["reset_after_ms"] = res.Remaining, res.ResetAfter.Milliseconds()
 	f.Figures["rate"], f.Figures["period_ms"] = limit.Rate, limit.Period.Milliseconds()
 	// burst is the most events allowed at once: a FixedWindow's Rate.
 	f.Figures["burst"] = max(limit.Burst, limit.Rate)
 	f.State = fmt.Sprintf("%s %s, %d allowed now", limit.Algorithm, perPeriod(limit), res.Remaining)
 	return nil
+}
+
+// rateState reads key's allowance under the limit recorded beside it,
+// with ratelimit's Limiter.Limit and Limiter.Inspect, which write
+// nothing; false when no limit is recorded. Its Limit is the recorded one.
+func rateState(ctx context.Context, client redis.UniversalClient, key string) (ratelimit.Result, bool, error) {
+	l, err := ratelimit.New(client, ratelimit.Config{})
+	if err != nil {
+		return ratelimit.Result{}, false, err
+	}
+	limit, err := l.Limit(ctx, key)
+	if err != nil || limit == (ratelimit.Limit{}) {
+		return ratelimit.Result{}, false, err
+	}
+	res, err := l.Inspect(ctx, key, limit)
+	if err != nil {
+		return ratelimit.Result{}, false, err
+	}
+	return res, true, nil
 }
 
 // perPeriod formats a limit's rate, "10/s", "100/1m0s", with its burst
