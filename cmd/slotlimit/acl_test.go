@@ -18,6 +18,7 @@ import (
 	"github.com/slotlimit/slotlimit/delayqueue"
 	"github.com/slotlimit/slotlimit/internal/redistest"
 	"github.com/slotlimit/slotlimit/lock"
+	"github.com/slotlimit/slotlimit/ratelimit"
 	"github.com/slotlimit/slotlimit/recent"
 	"github.com/slotlimit/slotlimit/redpacket"
 )
@@ -81,11 +82,18 @@ func setReader(t *testing.T, client *redis.Client, line, password string) {
 
 // readerScene is one of each primitive under "app:", with a Limiter's
 // holder and a lock's owner for the writes to try to remove, and a
-// Limiter's waiter until stopWaiter.
+// Limiter's waiter until stopWaiter. The lock has no waiter, so that ls
+// finds it by its owner's record; the fixed window is found by its rate
+// record alone.
 type readerScene struct {
-	limiter, lock, queue, list, packet, adaptive string
-	tag, lockToken                               string
-	stopWaiter                                   func()
+	limiter, counter, lock, queue, list, packet, adaptive, gcra, window string
+	tag, lockToken                                                      string
+	stopWaiter                                                          func()
+}
+
+// keys returns the keys ls lists for the scene, one of each primitive.
+func (s *readerScene) keys() []string {
+	return []string{s.limiter, s.counter, s.lock, s.queue, s.list, s.packet, s.adaptive, s.gcra, s.window}
 }
 
 func newReaderScene(t *testing.T, client redis.UniversalClient) *readerScene {
@@ -93,8 +101,8 @@ func newReaderScene(t *testing.T, client redis.UniversalClient) *readerScene {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	tag := rand.Text()[:8]
-	s := &readerScene{tag: tag, limiter: "app:lim:" + tag, lock: "app:lock:" + tag, queue: "app:queue:" + tag,
-		list: "app:recent:" + tag, packet: "p" + tag, adaptive: "app:adaptive:" + tag}
+	s := &readerScene{tag: tag, limiter: "app:lim:" + tag, counter: "app:ctr:" + tag, lock: "app:lock:" + tag, queue: "app:queue:" + tag,
+		list: "app:recent:" + tag, packet: "p" + tag, adaptive: "app:adaptive:" + tag, gcra: "app:gcra:" + tag, window: "app:window:" + tag}
 	l, err := slotlimit.New(client, slotlimit.Config{Key: s.limiter, Limit: 5, TTL: time.Hour})
 	require.NoError(t, err)
 	_, err = l.TryAcquireN(ctx, "h1", 2)
@@ -111,6 +119,10 @@ func newReaderScene(t *testing.T, client redis.UniversalClient) *readerScene {
 		snap, err := l.Inspect(ctx)
 		return err == nil && len(snap.Queue) == 1
 	}, 15*time.Second, 10*time.Millisecond, "the waiter queues")
+	c, err := slotlimit.NewCounter(client, slotlimit.Config{Key: s.counter, Limit: 3, TTL: time.Hour})
+	require.NoError(t, err)
+	_, err = c.TryAcquire(ctx)
+	require.NoError(t, err)
 	m, err := lock.New(client, lock.Config{Key: s.lock, TTL: time.Hour})
 	require.NoError(t, err)
 	lk, err := m.TryLock(ctx)
@@ -132,6 +144,12 @@ func newReaderScene(t *testing.T, client redis.UniversalClient) *readerScene {
 	require.NoError(t, err)
 	_, err = a.TryAcquire(ctx)
 	require.NoError(t, err)
+	rl, err := ratelimit.New(client, ratelimit.Config{})
+	require.NoError(t, err)
+	_, err = rl.Allow(ctx, s.gcra, ratelimit.Limit{Rate: 10, Period: time.Hour})
+	require.NoError(t, err)
+	_, err = rl.Allow(ctx, s.window, ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 10, Period: time.Hour})
+	require.NoError(t, err)
 	return s
 }
 
@@ -148,9 +166,12 @@ func readerReads(t *testing.T, url string, s *readerScene, conn ...string) []str
 		{"watch", "-n", "1", s.limiter},
 		{"lock", "info", s.lock},
 		{"queue", "stats", s.queue},
+		{"queue", "list", s.queue},
 		{"queue", "dead", s.queue},
 		{"recent", "list", s.list},
 		{"packet", "show", "-prefix", "app:rp", s.packet},
+		{"rate", "show", s.gcra},
+		{"rate", "show", s.window},
 		{"adaptive", "show", s.adaptive},
 	} {
 		r := cli(t, "", nil, append(append([]string{"-u", url}, conn...), args...)...)
@@ -172,11 +193,12 @@ func TestReaderACL(t *testing.T) {
 	assert.Empty(t, readerReads(t, url, s))
 	r := cli(t, "", nil, "-u", url, "ls")
 	require.Equal(t, 0, r.code)
-	for _, key := range []string{s.limiter, s.lock, s.queue, s.list, s.packet, s.adaptive} {
-		if key != s.lock { // a lock alone is found by its owner's record
-			assert.Contains(t, r.stdout, key)
-		}
+	for _, key := range s.keys() {
+		assert.Contains(t, r.stdout, key)
 	}
+	assert.Equal(t, len(s.keys())+1, strings.Count(r.stdout, "\n"), "a header, and a row for each: %s", r.stdout)
+	assert.NotContains(t, r.stdout, "unreadable")
+	assert.NotContains(t, r.stdout, "unknown", "every limit, rate and bound is read")
 
 	// The persister's lag, as slotlimit web reads it.
 	opts, err := redis.ParseURL(url)
@@ -211,11 +233,6 @@ func TestReaderACLLineIsLeast(t *testing.T) {
 	words := strings.Fields(aclReader)
 	for i, w := range words {
 		if !strings.HasPrefix(w, "+") && !strings.HasPrefix(w, "~") {
-			continue
-		}
-		if w == "+type" {
-			// TODO: a Counter's limit record makes ls send TYPE; add a
-			// Counter to the scene once Counters write it.
 			continue
 		}
 		line := strings.Join(slices.Delete(slices.Clone(words), i, i+1), " ")
@@ -254,9 +271,10 @@ func TestReaderACLOnCluster(t *testing.T) {
 	assert.Empty(t, readerReads(t, url, s, "-cluster"))
 	r := cli(t, "", nil, "-cluster", "-u", url, "ls", "-json", "*"+s.tag)
 	require.Equal(t, 0, r.code)
-	for _, key := range []string{s.limiter, s.queue, s.list, s.packet, s.adaptive} {
+	for _, key := range s.keys() {
 		assert.Contains(t, r.stdout, `"`+key+`"`)
 	}
+	assert.NotContains(t, r.stdout, "unreadable")
 }
 
 // denials returns the ACL log of admin's server, one line per entry.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/redis/go-redis/v9"
 
@@ -553,16 +554,30 @@ func describeLock(ctx context.Context, client redis.UniversalClient, f *found) e
 	} else {
 		f.Figures["held"] = 1
 		f.Figures["ttl_ms"] = max(info.TTL.Milliseconds(), -1)
+		f.State = "held"
+		if info.Owner != "" {
+			f.State += " by " + ownerText(info.Owner)
+		}
 		if info.TTL < 0 {
-			f.State = "held, no expiry"
+			f.State += ", no expiry"
 		} else {
-			f.State = "held, " + left(info.TTL) + " left"
+			f.State += ", " + left(info.TTL) + " left"
 		}
 	}
 	if info.Waiters > 0 {
 		f.State += fmt.Sprintf(", %d waiting", info.Waiters)
 	}
 	return nil
+}
+
+// ownerText returns a lock owner's description as a line shows it: in
+// words, spaces and all, and quoted when it holds what a terminal should
+// not print.
+func ownerText(owner string) string {
+	if strings.IndexFunc(owner, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 {
+		return strconv.Quote(owner)
+	}
+	return owner
 }
 
 func describeQueue(ctx context.Context, client redis.UniversalClient, f *found) error {
@@ -650,49 +665,44 @@ func shardOf(id string, shards int) int {
 	return int(crc32.ChecksumIEEE([]byte(id)) % uint32(shards))
 }
 
+// describeRate reads a rate limit with rateState, which writes nothing,
+// so that a read-only user reads it and a look leaves the key as it was.
 func describeRate(ctx context.Context, client redis.UniversalClient, f *found) error {
-	rec := readRecord(ctx, client, f.Key, "ratelimit:rate", 0)
-	limit, ok := rateRecord(rec)
+	res, ok, err := rateState(ctx, client, f.Key)
+	if err != nil {
+		return err
+	}
 	if !ok {
+		// Found by its data alone: a GCRA key, whose record lapsed.
 		f.State = "gcra, rate unknown (not recorded)"
 		return nil
 	}
-	l, err := ratelimit.New(client, ratelimit.Config{})
-	if err != nil {
-		return err
-	}
-	res, err := l.AllowN(ctx, f.Key, limit, 0)
-	if err != nil {
-		return err
-	}
+	limit := res.Limit
 	f.Figures["remaining"], f.Figures["reset_after_ms"] = res.Remaining, res.ResetAfter.Milliseconds()
 	f.Figures["rate"], f.Figures["period_ms"] = limit.Rate, limit.Period.Milliseconds()
-	if limit.Algorithm == ratelimit.GCRA {
-		f.Figures["burst"] = max(limit.Burst, limit.Rate)
-	}
+	// burst is the most events allowed at once: a FixedWindow's Rate.
+	f.Figures["burst"] = max(limit.Burst, limit.Rate)
 	f.State = fmt.Sprintf("%s %s, %d allowed now", limit.Algorithm, perPeriod(limit), res.Remaining)
 	return nil
 }
 
-// rateRecord returns the limit a rate record holds.
-func rateRecord(rec url.Values) (ratelimit.Limit, bool) {
-	rate, ok1 := recordInt(rec, "rate")
-	period, ok2 := recordInt(rec, "period")
-	burst, _ := recordInt(rec, "burst")
-	if !ok1 || !ok2 {
-		return ratelimit.Limit{}, false
+// rateState reads key's allowance under the limit recorded beside it,
+// with ratelimit's Limiter.Limit and Limiter.Inspect, which write
+// nothing; false when no limit is recorded. Its Limit is the recorded one.
+func rateState(ctx context.Context, client redis.UniversalClient, key string) (ratelimit.Result, bool, error) {
+	l, err := ratelimit.New(client, ratelimit.Config{})
+	if err != nil {
+		return ratelimit.Result{}, false, err
 	}
-	l := ratelimit.Limit{Rate: rate, Period: time.Duration(period) * time.Millisecond, Burst: burst}
-	switch rec.Get("algorithm") {
-	case "gcra", "":
-		l.Algorithm = ratelimit.GCRA
-	case "fixed-window", "fixed window":
-		l.Algorithm = ratelimit.FixedWindow
-		l.Burst = 0
-	default:
-		return ratelimit.Limit{}, false
+	limit, err := l.Limit(ctx, key)
+	if err != nil || limit == (ratelimit.Limit{}) {
+		return ratelimit.Result{}, false, err
 	}
-	return l, l.Validate() == nil
+	res, err := l.Inspect(ctx, key, limit)
+	if err != nil {
+		return ratelimit.Result{}, false, err
+	}
+	return res, true, nil
 }
 
 // perPeriod formats a limit's rate, "10/s", "100/1m0s", with its burst

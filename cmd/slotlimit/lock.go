@@ -5,10 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/slotlimit/slotlimit/lock"
 )
@@ -83,10 +81,7 @@ func runLockInfo(c *cli, args []string) error {
 			t.row("owner token", display(info.Token))
 			owner := "unknown (a token that another client wrote, or a description that lapsed)"
 			if info.Owner != "" {
-				owner = info.Owner // words, spaces and all; quoted if it holds what no terminal should print
-				if strings.IndexFunc(owner, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 {
-					owner = strconv.Quote(owner)
-				}
+				owner = ownerText(info.Owner)
 			}
 			t.row("owner", owner)
 			t.row("time left", ttl(info.TTL))

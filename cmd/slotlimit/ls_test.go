@@ -1,11 +1,13 @@
 package main_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"sort"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,9 +29,30 @@ import (
 // each under a key that begins with the scene's tag, so that a PATTERN
 // lists the scene alone on a Redis other tests share. The keys differ in
 // their first letters, so that on a Cluster they land on several masters.
+// Some kinds come twice, found by different keys: a lock with a waiter
+// (found by its queue) and one without (found by its owner's record), and
+// a GCRA rate limit (found by its data) and a fixed window (found by its
+// rate record alone, for its count is at the key itself).
 type lsScene struct {
-	tag  string
-	keys map[string]string // kind -> key, as ls lists them
+	tag   string
+	prims []lsPrim // as ls lists them: by kind, then key
+}
+
+// An lsPrim is a primitive of a scene: its kind and key, and the state
+// ls must show for it.
+type lsPrim struct {
+	kind, key, state string
+}
+
+// keys returns the scene's keys of kind.
+func (s *lsScene) keys(kind string) []string {
+	var keys []string
+	for _, p := range s.prims {
+		if p.kind == kind {
+			keys = append(keys, p.key)
+		}
+	}
+	return keys
 }
 
 // lsRow is a row of ls -json.
@@ -42,26 +65,35 @@ type lsRow struct {
 	Error   string           `json:"error"`
 }
 
+// lsOwner is the owner description of the scene's locks.
+const lsOwner = "ls test pid 1"
+
 func newLsScene(t *testing.T, client redis.UniversalClient) *lsScene {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var b [4]byte
 	rand.Read(b[:])
-	s := &lsScene{tag: "ls" + hex.EncodeToString(b[:]), keys: map[string]string{}}
-	key := func(kind, name string) string {
+	s := &lsScene{tag: "ls" + hex.EncodeToString(b[:])}
+	key := func(kind, name, state string) string {
 		k := name + ":" + s.tag
-		s.keys[kind] = k
+		s.prims = append(s.prims, lsPrim{kind, k, state})
 		return k
 	}
 
-	l, err := slotlimit.New(client, slotlimit.Config{Key: key("limiter", "lim"), Limit: 5, TTL: time.Hour})
+	// The state of each is matched as a regular expression.
+	l, err := slotlimit.New(client, slotlimit.Config{Key: key("limiter", "lim", `^2 of 5 units in use, 0 waiting$`), Limit: 5, TTL: time.Hour})
 	require.NoError(t, err)
 	_, err = l.TryAcquireN(ctx, "a", 2)
 	require.NoError(t, err)
 
+	c, err := slotlimit.NewCounter(client, slotlimit.Config{Key: key("counter", "ctr", `^1 of 3 units in use$`), Limit: 3, TTL: time.Hour})
+	require.NoError(t, err)
+	_, err = c.TryAcquire(ctx)
+	require.NoError(t, err)
+
 	// A lock held, and a caller of Lock waiting for it, which queues.
-	m, err := lock.New(client, lock.Config{Key: key("lock", "mutex"), TTL: time.Hour})
+	m, err := lock.New(client, lock.Config{Key: key("lock", "mutex", `^held by `+lsOwner+`, \d.* left, 1 waiting$`), TTL: time.Hour, Owner: lsOwner})
 	require.NoError(t, err)
 	held, err := m.TryLock(ctx)
 	require.NoError(t, err)
@@ -83,35 +115,43 @@ func newLsScene(t *testing.T, client redis.UniversalClient) *lsScene {
 		return err == nil && info.Waiters == 1
 	}, 15*time.Second, 10*time.Millisecond, "the waiter queues")
 
-	q, err := delayqueue.New(client, delayqueue.Config{Key: key("delay queue", "queue")})
+	// A lock held with nobody waiting, by a Mutex that describes its
+	// owner by default (host and process).
+	alone, err := lock.New(client, lock.Config{Key: key("lock", "bolt", `^held by (.+ )?pid \d+, \d.* left$`), TTL: time.Hour})
+	require.NoError(t, err)
+	heldAlone, err := alone.TryLock(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { heldAlone.Unlock(context.Background()) })
+
+	q, err := delayqueue.New(client, delayqueue.Config{Key: key("delay queue", "queue", `^0 ready, 1 delayed, 0 in flight, 0 dead$`)})
 	require.NoError(t, err)
 	_, err = q.Push(ctx, []byte("later"), time.Hour)
 	require.NoError(t, err)
 
-	list, err := recent.New(client, recent.Config{Key: key("recent list", "recent"), Max: 10})
+	list, err := recent.New(client, recent.Config{Key: key("recent list", "recent", `^3 items \(max 10\)$`), Max: 10})
 	require.NoError(t, err)
 	require.NoError(t, list.Add(ctx, "x", "y", "z"))
 
 	store, err := redpacket.New(client, redpacket.Config{Shards: 4})
 	require.NoError(t, err)
-	packet := key("red packet", "packet")
+	packet := key("red packet", "packet", `^9 of 10 shares left$`)
 	require.NoError(t, store.Create(ctx, redpacket.Packet{ID: packet, Total: 1000, Count: 10, Split: redpacket.Equal}))
 	_, err = store.Grab(ctx, packet, "u1")
 	require.NoError(t, err)
 
 	rl, err := ratelimit.New(client, ratelimit.Config{})
 	require.NoError(t, err)
-	_, err = rl.Allow(ctx, key("rate limit", "gcra"), ratelimit.Limit{Rate: 10, Period: time.Hour}) // its time lasts 6 minutes
+	_, err = rl.Allow(ctx, key("rate limit", "gcra", `^gcra 10/1h0m0s, 9 allowed now$`), ratelimit.Limit{Rate: 10, Period: time.Hour}) // its time lasts 6 minutes
+	require.NoError(t, err)
+	_, err = rl.AllowN(ctx, key("rate limit", "window", `^fixed window 5/1h0m0s, 3 allowed now$`), ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 5, Period: time.Hour}, 2)
 	require.NoError(t, err)
 
-	a, err := adaptive.New(client, adaptive.Config{Key: key("adaptive limit", "adaptive"), Min: 2, Max: 40, Initial: 17, TTL: time.Hour})
+	a, err := adaptive.New(client, adaptive.Config{Key: key("adaptive limit", "adaptive", `^limit 17 \(2\.\.40\), 1 in flight$`), Min: 2, Max: 40, Initial: 17, TTL: time.Hour})
 	require.NoError(t, err)
 	_, err = a.TryAcquire(ctx)
 	require.NoError(t, err)
 
-	// TODO: the Counter, a lock held with nobody waiting and a fixed
-	// window are found by the records beside their keys; add them here
-	// once those records are written.
+	slices.SortFunc(s.prims, func(a, b lsPrim) int { return cmp.Or(strings.Compare(a.kind, b.kind), strings.Compare(a.key, b.key)) })
 	return s
 }
 
@@ -131,8 +171,8 @@ func TestLsOnCluster(t *testing.T) {
 	s := newLsScene(t, b.Client)
 	masters := map[string]bool{}
 	cc := b.Client.(*redis.ClusterClient)
-	for _, k := range s.keys {
-		node, err := cc.MasterForKey(context.Background(), k)
+	for _, p := range s.prims {
+		node, err := cc.MasterForKey(context.Background(), p.key)
 		require.NoError(t, err)
 		masters[node.Options().Addr] = true
 	}
@@ -150,69 +190,78 @@ func lsChecks(t *testing.T, s *lsScene, conn ...string) {
 		}
 		return r, rows
 	}
+	// kindKeys returns the kind and key of each row.
+	kindKeys := func(rows []lsRow) [][2]string {
+		out := make([][2]string, 0, len(rows))
+		for _, row := range rows {
+			out = append(out, [2]string{row.Kind, row.Key})
+		}
+		return out
+	}
+
+	// Each primitive once, in order, with its state and no error.
 	r, rows := ls("*" + s.tag)
 	require.Equal(t, 0, r.code, r.stderr)
-	got := map[string]string{}
-	for _, row := range rows {
-		assert.Empty(t, row.Error, row.Kind)
-		_, dup := got[row.Kind]
-		assert.False(t, dup, "each primitive once: %s", row.Kind)
-		got[row.Kind] = row.Key
+	want := make([][2]string, 0, len(s.prims))
+	for _, p := range s.prims {
+		want = append(want, [2]string{p.kind, p.key})
 	}
-	assert.Equal(t, s.keys, got)
-	kinds := make([]string, 0, len(rows))
-	for _, row := range rows {
-		kinds = append(kinds, row.Kind)
-	}
-	assert.True(t, sort.StringsAreSorted(kinds), "sorted by kind: %v", kinds)
-
-	states := map[string]string{}
+	require.Equal(t, want, kindKeys(rows), "every primitive, once, by kind then key")
+	kinds := map[string]bool{}
 	figures := map[string]map[string]int64{}
-	for _, row := range rows {
-		states[row.Kind], figures[row.Kind] = row.State, row.Figures
+	for i, row := range rows {
+		kinds[row.Kind] = true
+		figures[row.Key] = row.Figures
+		assert.Empty(t, row.Error, row.Key)
+		assert.Regexp(t, s.prims[i].state, row.State, row.Key)
 	}
-	assert.Contains(t, states["limiter"], "2 ")
-	assert.Equal(t, int64(2), figures["limiter"]["in_use"])
-	assert.Equal(t, "held, ", states["lock"][:6])
-	assert.Contains(t, states["lock"], "1 waiting")
-	assert.Equal(t, "0 ready, 1 delayed, 0 in flight, 0 dead", states["delay queue"])
-	assert.Contains(t, states["recent list"], "3 items")
-	assert.Equal(t, "9 of 10 shares left", states["red packet"])
-	assert.Contains(t, states["rate limit"], "gcra")
-	assert.Contains(t, states["adaptive limit"], "limit 17")
-	assert.Contains(t, states["adaptive limit"], "1 in flight")
+	assert.Len(t, kinds, 8, "one of each kind at least: %v", kinds)
+
+	// The figures, for scripts and plots.
+	key := func(kind string, i int) string { return s.keys(kind)[i] }
+	assert.Equal(t, map[string]int64{"in_use": 2, "limit": 5, "holders": 1, "waiting": 0}, figures[key("limiter", 0)])
+	assert.Equal(t, map[string]int64{"in_use": 1, "limit": 3}, figures[key("counter", 0)])
+	assert.Equal(t, int64(1), figures[key("lock", 0)]["held"])
+	assert.Equal(t, int64(0), figures[key("lock", 0)]["waiting"], "the lone lock")
+	assert.Equal(t, int64(1), figures[key("lock", 1)]["waiting"])
+	assert.Equal(t, int64(9), figures[key("rate limit", 0)]["remaining"], "gcra")
+	assert.Equal(t, int64(10), figures[key("rate limit", 0)]["burst"], "gcra")
+	assert.Equal(t, int64(3), figures[key("rate limit", 1)]["remaining"], "fixed window")
+	assert.Equal(t, int64(5), figures[key("rate limit", 1)]["burst"], "fixed window: its Rate at once")
+	assert.Equal(t, int64(3600000), figures[key("rate limit", 1)]["period_ms"])
 
 	// The table: a header, then a row per primitive, with its state.
 	r = cli(t, "", nil, append(append([]string{}, conn...), "ls", "*"+s.tag)...)
 	require.Equal(t, 0, r.code)
 	assert.Contains(t, r.stdout, "KIND")
 	assert.Contains(t, r.stdout, "9 of 10 shares left")
-	assert.Contains(t, r.stdout, s.keys["delay queue"])
+	assert.Contains(t, r.stdout, "held by "+lsOwner)
+	assert.Contains(t, r.stdout, key("delay queue", 0))
+	assert.Len(t, strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n"), 1+len(s.prims))
 
 	// -kind lists that kind alone, by its name or its command's.
 	for _, kind := range []string{"delay queue", "queue", "delay-queue"} {
 		r, rows = ls("-kind", kind, "*"+s.tag)
 		require.Equal(t, 0, r.code)
 		require.Len(t, rows, 1)
-		assert.Equal(t, s.keys["delay queue"], rows[0].Key)
+		assert.Equal(t, key("delay queue", 0), rows[0].Key)
 	}
-	for kind, key := range s.keys {
+	for kind := range kinds {
 		r, rows = ls("-kind", kind, "*"+s.tag)
 		require.Equal(t, 0, r.code, kind)
-		require.Len(t, rows, 1, kind)
-		assert.Equal(t, key, rows[0].Key, kind)
+		var want [][2]string
+		for _, k := range s.keys(kind) {
+			want = append(want, [2]string{kind, k})
+		}
+		assert.Equal(t, want, kindKeys(rows), kind)
 	}
 
 	// PATTERN matches the primitive's key, as SCAN MATCH would: not the
 	// names beside it.
 	r, rows = ls("[rq]*:" + s.tag)
 	require.Equal(t, 0, r.code)
-	got = map[string]string{}
-	for _, row := range rows {
-		got[row.Kind] = row.Key
-	}
-	assert.Equal(t, map[string]string{"recent list": s.keys["recent list"], "delay queue": s.keys["delay queue"]}, got)
-	r, rows = ls("{" + s.keys["recent list"] + "}/recent")
+	assert.Equal(t, [][2]string{{"delay queue", key("delay queue", 0)}, {"recent list", key("recent list", 0)}}, kindKeys(rows))
+	r, rows = ls("{" + key("recent list", 0) + "}/recent")
 	assert.Equal(t, 1, r.code, "a name beside a key is not its key")
 	assert.Empty(t, rows)
 	assert.Equal(t, "nothing found\n", r.stderr)

@@ -55,7 +55,9 @@ func TestReaderACLRunsWeb(t *testing.T) {
 	}()
 
 	// Wait for a round that read every primitive of the scene.
-	want := map[string]string{"limiter": s.limiter, "delay queue": s.queue, "recent list": s.list, "red packet": s.packet, "adaptive limit": s.adaptive}
+	want := map[[2]string]bool{{"limiter", s.limiter}: true, {"counter", s.counter}: true, {"lock", s.lock}: true,
+		{"delay queue", s.queue}: true, {"recent list", s.list}: true, {"red packet", s.packet}: true,
+		{"adaptive limit", s.adaptive}: true, {"rate limit", s.gcra}: true, {"rate limit", s.window}: true}
 	var prims []webPrim
 	for deadline := time.Now().Add(time.Minute); ; {
 		res, err := http.Get("http://" + addr + "/api/state")
@@ -68,7 +70,7 @@ func TestReaderACLRunsWeb(t *testing.T) {
 		res.Body.Close()
 		n := 0
 		for _, p := range st.Prims {
-			if want[p.Kind] == p.Key && p.State != "" {
+			if want[[2]string{p.Kind, p.Key}] && p.State != "" {
 				n++
 			}
 		}
@@ -80,10 +82,11 @@ func TestReaderACLRunsWeb(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	for _, p := range prims {
-		if want[p.Kind] != p.Key {
+		if !want[[2]string{p.Kind, p.Key}] {
 			continue
 		}
 		assert.Empty(t, p.Error, "%s %s", p.Kind, p.Key)
+		assert.NotContains(t, p.State, "unknown", "%s %s: every limit, rate and bound is read", p.Kind, p.Key)
 		q := url.Values{"kind": {p.Kind}, "key": {p.Key}}
 		if p.Prefix != "" {
 			q.Set("prefix", p.Prefix)
@@ -99,6 +102,9 @@ func TestReaderACLRunsWeb(t *testing.T) {
 		res.Body.Close()
 		assert.Equal(t, http.StatusOK, res.StatusCode, "%s: %s", p.Kind, d.Error)
 		assert.NotEmpty(t, d.Summary, p.Kind)
+		for _, line := range d.Summary {
+			assert.NotContains(t, line[1], "unknown", "%s %s: %s", p.Kind, p.Key, line[0])
+		}
 	}
 	assert.Empty(t, denials(t, admin), "ACL LOG after the page's reads")
 	assert.Equal(t, before, dump(t, admin), "the page changed nothing")

@@ -254,28 +254,35 @@ func TestWebInBrowser(t *testing.T) {
 	b.navigate(t, w.url("/"))
 
 	ctx := context.Background()
-	want := map[string]map[string]string{ // figures each kind must show
-		kindLimiter:  {"in_use": "2"},
+	// The figures each must show; the limits, the rates and the bounds
+	// from the records beside their keys.
+	want := map[string]map[string]string{
+		kindLimiter:  {"in_use": "2", "limit": "10"},
+		kindCounter:  {"in_use": "1", "limit": "3"},
 		kindLock:     {"held": "1", "waiting": "1"},
 		kindQueue:    {"delayed": "1", "ready": "0", "late_ms": "0"},
-		kindRecent:   {"items": "3"},
+		kindRecent:   {"items": "3", "max": "10"},
 		kindPacket:   {"shares_left": "9", "shares": "10"},
-		kindAdaptive: {"in_use": "1", "limit": "17"},
-		kindRate:     {"remaining": "9", "burst": "10"},
+		kindAdaptive: {"in_use": "1", "limit": "17", "min": "2", "max": "40"},
+		kindRate:     {"remaining": "9", "burst": "10", "rate": "10"},
 	}
-	// The limit shows once its record is there, and "unknown" until.
-	if n, err := client.Exists(ctx, sideName(s.keys[kindLimiter], "limit")).Result(); err == nil && n == 1 {
-		want[kindLimiter]["limit"] = "10"
-	} else {
-		want[kindLimiter]["limit"] = "unknown"
+	type prim struct {
+		kind, key string
+		figures   map[string]string
 	}
-	shown := map[string]shownPrim{}
+	var prims []prim
 	for kind, key := range s.keys {
+		prims = append(prims, prim{kind, key, want[kind]})
+	}
+	prims = append(prims, prim{kindRate, s.window, map[string]string{"remaining": "3", "burst": "5", "rate": "5"}})
+	shown := map[string]shownPrim{} // by key
+	for _, pr := range prims {
+		kind, key := pr.kind, pr.key
 		kj, _ := json.Marshal(kind)
 		keyj, _ := json.Marshal(key)
 		// Wait for the article, with every figure the test looks for.
 		var cond []string
-		for fig, v := range want[kind] {
+		for fig, v := range pr.figures {
 			cond = append(cond, fmt.Sprintf("p.figures[%q] === %q", fig, v))
 		}
 		cond = append(cond, "p.state !== ''")
@@ -285,9 +292,12 @@ func TestWebInBrowser(t *testing.T) {
 		assert.Empty(t, p.Error, kind)
 		assert.NotContains(t, p.State, "unreadable", kind)
 		assert.Contains(t, p.Link, "/p?", kind)
-		shown[kind] = p
+		shown[key] = p
 	}
-	assert.Contains(t, shown[kindLimiter].State, "2 ")
+	assert.Equal(t, "2 of 10 units in use, 0 waiting", shown[s.keys[kindLimiter]].State)
+	assert.Equal(t, "1 of 3 units in use", shown[s.keys[kindCounter]].State)
+	assert.Regexp(t, `^held by (.+ )?pid \d+, `, shown[s.keys[kindLock]].State, "the lock's owner")
+	assert.Equal(t, "fixed window 5/1h0m0s, 3 allowed now", shown[s.window].State)
 	assert.Equal(t, `"0"`, string(b.await(t, "no write button or token field", `document.querySelectorAll('button').length === 0 && document.getElementById('token').hidden && '0'`)))
 
 	// More units in use: the plot of units in use rises, once the page has
@@ -310,7 +320,7 @@ func TestWebInBrowser(t *testing.T) {
 	assert.Greater(t, last[0], first[0], "later points lie to the right: %s", p2.Paths[0])
 
 	// The limiter's own page: its holders, and no write button.
-	b.navigate(t, w.url(shown[kindLimiter].Link))
+	b.navigate(t, w.url(shown[s.keys[kindLimiter]].Link))
 	rows := b.await(t, "the limiter's holders", `(() => {
   const t = document.querySelector('.table[data-title="holders"]');
   if (!t) return null;
@@ -321,7 +331,7 @@ func TestWebInBrowser(t *testing.T) {
 	assert.Equal(t, `"0"`, string(b.await(t, "no write button", `document.body.dataset.loaded && document.querySelectorAll('button').length === 0 && '0'`)))
 
 	// The red packet's own page: its claim and its persister's lag.
-	b.navigate(t, w.url(shown[kindPacket].Link))
+	b.navigate(t, w.url(shown[s.keys[kindPacket]].Link))
 	claims := b.await(t, "the packet's claims", `(() => {
   const t = document.querySelector('.table[data-title="claims, in the order taken"]');
   const dd = Array.from(document.querySelectorAll('#summary dt')).find(dt => dt.textContent === 'persister');
@@ -331,6 +341,32 @@ func TestWebInBrowser(t *testing.T) {
 	require.NoError(t, json.Unmarshal(claims, &c))
 	assert.EqualValues(t, 1, c[0], "one claim")
 	assert.NotEmpty(t, c[1], "the persister's lag, or that none has read the log")
+
+	// The lock's own page: its owner's description, by default its host
+	// and process.
+	b.navigate(t, w.url(shown[s.keys[kindLock]].Link))
+	var owner string
+	require.NoError(t, json.Unmarshal(b.await(t, "the lock's owner", summaryJS("owner")), &owner))
+	assert.Regexp(t, `^(.+ )?pid \d+$`, owner)
+
+	// The fixed window's own page: its limit, from its record, and what
+	// it allows now.
+	b.navigate(t, w.url(shown[s.window].Link))
+	var limit, allowed string
+	require.NoError(t, json.Unmarshal(b.await(t, "the rate limit's limit", summaryJS("limit")), &limit))
+	require.NoError(t, json.Unmarshal(b.await(t, "the rate limit's allowance", summaryJS("allowed now")), &allowed))
+	assert.Equal(t, "5 per 1h0m0s (fixed window)", limit)
+	assert.Equal(t, "3 events", allowed)
+}
+
+// summaryJS returns a JavaScript expression that yields the value of a
+// primitive's page's summary line of label, or null before it shows.
+func summaryJS(label string) string {
+	lj, _ := json.Marshal(label)
+	return fmt.Sprintf(`(() => {
+  const dt = Array.from(document.querySelectorAll('#summary dt')).find(dt => dt.textContent === %s);
+  return dt && dt.nextElementSibling.textContent;
+})()`, lj)
 }
 
 // With -allow-writes, a primitive's own page offers its writes, and a

@@ -362,9 +362,10 @@ func TestWebWrites(t *testing.T) {
 }
 
 // A scene is one of each primitive the page shows, made by the library's
-// own calls.
+// own calls, and a rate limit of the other algorithm.
 type scene struct {
-	keys    map[string]string // kind -> key, as discovery names it
+	keys    map[string]string // kind -> key, as discovery names it; a GCRA rate limit
+	window  string            // a fixed window's key, found by its rate record alone
 	limiter *slotlimit.Limiter
 }
 
@@ -382,6 +383,11 @@ func newScene(t *testing.T, client redis.UniversalClient) *scene {
 	s.limiter, err = slotlimit.New(client, slotlimit.Config{Key: key(kindLimiter, "lim"), Limit: 10, TTL: time.Hour})
 	require.NoError(t, err)
 	_, err = s.limiter.TryAcquireN(ctx, "a", 2)
+	require.NoError(t, err)
+
+	c, err := slotlimit.NewCounter(client, slotlimit.Config{Key: key(kindCounter, "ctr"), Limit: 3, TTL: time.Hour})
+	require.NoError(t, err)
+	_, err = c.TryAcquire(ctx)
 	require.NoError(t, err)
 
 	// A lock held, and a caller of Lock waiting for it.
@@ -428,6 +434,9 @@ func newScene(t *testing.T, client redis.UniversalClient) *scene {
 	rl, err := ratelimit.New(client, ratelimit.Config{})
 	require.NoError(t, err)
 	_, err = rl.Allow(ctx, key(kindRate, "gcra"), ratelimit.Limit{Rate: 10, Period: time.Hour})
+	require.NoError(t, err)
+	s.window = webKey(t, "window")
+	_, err = rl.AllowN(ctx, s.window, ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 5, Period: time.Hour}, 2)
 	require.NoError(t, err)
 
 	a, err := adaptive.New(client, adaptive.Config{Key: key(kindAdaptive, "adaptive"), Min: 2, Max: 40, Initial: 17, TTL: time.Hour})
@@ -482,12 +491,24 @@ func TestWebSamplesAndDetails(t *testing.T) {
 				return false
 			}
 		}
-		return true
+		_, ok := st.prim(kindRate, s.window)
+		return ok
 	})
 	lim, _ := st.prim(kindLimiter, s.keys[kindLimiter])
-	assert.Contains(t, lim.State, "2 ")
+	assert.Equal(t, "2 of 10 units in use, 0 waiting", lim.State)
 	require.NotNil(t, lim.Vals[0])
 	assert.EqualValues(t, 2, *lim.Vals[0], "in use")
+	require.NotNil(t, lim.Vals[1])
+	assert.EqualValues(t, 10, *lim.Vals[1], "the recorded limit")
+	ctr, _ := st.prim(kindCounter, s.keys[kindCounter])
+	assert.Equal(t, "1 of 3 units in use", ctr.State)
+	lk, _ := st.prim(kindLock, s.keys[kindLock])
+	assert.Regexp(t, `^held by (.+ )?pid \d+, .* left, 1 waiting$`, lk.State, "the owner's description, by default its host and process")
+	win, _ := st.prim(kindRate, s.window)
+	assert.Equal(t, "fixed window 5/1h0m0s, 3 allowed now", win.State)
+	assert.Empty(t, win.Err)
+	gcra, _ := st.prim(kindRate, s.keys[kindRate])
+	assert.Equal(t, "gcra 10/1h0m0s, 9 allowed now", gcra.State)
 	assert.Equal(t, maxSampled, st.Cap)
 	q, _ := st.prim(kindQueue, s.keys[kindQueue])
 	k, _ := kindOf(kindQueue)
@@ -513,9 +534,12 @@ func TestWebSamplesAndDetails(t *testing.T) {
 		assert.NotEmpty(t, d.Summary, kind)
 		switch kind {
 		case kindLimiter:
+			assert.Contains(t, d.Summary, [2]string{"in use", "2 of 10 units in use"}, "the recorded limit")
 			require.NotEmpty(t, d.Tables)
 			require.Len(t, d.Tables[0].Rows, 1)
 			assert.Equal(t, "a", d.Tables[0].Rows[0][0], "the holder")
+		case kindCounter:
+			assert.Contains(t, d.Summary, [2]string{"in use", "1 of 3 units in use"}, "the recorded limit")
 		case kindLock:
 			assert.Contains(t, d.Summary, [2]string{"state", "held"})
 			assert.Contains(t, d.Summary, [2]string{"waiting", "1"})
@@ -539,6 +563,17 @@ func TestWebSamplesAndDetails(t *testing.T) {
 			require.Len(t, d.Tables[0].Rows, 1)
 		}
 	}
+
+	// The fixed window's page: its limit, from its record, and what it
+	// allows now.
+	res, err := http.Get(w.url("/api/detail?" + url.Values{"kind": {kindRate}, "key": {s.window}}.Encode()))
+	require.NoError(t, err)
+	var d detail
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&d))
+	res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Contains(t, d.Summary, [2]string{"limit", "5 per 1h0m0s (fixed window)"})
+	assert.Contains(t, d.Summary, [2]string{"allowed now", "3 events"})
 }
 
 // slotlimit -h names web, its default address and its flags.

@@ -347,24 +347,8 @@ func (r *webReader) detailQueue(ctx context.Context, it found) (detail, error) {
 	return d, nil
 }
 
-// rateState reads key's allowance under the limit recorded beside it,
-// with the package's own reads, which write nothing; false when no limit
-// is recorded.
-func (r *webReader) rateState(ctx context.Context, key string) (ratelimit.Result, bool, error) {
-	l, err := ratelimit.New(r.client, ratelimit.Config{})
-	if err != nil {
-		return ratelimit.Result{}, false, err
-	}
-	limit, err := l.Limit(ctx, key)
-	if err != nil || limit == (ratelimit.Limit{}) {
-		return ratelimit.Result{}, false, err
-	}
-	res, err := l.Inspect(ctx, key, limit)
-	return res, err == nil, err
-}
-
 func (r *webReader) detailRate(ctx context.Context, it found) (detail, error) {
-	res, ok, err := r.rateState(ctx, it.Key)
+	res, ok, err := rateState(ctx, r.client, it.Key)
 	if err != nil {
 		return detail{}, err
 	}
