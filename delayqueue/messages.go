@@ -91,7 +91,9 @@ func (q *Queue) Messages(ctx context.Context, state State, offset, count int) ([
 	case count < 1 || count > MaxBatch:
 		return nil, q.refuse("Messages", errs.Argument("count is %d, must be from 1 to %d", count, MaxBatch))
 	}
-	r, err := q.run(ctx, "Messages", messagesScript, s, offset, count)
+	// No state holds 2^32 messages, as no sorted set can: an offset past
+	// that is past the end, and Lua's numbers read it exactly.
+	r, err := q.run(ctx, "Messages", messagesScript, s, min(offset, 1<<32), count)
 	if err != nil {
 		return nil, err
 	}

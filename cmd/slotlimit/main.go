@@ -203,7 +203,7 @@ Exit status:
      rate show or reset of a key with no rate limit;
      adaptive show of a key that holds no adaptive limit, and adaptive
      watch whose last screen found none
-  2  usage: an unknown command or flag, a missing argument, no or a bad URL,
+  2  usage: an unknown command or flag, a missing argument, a bad URL,
      or a key, holder or limit that the library refuses
   3  Redis is unreachable, or answered with an error;
      watch or adaptive watch whose last screen failed; web that could not

@@ -24,6 +24,12 @@ import (
 // Every is how often a handle writes a key's record while it is used.
 const Every = time.Minute
 
+// Retry is how soon a handle tries again to write a record whose write
+// did not reach Redis (a Redis down or hung): soon, but not before every
+// call, so that a call to a Redis that does not answer waits out its own
+// command alone.
+const Retry = 5 * time.Second
+
 // maxKeys bounds the keys a Memo remembers. A handle used on more keys
 // than this forgets them all at once and writes each record again on the
 // key's next call.
@@ -53,10 +59,13 @@ func (m *Memo) Due(key string) bool {
 	return true
 }
 
-// Forget makes key's record due again, after its write failed.
+// Forget makes key's record due again Retry from now, after its write
+// did not reach Redis.
 func (m *Memo) Forget(key string) {
 	m.mu.Lock()
-	delete(m.last, key)
+	if _, ok := m.last[key]; ok {
+		m.last[key] = time.Now().Add(Retry - Every)
+	}
 	m.mu.Unlock()
 }
 
@@ -67,8 +76,8 @@ func TTL(outlive time.Duration) time.Duration {
 }
 
 // Write sets the record at key to fields, to expire after ttl, when m
-// says it is due. A write that did not reach Redis is forgotten, to be
-// tried again on the next call; one that Redis refused (an ACL without
+// says it is due. A write that did not reach Redis is tried again Retry
+// later; one that Redis refused (an ACL without
 // the record's key, say) waits its turn, so that it costs one command a
 // minute, not one a call. Either error is returned; callers that go on to
 // their own command may ignore it, since that command meets the same

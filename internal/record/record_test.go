@@ -25,8 +25,12 @@ func TestDueOncePerEvery(t *testing.T) {
 		t.Fatal("Due of another key = false, want true")
 	}
 	m.Forget("k")
+	if m.Due("k") {
+		t.Fatal("Due at once after Forget = true, want false: a Redis that does not answer would get a SET before every call")
+	}
+	m.last["k"] = m.last["k"].Add(-Retry)
 	if !m.Due("k") {
-		t.Fatal("Due after Forget = false, want true")
+		t.Fatal("Due Retry after Forget = false, want true")
 	}
 	m.last["k"] = time.Now().Add(-Every)
 	if !m.Due("k") {
@@ -103,6 +107,10 @@ func TestFailedWriteIsDueAgain(t *testing.T) {
 	if err := m.Write(ctx, redis.NewClient(&redis.Options{Addr: down, MaxRetries: -1}), "k", url.Values{"a": {"1"}}, time.Minute); err == nil {
 		t.Fatal("Write to a Redis that is down returned nil")
 	}
+	if m.Due("k") {
+		t.Fatal("a write that did not reach Redis is due again at once")
+	}
+	m.last["k"] = m.last["k"].Add(-Retry)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	if err := m.Write(ctx, rdb, "k", url.Values{"a": {"1"}}, time.Minute); err != nil {
 		t.Fatal(err)
