@@ -115,7 +115,8 @@ type found struct {
 	// then says so too.
 	Error string `json:"error,omitempty"`
 
-	fullLimit int64 // a limiter's highest full marker seen by the SCAN
+	fullLimit int64  // a limiter's highest full marker seen by the SCAN
+	node      string // the master whose SCAN found it first ("" for the one server)
 }
 
 // discover finds the primitives in the Redis of client, of kind (every
@@ -160,6 +161,14 @@ func readAll(ctx context.Context, client redis.UniversalClient, fs []found, each
 // findPrimitives finds the primitives as discover does, without reading
 // their state: State is empty. It SCANs every master of a Cluster, and
 // the one server of any other client.
+//
+// Its round trips grow with the keys it scans, not with the primitives it
+// finds: on each master, its SCANs (of about scanCount keys each), then,
+// for the Limiters and Counters that SCAN found by their limit record
+// alone, one pipelined round trip per classifyBatch of them, with a GET
+// and a TYPE for each; the masters at once. So for n of them found on a
+// master, it sends that master its SCANs and ⌈n/classifyBatch⌉ pipelines,
+// and no other command; it reads nothing else of any primitive.
 func findPrimitives(ctx context.Context, client redis.UniversalClient, kind, pattern string, each time.Duration) ([]found, error) {
 	kind, err := parseKind(kind)
 	if err != nil {
@@ -173,7 +182,7 @@ func findPrimitives(ctx context.Context, client redis.UniversalClient, kind, pat
 	}
 	var mu sync.Mutex
 	byID := make(map[[3]string]*found)
-	scan := func(ctx context.Context, node redis.Cmdable) error {
+	scan := func(ctx context.Context, node redis.Cmdable, addr string) error {
 		var cursor uint64
 		for {
 			keys, next, err := scanBatch(ctx, node, cursor, matchFor(kind), each)
@@ -186,7 +195,7 @@ func findPrimitives(ctx context.Context, client redis.UniversalClient, kind, pat
 				if !ok || (kind != "" && !c.may(kind)) || !globMatch(pattern, c.key) {
 					continue
 				}
-				c.add(byID)
+				c.add(byID, addr)
 			}
 			mu.Unlock()
 			if cursor = next; cursor == 0 {
@@ -195,9 +204,9 @@ func findPrimitives(ctx context.Context, client redis.UniversalClient, kind, pat
 		}
 	}
 	if cc, ok := client.(*redis.ClusterClient); ok {
-		err = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error { return scan(ctx, node) })
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error { return scan(ctx, node, node.Options().Addr) })
 	} else {
-		err = scan(ctx, client)
+		err = scan(ctx, client, "")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("scan: %w", err)
@@ -208,11 +217,7 @@ func findPrimitives(ctx context.Context, client redis.UniversalClient, kind, pat
 	}
 	// A key's record alone (limit=...) does not say whether a Limiter or
 	// a Counter wrote it: the record's fields and the key's type do.
-	for i := range fs {
-		if fs[i].Kind == kindLimiterOrCounter {
-			fs[i].Kind = limiterOrCounter(ctx, client, fs[i].Key, each)
-		}
-	}
+	settleLimits(ctx, client, fs, each)
 	fs = slices.DeleteFunc(fs, func(f found) bool { return f.Kind == "" || (kind != "" && f.Kind != kind) })
 	sortFound(fs)
 	return fs, nil
@@ -283,10 +288,10 @@ func (c candidate) may(kind string) bool {
 	return c.kind == kind || (c.kind == kindLimiterOrCounter && (kind == kindLimiter || kind == kindCounter))
 }
 
-// add merges c into byID: each primitive once, a limiter's full markers'
+// add merges c, found on node, into byID: each primitive once, a limiter's full markers'
 // highest limit kept, and a key found both by its record and as a
 // limiter a limiter.
-func (c candidate) add(byID map[[3]string]*found) {
+func (c candidate) add(byID map[[3]string]*found, node string) {
 	kind := c.kind
 	if kind == kindLimiter || kind == kindLimiterOrCounter {
 		kind = kindLimiter // one entry for both, settled below
@@ -294,7 +299,7 @@ func (c candidate) add(byID map[[3]string]*found) {
 	id := [3]string{kind, c.key, c.prefix}
 	f, ok := byID[id]
 	if !ok {
-		f = &found{Kind: c.kind, Key: c.key, Prefix: c.prefix, Shard: c.shard}
+		f = &found{Kind: c.kind, Key: c.key, Prefix: c.prefix, Shard: c.shard, node: node}
 		byID[id] = f
 	}
 	if c.kind == kindLimiter {
@@ -423,18 +428,75 @@ func recordInt(rec url.Values, field string) (int64, bool) {
 	return n, err == nil
 }
 
-// limiterOrCounter tells which wrote the limit record of key: a Limiter's
-// has a lease; else the type of the key says (a Limiter's lease set, a
-// Counter's integer). It returns "" when neither is there any more.
-func limiterOrCounter(ctx context.Context, client redis.UniversalClient, key string, each time.Duration) string {
-	rec := readRecord(ctx, client, key, "limit", each)
-	if rec.Has("lease") {
-		return kindLimiter
+// classifyBatch is how many primitives found by their limit record alone
+// one pipeline classifies: each of them was found by a key of its own, so
+// a master gets no more such pipelines than SCANs of scanCount keys.
+const classifyBatch = scanCount
+
+// settleLimits tells, for each of fs whose Kind is kindLimiterOrCounter,
+// which wrote its limit record, as limitKind does; it sets Kind to ""
+// when neither is there any more, or when they cannot be read. It reads
+// those that each master's SCAN found classifyBatch at a time, in one
+// pipeline each bounded by each, the masters at once.
+func settleLimits(ctx context.Context, client redis.UniversalClient, fs []found, each time.Duration) {
+	byNode := make(map[string][]int)
+	for i := range fs {
+		if fs[i].Kind == kindLimiterOrCounter {
+			byNode[fs[i].node] = append(byNode[fs[i].node], i)
+		}
 	}
+	var wg sync.WaitGroup
+	for _, todo := range byNode {
+		wg.Go(func() {
+			for batch := range slices.Chunk(todo, classifyBatch) {
+				settleBatch(ctx, client, fs, batch, each)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// settleBatch settles fs[i] for each i of batch, in one pipeline.
+func settleBatch(ctx context.Context, client redis.UniversalClient, fs []found, batch []int, each time.Duration) {
 	ctx, cancel := bound(ctx, each)
 	defer cancel()
-	switch typ, _ := client.Type(ctx, key).Result(); {
-	case typ == "zset":
+	recs := make([]*redis.StringCmd, len(batch))
+	types := make([]*redis.StatusCmd, len(batch))
+	// Each command's own error is read below: one that failed leaves its
+	// primitive unsettled, and the others stand.
+	_, _ = client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for j, i := range batch {
+			recs[j] = p.Get(ctx, sideName(fs[i].Key, "limit"))
+			types[j] = p.Type(ctx, fs[i].Key)
+		}
+		return nil
+	})
+	for j, i := range batch {
+		fs[i].Kind = limitKind(parseRecord(recs[j]), types[j].Val())
+	}
+}
+
+// parseRecord returns the settings record that a GET of its key read, as
+// record.Read does; nil when there is none or it cannot be read.
+func parseRecord(get *redis.StringCmd) url.Values {
+	s, err := get.Result()
+	if err != nil {
+		return nil
+	}
+	v, err := url.ParseQuery(s)
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
+// limitKind tells which wrote the limit record rec (nil for none) beside
+// a key of type typ ("" when not known): a Limiter's has a lease; else
+// the type of the key says (a Limiter's lease set, a Counter's integer).
+// It returns "" when neither is there any more.
+func limitKind(rec url.Values, typ string) string {
+	switch {
+	case rec.Has("lease"), typ == "zset":
 		return kindLimiter
 	case typ == "string", rec != nil:
 		return kindCounter

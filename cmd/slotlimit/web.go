@@ -31,7 +31,7 @@ type webConfig struct {
 
 func webFlags(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&c.web.listen, "listen", defaultListen, "the `ADDR` (host:port) to serve the page on; port 0 picks a free one")
-	fs.BoolVar(&c.web.allowWrites, "allow-writes", false, "offer the page's writes (force-release, lock break, requeue, drop, rate reset), each needing the token printed at start")
+	fs.BoolVar(&c.web.allowWrites, "allow-writes", false, "offer the page's writes (force-release, lock break, requeue, drop, cancel, rate reset), each needing the token printed at start")
 	fs.BoolVar(&c.web.allowRemote, "allow-remote", false, "allow -listen on an address other than loopback")
 }
 
