@@ -288,9 +288,9 @@ func (c candidate) may(kind string) bool {
 	return c.kind == kind || (c.kind == kindLimiterOrCounter && (kind == kindLimiter || kind == kindCounter))
 }
 
-// add merges c, found on node, into byID: each primitive once, a limiter's full markers'
-// highest limit kept, and a key found both by its record and as a
-// limiter a limiter.
+// add merges c, found on node, into byID: each primitive once, a
+// limiter's full markers' highest limit kept, and a key found both by its
+// record and as a limiter a limiter.
 func (c candidate) add(byID map[[3]string]*found, node string) {
 	kind := c.kind
 	if kind == kindLimiter || kind == kindLimiterOrCounter {
@@ -462,8 +462,8 @@ func settleBatch(ctx context.Context, client redis.UniversalClient, fs []found, 
 	defer cancel()
 	recs := make([]*redis.StringCmd, len(batch))
 	types := make([]*redis.StatusCmd, len(batch))
-	// Each command's own error is read below: one that failed leaves its
-	// primitive unsettled, and the others stand.
+	// Each command's own error is read below: a primitive whose reads
+	// failed is left out, as one whose keys are gone, and the others stand.
 	_, _ = client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for j, i := range batch {
 			recs[j] = p.Get(ctx, sideName(fs[i].Key, "limit"))
