@@ -23,7 +23,10 @@ import (
 // AllowN when it is due (an AllowAll sends it as a SET of its own before
 // its script), and it expires a minute after the key's data can last
 // lapse: the full burst's time after the write for GCRA, the Period for a
-// FixedWindow.
+// FixedWindow. A call that Redis refused for the record, before it ran
+// anything (an ACL that grants the user's keys but not the record's), is
+// sent again at once without it, and the record waits its minute
+// (Limiter.recordFailed); a refused SET of an AllowAll fails nothing.
 
 // recordSuffix names the rate record beside a key.
 const recordSuffix = suffix + ":rate"
