@@ -44,10 +44,11 @@
 // characters of each of its tokens, which the Mutexes of one process with
 // one description and TTL share (no other process can tell it in
 // advance), and keeps its description at "{k}/lock:owner:ID" beside a key
-// k. The Mutexes of a process on one client write it at most once a
-// minute between them, however many there are, inside a TryLock, a
-// waiter's try or a Refresh they send anyway, and it lapses a minute and
-// the lease time after that. Mutex.Inspect reads it (Info.Owner); a token
+// k. The Mutexes of a process on one client (a *redis.Client,
+// *redis.ClusterClient or *redis.Ring; on a client of another type, each
+// Mutex on its own) write it at most once a minute between them, however
+// many there are, inside a TryLock, a waiter's try or a Refresh they send
+// anyway, and it lapses a minute and the lease time after that. Mutex.Inspect reads it (Info.Owner); a token
 // that another client wrote has none. A Redis user not granted
 // "{k}/lock:owner:*" goes without it: the call that carried it is sent
 // again at once without it, and it is tried again a minute later, so it
