@@ -40,12 +40,19 @@
 //
 // The owner description (Config.Owner: the host's name and the process
 // ID by default) is kept beside the key, never in it, so that the string
-// at the key stays the bare token: each Mutex has a random handle ID, the
-// first 10 characters of each of its tokens, and keeps its description at
-// "{k}/lock:owner:ID" beside a key k. It writes it at most once a minute,
-// inside a TryLock, a waiter's try or a Refresh it sends anyway, and it
-// lapses a minute and the lease time after that. Mutex.Inspect reads it
-// (Info.Owner); a token that another client wrote has none.
+// at the key stays the bare token: a Mutex has a handle ID, the first 10
+// characters of each of its tokens, which the Mutexes of one process with
+// one description and TTL share (no other process can tell it in
+// advance), and keeps its description at "{k}/lock:owner:ID" beside a key
+// k. The Mutexes of a process on one client (a *redis.Client,
+// *redis.ClusterClient or *redis.Ring; on a client of another type, each
+// Mutex on its own) write it at most once a minute between them, however
+// many there are, inside a TryLock, a waiter's try or a Refresh they send
+// anyway, and it lapses a minute and the lease time after that. Mutex.Inspect reads it (Info.Owner); a token
+// that another client wrote has none. A Redis user not granted
+// "{k}/lock:owner:*" goes without it: the call that carried it is sent
+// again at once without it, and it is tried again a minute later, so it
+// never fails a call.
 //
 // A queue of waiters, while there are some, lives in keys beside the
 // lock's key, in its Redis Cluster hash slot, named for the package:

@@ -43,4 +43,12 @@ func SideKey(key, suffix string) string {
 func OwnerKey(key, token string) string { return ownerKey(key, token) }
 
 // OwnerDueNow makes m's owner record due, as a minute's passing would.
-func OwnerDueNow(m *Mutex) { m.ownerFailed() }
+func OwnerDueNow(m *Mutex) { m.memo.Forget(m.ownerKey) }
+
+// SetProcessSecret makes secret the random value that handle IDs hash, as
+// in another process, and returns a func that restores the old one.
+func SetProcessSecret(secret string) (restore func()) {
+	old := processSecret
+	processSecret = secret
+	return func() { processSecret = old }
+}

@@ -33,10 +33,11 @@ type Mutex struct {
 
 	// The owner record (see owner.go): the handle ID that begins each
 	// token, the record's name, its value and its expiry in ms (boxed
-	// once), and when it was last written.
+	// once), and the memo of when it was last written, which the
+	// Mutexes of the client share.
 	id, ownerKey    string
 	owner, ownerTTL any
-	memo            record.Memo
+	memo            *record.Memo
 }
 
 // New returns a Mutex for cfg. It returns an error matching
@@ -61,7 +62,7 @@ func New(client redis.UniversalClient, cfg Config) (*Mutex, error) {
 		cfg.Owner = defaultOwner()
 	}
 	cfg.ReplicaTimeout = b.ReplicaTimeout
-	id := newHandleID()
+	id := handleID(cfg.Owner, cfg.TTL)
 	prefix, _ := hashtag.SidePrefix(cfg.Key) // New checked that it has one
 	return &Mutex{
 		base:     b,
@@ -73,6 +74,7 @@ func New(client redis.UniversalClient, cfg Config) (*Mutex, error) {
 		ownerKey: prefix + ownerSide + id,
 		owner:    ownerRecord(cfg.Owner),
 		ownerTTL: strconv.FormatInt(record.TTL(cfg.TTL).Milliseconds(), 10),
+		memo:     ownerMemo(client),
 	}, nil
 }
 

@@ -35,9 +35,23 @@ import (
 // it, and it returns the fence it reads itself, later than the first
 // run's but before any later owner's. The lease then runs from the first
 // run, which this one cannot see, so the deadline is unknown.
+//
+// A transaction that Redis refused for the owner record (its SET queued
+// with NOPERM, so EXEC answered EXECABORT and nothing ran) is sent again
+// at once without it (see owner.go).
 func (m *Mutex) obtain(ctx context.Context, token string) (fence, deadline int64, err error) {
-	var exec *redis.Cmd
 	owner := m.ownerDue()
+	fence, deadline, err = m.obtainTx(ctx, token, owner)
+	if err != nil && owner && m.ownerFailed(err) {
+		return m.obtainTx(ctx, token, false)
+	}
+	return fence, deadline, err
+}
+
+// obtainTx sends obtain's transaction once, with the owner record's SET
+// when owner is set.
+func (m *Mutex) obtainTx(ctx context.Context, token string, owner bool) (fence, deadline int64, err error) {
+	var exec *redis.Cmd
 	want := 2
 	if owner {
 		want = 3
@@ -62,9 +76,6 @@ func (m *Mutex) obtain(ctx context.Context, token string) (fence, deadline int64
 		err = callerr.UnexpectedReply(replies)
 	}
 	if err != nil {
-		if owner {
-			m.ownerFailed()
-		}
 		return 0, 0, err
 	}
 	if err, ok := replies[0].(error); ok {

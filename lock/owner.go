@@ -3,12 +3,21 @@ package lock
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/binary"
 	"net/url"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
+	"weak"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/internal/hashtag"
 	"github.com/slotlimit/slotlimit/internal/record"
@@ -20,21 +29,29 @@ const MaxOwner = 200
 // This file keeps the owner description (Config.Owner) beside the lock,
 // without a command of its own on any call:
 //
-// Each Mutex has a handle ID, 10 random characters of base32, and every
-// token it makes begins with it: the ID, then 16 random characters of
-// base32 (80 bits) of the token's own, 26 characters in all, as tokens
-// have always been. The Mutex keeps its description at
-// "{k}/lock:owner:ID" beside a key k ("{t}:x:lock:owner:ID" beside
-// "{t}:x"), a record (see internal/record) of one field, owner. It writes
-// it at most once per record.Every, inside a call it makes anyway: the
-// MULTI of TryLock, a waiter's try (obtain_queued.lua) or a refresh
-// (refresh.lua), whichever comes first once it is due, so that no call
-// takes a round trip more. The record expires record.Every plus the lease
-// time after it was written, so that it outlives every lease the Mutex's
-// Locks take or renew before the next write is due. A reader takes the
-// ID from the owner's token and reads the record at that name; a token
-// not made by a Mutex (redislock's, redsync's, a classic script's) has no
-// record, and its owner is unknown.
+// A Mutex has a handle ID, 10 characters of base32, and every token it
+// makes begins with it: the ID, then 16 random characters of base32 (80
+// bits) of the token's own, 26 characters in all, as tokens have always
+// been. The ID is a hash of a random value made once per process, the
+// description and the lease time, so every Mutex of a process with one
+// description and lease time shares it, and no one outside the process
+// can tell it in advance. The description lives at "{k}/lock:owner:ID"
+// beside a key k ("{t}:x:lock:owner:ID" beside "{t}:x"), a record (see
+// internal/record) of one field, owner. The Mutexes of a process that
+// share a client share one memo of when they last wrote each record, so
+// that the process writes it at most once per record.Every, however many
+// Mutexes it makes, inside a call it makes anyway: the MULTI of TryLock,
+// a waiter's try (obtain_queued.lua) or a refresh (refresh.lua),
+// whichever comes first once it is due, so that no call takes a round
+// trip more. The record expires record.Every plus the lease time after
+// it was written, so that it outlives every lease the Locks of that ID
+// take or renew before the next write is due. A call that Redis refused
+// with the record, before it ran anything (record.Refused: an ACL that
+// grants the lock's keys but not "{k}/lock:owner:*"), is sent again at
+// once without it, and the record waits its turn: it never fails a call.
+// A reader takes the ID from the owner's token and reads the record at
+// that name; a token not made by a Mutex (redislock's, redsync's, a
+// classic script's) has no record, and its owner is unknown.
 
 // idLen is the length of a handle ID, the first characters of each token
 // of its Mutex.
@@ -47,16 +64,68 @@ const ownerSide = sidePrefix + "owner:"
 // ownerField is the owner record's field that holds the description.
 const ownerField = "owner"
 
-// newHandleID returns a random handle ID: 50 bits, as 10 characters of
-// base32.
-func newHandleID() string {
-	return rand.Text()[:idLen]
+// processSecret is made once per process: handle IDs hash it, so that
+// they are the process's own and cannot be told in advance.
+var processSecret = rand.Text()
+
+// handleID returns the handle ID of the Mutexes of this process with
+// owner and lease time ttl: 50 bits of a hash of processSecret, ttl and
+// owner, as 10 characters of base32.
+func handleID(owner string, ttl time.Duration) string {
+	h := sha256.New()
+	h.Write([]byte(processSecret))
+	h.Write(binary.BigEndian.AppendUint64(nil, uint64(ttl)))
+	h.Write([]byte(owner))
+	return base32.StdEncoding.EncodeToString(h.Sum(nil))[:idLen]
 }
 
 // newToken returns a new owner token of the Mutex: its handle ID and 80
 // random bits, as 26 characters of base32.
 func (m *Mutex) newToken() string {
 	return m.id + rand.Text()[:26-idLen]
+}
+
+// ownerMemos holds the memo of owner record writes of each client of the
+// process, so that the Mutexes of one client share it; a client's entry
+// goes once the client is unreachable. A Mutex on a client of another
+// type (a wrapper) has a memo of its own.
+var ownerMemos = struct {
+	sync.Mutex
+	m map[any]*record.Memo
+}{m: map[any]*record.Memo{}}
+
+// ownerMemo returns the memo of owner record writes that a Mutex on
+// client uses.
+func ownerMemo(client redis.UniversalClient) *record.Memo {
+	switch c := client.(type) {
+	case *redis.Client:
+		return sharedMemo(c)
+	case *redis.ClusterClient:
+		return sharedMemo(c)
+	case *redis.Ring:
+		return sharedMemo(c)
+	}
+	return new(record.Memo)
+}
+
+// sharedMemo returns the memo of client, made on first use and dropped
+// once client is unreachable. It holds client weakly, so that the memo
+// of a client at the address of one gone is not the old one's.
+func sharedMemo[T any](client *T) *record.Memo {
+	key := weak.Make(client)
+	ownerMemos.Lock()
+	defer ownerMemos.Unlock()
+	if memo, ok := ownerMemos.m[key]; ok {
+		return memo
+	}
+	memo := new(record.Memo)
+	ownerMemos.m[key] = memo
+	runtime.AddCleanup(client, func(key weak.Pointer[T]) {
+		ownerMemos.Lock()
+		delete(ownerMemos.m, key)
+		ownerMemos.Unlock()
+	}, key)
+	return memo
 }
 
 // defaultOwner is the description of a Mutex whose Config.Owner is
@@ -107,10 +176,17 @@ func (m *Mutex) ownerDue() bool {
 	return m.memo.Due(m.ownerKey)
 }
 
-// ownerFailed makes the owner record due again, after the call that was
-// to write it failed.
-func (m *Mutex) ownerFailed() {
+// ownerFailed takes err, the error of a call that carried the owner
+// record, and reports whether to send the call again at once without it:
+// when Redis refused it before it ran anything (record.Refused), and the
+// record then waits its turn. After any other error the record is due
+// again.
+func (m *Mutex) ownerFailed(err error) bool {
+	if record.Refused(err) {
+		return true
+	}
 	m.memo.Forget(m.ownerKey)
+	return false
 }
 
 // readOwner returns the description of the owner whose token is token,

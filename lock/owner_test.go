@@ -65,7 +65,7 @@ func ownerOf(t *testing.T, b *redistest.Backend, key, token string) (string, tim
 	return fields.Get("owner"), b.Client.PTTL(ctx, name).Val()
 }
 
-// The owner description is written at most once a minute per Mutex,
+// The owner description is written at most once a minute per client,
 // inside the calls it makes anyway: only the first call, or the first
 // once it is due again, carries it, and no call sends a command more for
 // it. (A Cluster client sends a MULTI through a node's client, which its
@@ -163,8 +163,8 @@ func TestOwnerBesideTheKey(t *testing.T) {
 		assert.Equal(t, l.Token()[:10], next.Token()[:10], "one Mutex's tokens share its handle ID")
 		assert.NotEqual(t, l.Token(), next.Token())
 		require.NoError(t, next.Unlock(ctx))
-		other := newMutexOn(t, b.Client, lock.Config{Key: key})
-		assert.NotEqual(t, lock.OwnerKey(key, l.Token()), lock.OwnerKey(key, mustToken(t, other)), "another Mutex has its own")
+		other := newMutexOn(t, b.Client, lock.Config{Key: key, TTL: time.Minute, Owner: "another"})
+		assert.NotEqual(t, lock.OwnerKey(key, l.Token()), lock.OwnerKey(key, mustToken(t, other)), "another description has its own")
 
 		// redislock's token (22 characters of base64), and a classic
 		// script's, have no description; nor has a token of base32 that

@@ -76,7 +76,8 @@ func leaseFrom(now int64, ttl time.Duration) int64 {
 // obtain_queued.lua: KEYS lock, queue, queue deadlines, queue wants, and
 // the owner record when it is due; ARGV the owner's token, the lease time
 // in ms, the queue entry's lease in ms, and with the owner record its
-// value and expiry in ms.
+// value and expiry in ms. A call that Redis refused for the owner record
+// before it ran (see owner.go) is sent again at once without it.
 var obtainQueuedScript = script.Load(scriptFiles, "scripts/obtain_queued.lua", waitqueue.Lib)
 
 // obtainQueued runs obtain_queued.lua for token and returns its reply: the
@@ -84,13 +85,12 @@ var obtainQueuedScript = script.Load(scriptFiles, "scripts/obtain_queued.lua", w
 // reports otherwise, and the server's clock in ms.
 func (m *Mutex) obtainQueued(ctx context.Context, token string) (fence int64, try waitqueue.Try, now int64, err error) {
 	var v any
-	if m.ownerDue() {
+	owner := m.ownerDue()
+	if owner {
 		keys := append(m.queueKeys()[:numKeys:numKeys], m.ownerKey)
 		v, err = m.base.Runner.Run(ctx, obtainQueuedScript, keys, token, m.ttl, waitqueue.EntryTTLArg, m.owner, m.ownerTTL).Result()
-		if err != nil {
-			m.ownerFailed()
-		}
-	} else {
+	}
+	if !owner || err != nil && m.ownerFailed(err) {
 		v, err = m.base.Runner.Run(ctx, obtainQueuedScript, m.queueKeys(), token, m.ttl, waitqueue.EntryTTLArg).Result()
 	}
 	if err != nil {
@@ -177,7 +177,8 @@ func (m *Mutex) leaveQueue(ctx context.Context, run *script.Runner, token string
 
 // refresh.lua: KEYS lock, and the owner record when it is due; ARGV the
 // owner's token, the lease time in ms, and with the owner record its
-// value and expiry in ms.
+// value and expiry in ms. A call that Redis refused for the owner record
+// before it ran (see owner.go) is sent again at once without it.
 var refreshScript = script.Load(scriptFiles, "scripts/refresh.lua")
 
 // refreshRun runs refresh.lua for token, and returns the deadline its
@@ -187,13 +188,12 @@ var refreshScript = script.Load(scriptFiles, "scripts/refresh.lua")
 func (m *Mutex) refreshRun(ctx context.Context, token string) (int64, error) {
 	var v any
 	var err error
-	if m.ownerDue() {
+	owner := m.ownerDue()
+	if owner {
 		keys := []string{m.base.Keys[keyLock], m.ownerKey}
 		v, err = m.base.Runner.Run(ctx, refreshScript, keys, token, m.ttl, m.owner, m.ownerTTL).Result()
-		if err != nil {
-			m.ownerFailed()
-		}
-	} else {
+	}
+	if !owner || err != nil && m.ownerFailed(err) {
 		v, err = m.base.Runner.Run(ctx, refreshScript, m.lockKeys(), token, m.ttl).Result()
 	}
 	if err != nil {

@@ -105,8 +105,12 @@
 // rules' records in one pipeline before its script, when due), and it
 // expires a minute after the key's data can last lapse: the full burst's
 // time for GCRA, the Period for a FixedWindow. A FixedWindow key with a
-// '}' but no hash tag has no name beside it, and no record. Limiter.Inspect
-// reads a key's state under a limit and writes nothing.
+// '}' but no hash tag has no name beside it, and no record. The record
+// never fails a call: a Redis user whose ACL does not grant its name has
+// the call that carried it sent again at once without it (Redis refused
+// it before running anything), and the record is tried again a minute
+// later. Limiter.Inspect reads a key's state under a limit and writes
+// nothing.
 //
 // Precision: GCRA keeps its rate exactly. Time in its scripts is in
 // microseconds, the server's clock, and one event's share of a period

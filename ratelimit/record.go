@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/slotlimit/slotlimit/internal/hashtag"
 	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/record"
@@ -21,7 +23,10 @@ import (
 // AllowN when it is due (an AllowAll sends it as a SET of its own before
 // its script), and it expires a minute after the key's data can last
 // lapse: the full burst's time after the write for GCRA, the Period for a
-// FixedWindow.
+// FixedWindow. A call that Redis refused for the record, before it ran
+// anything (an ACL that grants the user's keys but not the record's), is
+// sent again at once without it, and the record waits its minute
+// (Limiter.recordFailed); a refused SET of an AllowAll fails nothing.
 
 // recordSuffix names the rate record beside a key.
 const recordSuffix = suffix + ":rate"
@@ -72,7 +77,7 @@ func recordTTL(p params) time.Duration {
 // recordArgs returns the record's key and the two script arguments that
 // write it (its value and expiry in ms), when the record of key is due,
 // and counts it written; "" when it is not due or key keeps none. A call
-// that fails calls l.memo.Forget(name).
+// that fails hands its error to l.recordFailed.
 func (l *Limiter) recordArgs(key string, p params) (name string, value, ttl any) {
 	name = recordKey(key)
 	if name == "" || !l.memo.Due(name) {
@@ -136,26 +141,28 @@ func (l *Limiter) Limit(ctx context.Context, key string) (Limit, error) {
 }
 
 // writeRecords writes the rate records of call's rules that are due, in
-// one pipeline, for AllowAll, whose script keeps to its rules' keys. A
-// failed write is forgotten, to be made on a later call.
+// one pipeline, for AllowAll, whose script keeps to its rules' keys. Its
+// errors never fail the AllowAll: a write that did not reach Redis is
+// forgotten, to be made on a later call, and one that Redis refused (an
+// ACL without the record's key) waits its minute (record.Memo.Failed).
 func (l *Limiter) writeRecords(ctx context.Context, call allCall) {
 	var names []string
+	var sets []*redis.StatusCmd
 	pipe := l.base.Client.Pipeline()
 	for i, key := range call.keys {
 		name := recordKey(key)
 		if name == "" || !l.memo.Due(name) {
 			continue
 		}
-		pipe.Set(ctx, name, recordFields(call.params[i]).Encode(), recordTTL(call.params[i]))
+		sets = append(sets, pipe.Set(ctx, name, recordFields(call.params[i]).Encode(), recordTTL(call.params[i])))
 		names = append(names, name)
 	}
 	if len(names) == 0 {
 		return
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		for _, name := range names {
-			l.memo.Forget(name)
-		}
+	_, _ = pipe.Exec(ctx)
+	for i, name := range names {
+		l.memo.Failed(name, sets[i].Err())
 	}
 }
 

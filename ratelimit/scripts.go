@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/slotlimit/slotlimit/internal/kernel"
+	"github.com/slotlimit/slotlimit/internal/record"
 	"github.com/slotlimit/slotlimit/internal/script"
 )
 
@@ -44,32 +45,19 @@ const ruleLen = 4
 // When the rate record beside the user's key is due (recordArgs), the
 // call writes it too: KEYS gain the record's name, and ARGV end with its
 // value and expiry (allow_gcra.lua then takes all six of its arguments).
+// A call that Redis refused with the record, before it ran anything
+// (record.Refused: an ACL that grants the user's keys but not the
+// record's), is sent again at once without it, and the record waits its
+// minute, so that it never fails the call.
 func (l *Limiter) allow(ctx context.Context, user, key string, p params, n int64) (Result, error) {
-	var reply any
-	var err error
-	run := &l.base.Runner
-	keys := []string{key}
 	name, value, ttl := l.recordArgs(user, p)
-	if name != "" {
-		keys = append(keys, name)
-	}
-	if p.limit.Algorithm == FixedWindow {
-		args := []any{p.window, p.rate, n}
-		if name != "" {
-			args = append(args, value, ttl)
-		}
-		reply, err = run.Run(ctx, allowWindowScript, keys, args...).Result()
-	} else if share, tau := gcraArgs(p, n); p.den == 1 && name == "" {
-		reply, err = run.Run(ctx, allowGCRAScript, keys, share.us, tau.us, n).Result()
-	} else if name == "" {
-		reply, err = run.Run(ctx, allowGCRAScript, keys, share.us, tau.us, n, p.den, share.rem, tau.rem).Result()
-	} else {
-		reply, err = run.Run(ctx, allowGCRAScript, keys, share.us, tau.us, n, p.den, share.rem, tau.rem, value, ttl).Result()
+	reply, err := l.allowScript(ctx, key, p, n, name, value, ttl)
+	if err != nil && name != "" {
+		reply, err = l.recordFailed(name, err, func() (any, error) {
+			return l.allowScript(ctx, key, p, n, "", nil, nil)
+		})
 	}
 	if err != nil {
-		if name != "" {
-			l.memo.Forget(name)
-		}
 		return Result{}, err
 	}
 	r := kernel.ReadReply(reply)
@@ -79,6 +67,44 @@ func (l *Limiter) allow(ctx context.Context, user, key string, p params, n int64
 		return Result{}, err
 	}
 	return res, nil
+}
+
+// allowScript runs allow's script once, with the record named name (its
+// value and expiry), or without one when name is "".
+func (l *Limiter) allowScript(ctx context.Context, key string, p params, n int64, name string, value, ttl any) (any, error) {
+	run := &l.base.Runner
+	keys := []string{key}
+	if name != "" {
+		keys = append(keys, name)
+	}
+	if p.limit.Algorithm == FixedWindow {
+		args := []any{p.window, p.rate, n}
+		if name != "" {
+			args = append(args, value, ttl)
+		}
+		return run.Run(ctx, allowWindowScript, keys, args...).Result()
+	}
+	share, tau := gcraArgs(p, n)
+	switch {
+	case p.den == 1 && name == "":
+		return run.Run(ctx, allowGCRAScript, keys, share.us, tau.us, n).Result()
+	case name == "":
+		return run.Run(ctx, allowGCRAScript, keys, share.us, tau.us, n, p.den, share.rem, tau.rem).Result()
+	}
+	return run.Run(ctx, allowGCRAScript, keys, share.us, tau.us, n, p.den, share.rem, tau.rem, value, ttl).Result()
+}
+
+// recordFailed handles err, the error of a script call that carried the
+// rate record named name: a refusal that ran nothing (record.Refused)
+// leaves the record counted written and returns what again, the call
+// sent without it; any other error makes the record due again, and is
+// returned.
+func (l *Limiter) recordFailed(name string, err error, again func() (any, error)) (any, error) {
+	if record.Refused(err) {
+		return again()
+	}
+	l.memo.Forget(name)
+	return nil, err
 }
 
 // allowBatch runs allow_gcra_batch.lua or allow_window_batch.lua, by p's
@@ -92,7 +118,8 @@ func (l *Limiter) allow(ctx context.Context, user, key string, p params, n int64
 // for FixedWindow the rate less the count before the first call and the
 // window's PTTL in ms (-2 for none)}, decoded by decodeGCRABatch or
 // decodeWindowBatch.
-// The rate record is written as allow writes it.
+// The rate record is written as allow writes it, and a refusal of it
+// sends the batch again without it, as allow does.
 func (l *Limiter) allowBatch(ctx context.Context, user, key string, p params, n int64, calls int) ([]Result, error) {
 	var args []any
 	s := allowWindowBatchScript
@@ -102,16 +129,17 @@ func (l *Limiter) allowBatch(ctx context.Context, user, key string, p params, n 
 		share, tau := gcraArgs(p, n)
 		s, args = allowGCRABatchScript, []any{share.us, tau.us, n, p.den, share.rem, tau.rem, calls}
 	}
-	keys := []string{key}
-	name, value, ttl := l.recordArgs(user, p)
-	if name != "" {
-		keys, args = append(keys, name), append(args, value, ttl)
+	run := func(keys []string, args ...any) (any, error) {
+		return l.base.Runner.Run(ctx, s, keys, args...).Result()
 	}
-	reply, err := l.base.Runner.Run(ctx, s, keys, args...).Result()
+	var reply any
+	var err error
+	if name, value, ttl := l.recordArgs(user, p); name == "" {
+		reply, err = run([]string{key}, args...)
+	} else if reply, err = run([]string{key, name}, append(args[:len(args):len(args)], value, ttl)...); err != nil {
+		reply, err = l.recordFailed(name, err, func() (any, error) { return run([]string{key}, args...) })
+	}
 	if err != nil {
-		if name != "" {
-			l.memo.Forget(name)
-		}
 		return nil, err
 	}
 	r := kernel.ReadReply(reply)

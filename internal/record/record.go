@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,14 +87,36 @@ func (m *Memo) Write(ctx context.Context, rdb redis.Cmdable, key string, fields 
 	if !m.Due(key) {
 		return nil
 	}
-	if err := rdb.Set(ctx, key, fields.Encode(), ttl).Err(); err != nil {
-		var refused redis.Error
-		if !errors.As(err, &refused) {
-			m.Forget(key)
-		}
-		return err
+	err := rdb.Set(ctx, key, fields.Encode(), ttl).Err()
+	m.Failed(key, err)
+	return err
+}
+
+// Failed takes the error of a command of its own that wrote key's record,
+// nil when it succeeded: one that did not reach Redis makes the record
+// due again, and one that Redis answered (refused) leaves it counted
+// written, to wait its turn.
+func (m *Memo) Failed(key string, err error) {
+	if err != nil && !errors.As(err, new(redis.Error)) {
+		m.Forget(key)
 	}
-	return nil
+}
+
+// Refused reports whether err is Redis's refusal, under its ACL, of a
+// command that then ran nothing: the NOPERM of a command itself, as
+// EVALSHA's check of the keys it names, or of a command queued in a
+// MULTI (the EXEC then answers EXECABORT, and nothing queued runs). A
+// call that carried a record beside its own work and was refused so is
+// sent again at once without the record: the user may lack only the
+// record's key. An error raised inside a script, after it may have
+// written, is never one: Redis reports it as "ERR ... script: ...".
+func Refused(err error) bool {
+	var reply redis.Error
+	if !errors.As(err, &reply) {
+		return false
+	}
+	msg := reply.Error()
+	return strings.HasPrefix(msg, "NOPERM ") && !strings.Contains(msg, " script: ")
 }
 
 // Read returns the record at key, or nil and no error when there is none.

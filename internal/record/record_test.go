@@ -3,6 +3,7 @@ package record
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"strconv"
@@ -120,5 +121,61 @@ func TestFailedWriteIsDueAgain(t *testing.T) {
 	}
 	if _, err := Read(ctx, rdb, "missing"); errors.Is(err, redis.Nil) {
 		t.Fatal("Read returned redis.Nil")
+	}
+}
+
+// replyError is an error reply of Redis, as go-redis returns it.
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+func (replyError) RedisError()     {}
+
+// Refused tells Redis's ACL refusal of a command that then ran nothing
+// from every other error, in the words of the Redis releases that give
+// them: one raised inside a script, after it may have written, is never
+// one.
+func TestRefused(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{replyError("NOPERM this user has no permissions to access one of the keys used as arguments"), true}, // EVALSHA's key check, MULTI's queued command, Redis 6 and 7.0
+		{replyError("NOPERM No permissions to access a key"), true},                                           // Redis 7.2 on
+		{replyError("NOPERM this user has no permissions to run the 'evalsha' command"), true},
+		{fmt.Errorf("wrapped: %w", replyError("NOPERM No permissions to access a key")), true},
+		{replyError("ERR The user executing the script can't access at least one of the keys mentioned in the command arguments script: 3097d4, on @user_script:1."), false},
+		{replyError("ERR ACL failure in script: No permissions to access a key script: 3097d4, on @user_script:1."), false},
+		{replyError("NOPERM No permissions to access a key script: 3097d4, on @user_script:1."), false},
+		{replyError("EXECABORT Transaction discarded because of previous errors."), false},
+		{replyError("WRONGTYPE Operation against a key holding the wrong kind of value"), false},
+		{errors.New("NOPERM not from Redis"), false},
+		{context.DeadlineExceeded, false},
+		{nil, false},
+	} {
+		if got := Refused(c.err); got != c.want {
+			t.Errorf("Refused(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}
+
+// Failed makes a record due again after a write that did not reach
+// Redis, and leaves one that Redis answered to wait its turn.
+func TestFailedKeepsRefusals(t *testing.T) {
+	var m Memo
+	for _, c := range []struct {
+		err error
+		due bool
+	}{
+		{nil, false},
+		{replyError("NOPERM No permissions to access a key"), false},
+		{&net.OpError{Op: "read", Err: errors.New("reset")}, true},
+		{context.Canceled, true},
+	} {
+		m.Due("k")
+		m.Failed("k", c.err)
+		if got := m.Due("k"); got != c.due {
+			t.Errorf("after Failed(%v), Due = %v, want %v", c.err, got, c.due)
+		}
+		m.Forget("k")
 	}
 }
