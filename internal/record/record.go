@@ -44,8 +44,8 @@ type Memo struct {
 }
 
 // Due reports whether key's record is due to be written, and if so counts
-// it written now, so that concurrent callers write it once. A caller whose
-// write fails calls Forget.
+// it written now, so that concurrent callers write it once. A caller that
+// writes the record itself passes the write's error to Failed.
 func (m *Memo) Due(key string) bool {
 	now := time.Now()
 	m.mu.Lock()
@@ -78,9 +78,8 @@ func TTL(outlive time.Duration) time.Duration {
 
 // Write sets the record at key to fields, to expire after ttl, when m
 // says it is due. A write that did not reach Redis is tried again Retry
-// later; one that Redis refused (an ACL without
-// the record's key, say) waits its turn, so that it costs one command a
-// minute, not one a call. Either error is returned; callers that go on to
+// later; one that Redis refused (an ACL without the record's key, say)
+// waits its turn, so that it costs one command a minute, not one a call. Either error is returned; callers that go on to
 // their own command may ignore it, since that command meets the same
 // Redis.
 func (m *Memo) Write(ctx context.Context, rdb redis.Cmdable, key string, fields url.Values, ttl time.Duration) error {

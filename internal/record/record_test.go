@@ -158,24 +158,27 @@ func TestRefused(t *testing.T) {
 	}
 }
 
-// Failed makes a record due again after a write that did not reach
-// Redis, and leaves one that Redis answered to wait its turn.
+// Failed makes a record due again Retry after a write that did not
+// reach Redis, and leaves one that Redis answered to wait its turn.
 func TestFailedKeepsRefusals(t *testing.T) {
-	var m Memo
 	for _, c := range []struct {
 		err error
-		due bool
+		due bool // Retry after the failure
 	}{
 		{nil, false},
 		{replyError("NOPERM No permissions to access a key"), false},
 		{&net.OpError{Op: "read", Err: errors.New("reset")}, true},
 		{context.Canceled, true},
 	} {
+		var m Memo
 		m.Due("k")
 		m.Failed("k", c.err)
-		if got := m.Due("k"); got != c.due {
-			t.Errorf("after Failed(%v), Due = %v, want %v", c.err, got, c.due)
+		if m.Due("k") {
+			t.Errorf("after Failed(%v), Due at once = true, want false", c.err)
 		}
-		m.Forget("k")
+		m.last["k"] = m.last["k"].Add(-Retry)
+		if got := m.Due("k"); got != c.due {
+			t.Errorf("Retry after Failed(%v), Due = %v, want %v", c.err, got, c.due)
+		}
 	}
 }
