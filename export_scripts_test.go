@@ -27,3 +27,7 @@ func QueuedRenewals(l *Limiter) int { return l.lanes.renewals.Queued(struct{}{})
 // QueuedJoins returns the tries of weight n of waiting acquires queued
 // behind a batch in flight.
 func QueuedJoins(l *Limiter, n int64) int { return l.lanes.tries.Queued(tryKey{n: n, join: true}) }
+
+// RecordDueNow makes l's limit record due at its next call, as
+// record.Retry after a write that did not reach Redis.
+func RecordDueNow(l *Limiter) { l.memo.Forget(l.recordKey) }

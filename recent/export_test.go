@@ -6,6 +6,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// RecordDueNow makes l's record of its bounds due at its next Add.
+func RecordDueNow(l *List) { l.memo.Forget(l.keys[0] + boundsSuffix) }
+
 // DataKey returns the Redis key that holds l's items.
 func DataKey(l *List) string { return l.keys[keyList] }
 

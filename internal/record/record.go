@@ -60,9 +60,15 @@ func (m *Memo) Due(key string) bool {
 	return true
 }
 
-// Forget makes key's record due again Retry from now, after its write
-// did not reach Redis.
+// Forget makes key's record due at once.
 func (m *Memo) Forget(key string) {
+	m.mu.Lock()
+	delete(m.last, key)
+	m.mu.Unlock()
+}
+
+// retryLater makes key's record due again Retry from now.
+func (m *Memo) retryLater(key string) {
 	m.mu.Lock()
 	if _, ok := m.last[key]; ok {
 		m.last[key] = time.Now().Add(Retry - Every)
@@ -97,7 +103,7 @@ func (m *Memo) Write(ctx context.Context, rdb redis.Cmdable, key string, fields 
 // written, to wait its turn.
 func (m *Memo) Failed(key string, err error) {
 	if err != nil && !errors.As(err, new(redis.Error)) {
-		m.Forget(key)
+		m.retryLater(key)
 	}
 }
 
