@@ -178,8 +178,13 @@ func work(duration time.Duration, workers int, limiter *slotlimit.Limiter, mutex
 		mu    sync.Mutex
 		first error
 	)
+	deadline, _ := ctx.Deadline()
 	fail := func(err error) {
-		if err == nil || ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		// A call cut short by the run's end is no error. Its error can come
+		// a moment before ctx.Err() reports the end: the connection's read
+		// deadline, set from ctx's, may fire before ctx's own timer.
+		if err == nil || errors.Is(err, context.Canceled) && ctx.Err() != nil ||
+			errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(deadline) {
 			return
 		}
 		mu.Lock()
