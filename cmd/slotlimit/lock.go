@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/slotlimit/slotlimit/lock"
@@ -124,9 +122,7 @@ func runLockBreak(c *cli, args []string) error {
 		if info.Waiters > 0 {
 			waiting = fmt.Sprintf("%d waiting: the first is handed the lock", info.Waiters)
 		}
-		fmt.Fprintf(c.stderr, "break lock %s, held by %s (time left %s; %s)? [y/N] ", key, display(info.Token), ttl(info.TTL), waiting)
-		answer, _ := bufio.NewReader(c.stdin).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		if !c.confirm(fmt.Sprintf("break lock %s, held by %s (time left %s; %s)?", key, display(info.Token), ttl(info.TTL), waiting)) {
 			out.Declined = true
 			return c.breakAnswer(out, fmt.Sprintf("lock %s not broken", key))
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"math"
@@ -253,18 +252,8 @@ func runQueueDrop(c *cli, args []string) error {
 		if known {
 			what = fmt.Sprintf("%s (%d of %s given)", plural(len(before), "dead letter"), len(before), plural(len(ids), "ID"))
 		}
-		fmt.Fprintf(c.stderr, "drop %s of queue %s for good? [y/N] ", what, key)
-		answer, _ := bufio.NewReader(c.stdin).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-			out.Declined = true
-			if c.json {
-				if err := c.writeJSON(out); err != nil {
-					return err
-				}
-			} else {
-				fmt.Fprintf(c.stdout, "nothing dropped from %s\n", key)
-			}
-			return errNo
+		if !c.confirm(fmt.Sprintf("drop %s of queue %s for good?", what, key)) {
+			return c.declined(&out, fmt.Sprintf("nothing dropped from %s", key))
 		}
 	}
 	ctx, cancel := c.call()
@@ -458,18 +447,8 @@ func runQueueCancel(c *cli, args []string) error {
 	}
 	out := deadOpJSON{Key: key, IDs: ids}
 	if !c.yes {
-		fmt.Fprintf(c.stderr, "cancel the ready and delayed messages among %s of queue %s, for good? [y/N] ", plural(len(ids), "ID"), key)
-		answer, _ := bufio.NewReader(c.stdin).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-			out.Declined = true
-			if c.json {
-				if err := c.writeJSON(out); err != nil {
-					return err
-				}
-			} else {
-				fmt.Fprintf(c.stdout, "nothing cancelled on %s\n", key)
-			}
-			return errNo
+		if !c.confirm(fmt.Sprintf("cancel the ready and delayed messages among %s of queue %s, for good?", plural(len(ids), "ID"), key)) {
+			return c.declined(&out, fmt.Sprintf("nothing cancelled on %s", key))
 		}
 	}
 	ctx, cancel := c.call()
@@ -495,4 +474,18 @@ func runQueueCancel(c *cli, args []string) error {
 		return errNo
 	}
 	return err
+}
+
+// declined ends a queue write that you declined: out, marked declined, as
+// JSON, or line; the answer is no.
+func (c *cli) declined(out *deadOpJSON, line string) error {
+	out.Declined = true
+	if c.json {
+		if err := c.writeJSON(out); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(c.stdout, line)
+	}
+	return errNo
 }

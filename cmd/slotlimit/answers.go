@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"strings"
@@ -48,4 +49,13 @@ func article(kind string) string {
 		return "an"
 	}
 	return "a"
+}
+
+// confirm asks question on stderr, with " [y/N] " after it, and reports
+// whether the answer read from stdin is y or yes.
+func (c *cli) confirm(question string) bool {
+	fmt.Fprintf(c.stderr, "%s [y/N] ", question)
+	answer, _ := bufio.NewReader(c.stdin).ReadString('\n')
+	a := strings.ToLower(strings.TrimSpace(answer))
+	return a == "y" || a == "yes"
 }
