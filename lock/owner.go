@@ -177,16 +177,10 @@ func (m *Mutex) ownerDue() bool {
 }
 
 // ownerFailed takes err, the error of a call that carried the owner
-// record, and reports whether to send the call again at once without it:
-// when Redis refused it before it ran anything (record.Refused), and the
-// record then waits its turn. After any other error the record is due
-// again.
+// record, and reports whether to send the call again at once without it
+// (record.Memo.Carried).
 func (m *Mutex) ownerFailed(err error) bool {
-	if record.Refused(err) {
-		return true
-	}
-	m.memo.Forget(m.ownerKey)
-	return false
+	return m.memo.Carried(m.ownerKey, err)
 }
 
 // readOwner returns the description of the owner whose token is token,

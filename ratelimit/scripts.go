@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/slotlimit/slotlimit/internal/kernel"
-	"github.com/slotlimit/slotlimit/internal/record"
 	"github.com/slotlimit/slotlimit/internal/script"
 )
 
@@ -100,10 +99,9 @@ func (l *Limiter) allowScript(ctx context.Context, key string, p params, n int64
 // sent without it; any other error makes the record due again, and is
 // returned.
 func (l *Limiter) recordFailed(name string, err error, again func() (any, error)) (any, error) {
-	if record.Refused(err) {
+	if l.memo.Carried(name, err) {
 		return again()
 	}
-	l.memo.Forget(name)
 	return nil, err
 }
 

@@ -107,6 +107,20 @@ func (m *Memo) Failed(key string, err error) {
 	}
 }
 
+// Carried takes err, the error of a call that carried key's record
+// beside its own work, and reports whether to send the call again at once
+// without the record: when Redis refused it before it ran anything
+// (Refused), and the record then waits its turn. After any other error the
+// record is due again at the next call, which carries it at no cost of its
+// own.
+func (m *Memo) Carried(key string, err error) (again bool) {
+	if Refused(err) {
+		return true
+	}
+	m.Forget(key)
+	return false
+}
+
 // Refused reports whether err is Redis's refusal, under its ACL, of a
 // command that then ran nothing: the NOPERM of a command itself, as
 // EVALSHA's check of the keys it names, or of a command queued in a

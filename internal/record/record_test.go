@@ -178,3 +178,23 @@ func TestFailedKeepsRefusals(t *testing.T) {
 		}
 	}
 }
+
+// Carried sends a call again without its record only after a refusal that
+// ran nothing, which then waits its turn; any other error makes the
+// record due at the next call.
+func TestCarried(t *testing.T) {
+	var m Memo
+	m.Due("k")
+	if !m.Carried("k", replyError("NOPERM this user has no permissions to access one of the keys used as arguments")) {
+		t.Fatal("Carried(NOPERM) = false, want true: send again without the record")
+	}
+	if m.Due("k") {
+		t.Fatal("a refused record is due again at once")
+	}
+	if m.Carried("k", context.DeadlineExceeded) {
+		t.Fatal("Carried(deadline) = true, want false")
+	}
+	if !m.Due("k") {
+		t.Fatal("a record whose call failed is not due at the next call")
+	}
+}
