@@ -1,10 +1,6 @@
 package notice
 
-import (
-	"context"
-
-	"github.com/redis/go-redis/v9"
-)
+import "github.com/redis/go-redis/v9"
 
 // dispatch reads one subscription until it is closed, or until the
 // server ends it (see ended).
@@ -23,7 +19,7 @@ func (h *hub) dispatch(s *subscription, ps *redis.PubSub) {
 		case *redis.Subscription:
 			switch m.Kind {
 			case "subscribe", "ssubscribe":
-				h.subscribed(s, m.Channel)
+				h.subscribed(s, ps, m.Channel)
 			case "sunsubscribe":
 				if h.ended(s, ps, m.Channel) {
 					return
@@ -59,9 +55,12 @@ func (h *hub) deliver(channelName, payload string) {
 // subscribed marks a channel ready and wakes all its waiters: notices sent
 // before, or while a broken connection was restored, are lost, so each
 // waiter must look again.
-func (h *hub) subscribed(s *subscription, channelName string) {
+func (h *hub) subscribed(s *subscription, ps *redis.PubSub, channelName string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if s.ps != ps {
+		return // ps is being replaced
+	}
 	s.subscribed[channelName] = true
 	c := h.channels[channelName]
 	if c == nil || c.sub != s {
@@ -97,14 +96,6 @@ func (h *hub) ended(s *subscription, ps *redis.PubSub, channelName string) bool 
 		}
 	}
 	s.ps = nil
-	go func() {
-		ps.Close()
-		if cluster, ok := h.client.(*redis.ClusterClient); ok {
-			// ForEachShard reloads the slots first, so that the new
-			// subscription goes to the slot's master now.
-			_ = cluster.ForEachShard(context.Background(), func(context.Context, *redis.Client) error { return nil })
-		}
-		h.open(s, channelName)
-	}()
+	go h.reopen(s, ps, channelName, confirmWithin)
 	return true
 }

@@ -126,7 +126,7 @@ func (h *hub) subscribe(c *channel) {
 		return
 	}
 	if h.perChannel {
-		go h.open(s, c.name)
+		go h.open(s, c.name, confirmWithin)
 		return
 	}
 	// The channel is recorded even if the write fails, and go-redis
@@ -134,8 +134,18 @@ func (h *hub) subscribe(c *channel) {
 	go s.ps.Subscribe(context.Background(), c.name) //nolint:errcheck
 }
 
-// open opens a per-channel subscription and reads it.
-func (h *hub) open(s *subscription, name string) {
+// confirmWithin is how long a per-channel subscription may go
+// unconfirmed before it is opened again; each time it is, the wait
+// doubles, up to confirmWithinAtMost.
+const (
+	confirmWithin       = time.Second
+	confirmWithinAtMost = 16 * time.Second
+)
+
+// open opens a per-channel subscription and reads it. If the server has
+// not confirmed it within patience, it is opened again (see
+// unconfirmed).
+func (h *hub) open(s *subscription, name string, patience time.Duration) {
 	var ps *redis.PubSub
 	if h.sharded {
 		ps = h.client.SSubscribe(context.Background(), name)
@@ -150,7 +160,35 @@ func (h *hub) open(s *subscription, name string) {
 		ps.Close()
 		return
 	}
+	time.AfterFunc(patience, func() { h.unconfirmed(s, ps, name, patience) })
 	h.dispatch(s, ps)
+}
+
+// unconfirmed opens s again if ps is still its connection and the server
+// has not confirmed name on it. A Cluster client whose slot map is stale
+// sends SSUBSCRIBE to a node that no longer serves the channel's slot;
+// that node answers MOVED, which go-redis's pub/sub neither follows nor
+// reports, and the connection would stay open, hearing nothing.
+func (h *hub) unconfirmed(s *subscription, ps *redis.PubSub, name string, patience time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.closed || s.ps != ps || s.subscribed[name] {
+		return
+	}
+	s.ps = nil
+	go h.reopen(s, ps, name, min(2*patience, confirmWithinAtMost))
+}
+
+// reopen closes ps and opens s again, where the client's slot map, read
+// afresh, says name's slot is served now. s.ps is nil, so that
+// confirmations and ends that ps still reports are ignored.
+func (h *hub) reopen(s *subscription, ps *redis.PubSub, name string, patience time.Duration) {
+	ps.Close()
+	if cluster, ok := h.client.(*redis.ClusterClient); ok {
+		// ForEachShard reloads the slots first.
+		_ = cluster.ForEachShard(context.Background(), func(context.Context, *redis.Client) error { return nil })
+	}
+	h.open(s, name, patience)
 }
 
 // drop forgets c if it still has no waiters, and closes a subscription
