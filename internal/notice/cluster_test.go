@@ -64,6 +64,7 @@ func TestSubscriptionSentToTheWrongNode(t *testing.T) {
 	slot := c.Slot(t, channel)
 
 	probe := c.Client(t)
+	//lint:ignore SA1019 ClusterOptions.ClusterSlots takes a map of this shape
 	truth, err := probe.ClusterSlots(ctx).Result()
 	require.NoError(t, err)
 	var wrong []redis.ClusterNode // the nodes of another master's range
