@@ -167,18 +167,17 @@ func runCount(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	li, snap := v.li, v.snap
 	if !c.json {
-		used, note := li.inUse(snap.InUse)
+		used, note := v.li.inUse(v.snap.InUse)
 		fmt.Fprintf(c.stdout, "%s%s\n", used, note)
 		return nil
 	}
 	return c.writeJSON(countJSON{
 		Key:         key,
-		InUse:       snap.InUse,
-		Limit:       li.json(),
-		HolderCount: len(snap.Holders),
-		QueueLength: len(snap.Queue),
+		InUse:       v.snap.InUse,
+		Limit:       v.li.json(),
+		HolderCount: len(v.snap.Holders),
+		QueueLength: len(v.snap.Queue),
 	})
 }
 
