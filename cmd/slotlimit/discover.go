@@ -17,11 +17,9 @@ import (
 
 	"github.com/slotlimit/slotlimit"
 	"github.com/slotlimit/slotlimit/adaptive"
-	"github.com/slotlimit/slotlimit/delayqueue"
 	"github.com/slotlimit/slotlimit/internal/hashtag"
 	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/record"
-	"github.com/slotlimit/slotlimit/lock"
 	"github.com/slotlimit/slotlimit/ratelimit"
 	"github.com/slotlimit/slotlimit/recent"
 	"github.com/slotlimit/slotlimit/redpacket"
@@ -410,16 +408,39 @@ func sideName(key, suffix string) string {
 	return prefix + suffix
 }
 
-// readRecord reads the settings record beside key ending in suffix; nil
-// when there is none or it cannot be read.
+// sideRecord reads the settings record beside key ending in suffix; nil
+// when there is none, or when key has no names beside it. A record that
+// cannot be read is an error, as a page's detail shows it.
+func sideRecord(ctx context.Context, client redis.UniversalClient, key, suffix string) (url.Values, error) {
+	if _, ok := hashtag.SidePrefix(key); !ok {
+		return nil, nil
+	}
+	return record.Read(ctx, client, sideName(key, suffix))
+}
+
+// readRecord is sideRecord within each, for a look that shows what it can
+// read: nil when there is no record or it cannot be read.
 func readRecord(ctx context.Context, client redis.UniversalClient, key, suffix string, each time.Duration) url.Values {
 	ctx, cancel := bound(ctx, each)
 	defer cancel()
-	v, err := record.Read(ctx, client, sideName(key, suffix))
+	v, err := sideRecord(ctx, client, key, suffix)
 	if err != nil {
 		return nil
 	}
 	return v
+}
+
+// recordedLimit returns the limit in the record that a Limiter or a
+// Counter keeps beside key; 0 when none is recorded.
+func recordedLimit(ctx context.Context, client redis.UniversalClient, key string) (int64, error) {
+	rec, err := sideRecord(ctx, client, key, "limit")
+	if err != nil {
+		return 0, err
+	}
+	if n, ok := recordInt(rec, "limit"); ok && n > 0 {
+		return n, nil
+	}
+	return 0, nil
 }
 
 // recordInt returns field of rec as an integer, and whether it is one.
@@ -549,35 +570,26 @@ func describe(ctx context.Context, client redis.UniversalClient, f *found, each 
 }
 
 func describeLimiter(ctx context.Context, client redis.UniversalClient, f *found) error {
-	l, err := slotlimit.New(client, slotlimit.Config{Key: f.Key, Limit: slotlimit.MaxLimit})
+	// The record's limit, else that of the full marker found, else the
+	// waiters'. A record that cannot be read is taken as none.
+	v, err := readLimiter(ctx, client, f.Key, 0, func(ctx context.Context, _ slotlimit.Snapshot) (limitInfo, error) {
+		li := limitInfo{limit: f.fullLimit}
+		if n, _ := recordedLimit(ctx, client, f.Key); n > 0 {
+			li.limit = n
+		}
+		return li, nil
+	})
 	if err != nil {
 		return err
 	}
-	snap, err := l.Inspect(ctx)
-	if err != nil {
-		return err
-	}
-	limit := f.fullLimit
-	if rec := readRecord(ctx, client, f.Key, "limit", 0); rec != nil {
-		if n, ok := recordInt(rec, "limit"); ok && n > 0 {
-			limit = n
-		}
-	}
-	if limit == 0 {
-		for _, q := range snap.Queue {
-			limit = max(limit, q.Limit)
-		}
-	}
+	snap := v.snap
 	f.Figures["in_use"] = snap.InUse
 	f.Figures["holders"] = int64(len(snap.Holders))
 	f.Figures["waiting"] = int64(len(snap.Queue))
-	if limit > 0 {
-		f.Figures["limit"] = limit
-		f.State = fmt.Sprintf("%d of %d units in use", snap.InUse, limit)
-	} else {
-		f.State = plural(int(snap.InUse), "unit") + " in use, limit unknown"
+	if v.li.limit > 0 {
+		f.Figures["limit"] = v.li.limit
 	}
-	f.State += fmt.Sprintf(", %d waiting", len(snap.Queue))
+	f.State = ofLimit(snap.InUse, v.li.limit) + fmt.Sprintf(", %d waiting", len(snap.Queue))
 	return nil
 }
 
@@ -591,21 +603,16 @@ func describeCounter(ctx context.Context, client redis.UniversalClient, f *found
 		return err
 	}
 	f.Figures["in_use"] = n
-	if limit, ok := recordInt(readRecord(ctx, client, f.Key, "limit", 0), "limit"); ok && limit > 0 {
+	// A record that cannot be read is taken as none.
+	if limit, _ := recordedLimit(ctx, client, f.Key); limit > 0 {
 		f.Figures["limit"] = limit
-		f.State = fmt.Sprintf("%d of %d units in use", n, limit)
-		return nil
 	}
-	f.State = plural(int(n), "unit") + " in use, limit unknown"
+	f.State = ofLimit(n, f.Figures["limit"])
 	return nil
 }
 
 func describeLock(ctx context.Context, client redis.UniversalClient, f *found) error {
-	m, err := lock.New(client, lock.Config{Key: f.Key})
-	if err != nil {
-		return err
-	}
-	info, err := m.Inspect(ctx)
+	_, info, err := readLock(ctx, client, f.Key)
 	if err != nil {
 		return err
 	}
@@ -643,16 +650,16 @@ func ownerText(owner string) string {
 }
 
 func describeQueue(ctx context.Context, client redis.UniversalClient, f *found) error {
-	q, err := delayqueue.New(client, delayqueue.Config{Key: f.Key})
+	q, err := newQueue(client, f.Key)
 	if err != nil {
 		return err
 	}
-	ready, delayed, inflight, dead, err := q.Len(ctx)
+	st, err := readQueueStats(ctx, q)
 	if err != nil {
 		return err
 	}
-	f.Figures["ready"], f.Figures["delayed"], f.Figures["inflight"], f.Figures["dead"] = ready, delayed, inflight, dead
-	f.State = fmt.Sprintf("%d ready, %d delayed, %d in flight, %d dead", ready, delayed, inflight, dead)
+	f.Figures["ready"], f.Figures["delayed"], f.Figures["inflight"], f.Figures["dead"] = st.Ready, st.Delayed, st.InFlight, st.Dead
+	f.State = fmt.Sprintf("%d ready, %d delayed, %d in flight, %d dead", st.Ready, st.Delayed, st.InFlight, st.Dead)
 	return nil
 }
 
@@ -752,15 +759,11 @@ func describeRate(ctx context.Context, client redis.UniversalClient, f *found) e
 // with ratelimit's Limiter.Limit and Limiter.Inspect, which write
 // nothing; false when no limit is recorded. Its Limit is the recorded one.
 func rateState(ctx context.Context, client redis.UniversalClient, key string) (ratelimit.Result, bool, error) {
-	l, err := ratelimit.New(client, ratelimit.Config{})
-	if err != nil {
-		return ratelimit.Result{}, false, err
-	}
-	limit, err := l.Limit(ctx, key)
+	limit, err := recordedRate(ctx, client, key)
 	if err != nil || limit == (ratelimit.Limit{}) {
 		return ratelimit.Result{}, false, err
 	}
-	res, err := l.Inspect(ctx, key, limit)
+	res, err := inspectRate(ctx, client, key, limit)
 	if err != nil {
 		return ratelimit.Result{}, false, err
 	}

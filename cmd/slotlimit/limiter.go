@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit"
 )
@@ -23,15 +26,13 @@ type limitInfo struct {
 
 // findLimit returns the limit of key: -limit when given, else the highest
 // that the Limiters on key have left in Redis (slotlimit.Limits).
-func (c *cli) findLimit(key string) (limitInfo, error) {
+func (c *cli) findLimit(ctx context.Context, key string) (limitInfo, error) {
 	switch {
 	case c.limit < 0:
 		return limitInfo{}, usageErrorf("-limit %d: a limit is at least 1", c.limit)
 	case c.limit > 0:
 		return limitInfo{limit: c.limit, given: true}, nil
 	}
-	ctx, cancel := c.call()
-	defer cancel()
 	found, err := slotlimit.Limits(ctx, c.client, key)
 	if err != nil {
 		return limitInfo{}, err
@@ -41,6 +42,27 @@ func (c *cli) findLimit(key string) (limitInfo, error) {
 		li.limit = found[len(found)-1]
 	}
 	return li, nil
+}
+
+// orWaiters makes an unknown limit the highest that the entries of queue
+// record: waiters that queued since the limit was looked for record
+// theirs. It leaves a known limit as it is.
+func (li *limitInfo) orWaiters(queue []slotlimit.Waiter) {
+	if li.limit != 0 {
+		return
+	}
+	for _, q := range queue {
+		li.limit = max(li.limit, q.Limit)
+	}
+}
+
+// ofLimit describes n units in use against limit, 0 when unknown, as the
+// page and ls show it.
+func ofLimit(n, limit int64) string {
+	if limit == 0 {
+		return plural(int(n), "unit") + " in use, limit unknown"
+	}
+	return fmt.Sprintf("%d of %d units in use", n, limit)
 }
 
 // inUse describes n units in use against the limit, "4 of 5 units in
@@ -64,14 +86,14 @@ func (li limitInfo) json() *int64 {
 	return &li.limit
 }
 
-// limiter returns a Limiter on key with limit. A limit of 0, unknown, makes
-// it MaxLimit: Count, Holders and Inspect do not use the limit, and
+// newLimiter returns a Limiter on key with limit. A limit of 0, unknown,
+// makes it MaxLimit: Count, Holders and Inspect do not use the limit, and
 // runRelease says why its release may.
-func (c *cli) limiter(key string, limit int64) (*slotlimit.Limiter, error) {
+func newLimiter(client redis.UniversalClient, key string, limit int64) (*slotlimit.Limiter, error) {
 	if limit == 0 {
 		limit = slotlimit.MaxLimit
 	}
-	return slotlimit.New(c.client, slotlimit.Config{Key: key, Limit: limit})
+	return slotlimit.New(client, slotlimit.Config{Key: key, Limit: limit})
 }
 
 // inspect reads key's snapshot.
@@ -81,25 +103,81 @@ func (c *cli) inspect(l *slotlimit.Limiter) (slotlimit.Snapshot, error) {
 	return l.Inspect(ctx)
 }
 
+// A limiterView is a limiter as its commands and its page show it: its
+// snapshot, read at one moment by Limiter.Inspect, and its limit.
+type limiterView struct {
+	snap slotlimit.Snapshot
+	li   limitInfo
+}
+
+// A limitFinder finds the limit of the limiter whose snapshot is snap:
+// the commands take it from slotlimit.Limits (cli.findLimit), the page,
+// which reads once a second, from the record beside the key alone
+// (recordedLimit), so that it never walks a node with SCAN.
+type limitFinder func(ctx context.Context, snap slotlimit.Snapshot) (limitInfo, error)
+
+// readLimiter reads key's snapshot with Limiter.Inspect, which writes
+// nothing, on a Limiter of limit (see newLimiter), and then its limit
+// with find; when that finds none, the highest that its waiters' entries
+// record (limitInfo.orWaiters).
+func readLimiter(ctx context.Context, client redis.UniversalClient, key string, limit int64, find limitFinder) (limiterView, error) {
+	l, err := newLimiter(client, key, limit)
+	if err != nil {
+		return limiterView{}, err
+	}
+	snap, err := l.Inspect(ctx)
+	if err != nil {
+		return limiterView{}, err
+	}
+	li, err := find(ctx, snap)
+	if err != nil {
+		return limiterView{}, err
+	}
+	li.orWaiters(snap.Queue)
+	return limiterView{snap: snap, li: li}, nil
+}
+
+// releaseHolder force-releases holder with l.Release, the release script
+// itself, so that its units go to the first waiters that fit, as any
+// release's do; before is the snapshot read first. l's limit is the
+// limit of the key, the one whose full marker the release deletes (see
+// runRelease). It reports false when holder held nothing.
+//
+// A release that answered "held nothing" counts all the same when it
+// freed holder: one that the client sent again after its reply was lost
+// finds nothing the second time (releasedBefore).
+func releaseHolder(ctx context.Context, l *slotlimit.Limiter, holder string, before slotlimit.Snapshot) (bool, error) {
+	err := l.Release(ctx, holder)
+	if errors.Is(err, slotlimit.ErrNotHeld) {
+		return releasedBefore(ctx, l, holder, before)
+	}
+	return err == nil, err
+}
+
+// heldNothing is the answer of a release that found nothing to release.
+func heldNothing(key, holder string) string {
+	return fmt.Sprintf("%s held nothing on %s: nothing released", display(holder), key)
+}
+
 // runCount prints the units in use, against the limit when it is known,
 // or with -json a summary.
 func runCount(c *cli, args []string) error {
 	key := args[0]
-	li, snap, err := c.snapshot(key)
+	v, err := c.snapshot(key)
 	if err != nil {
 		return err
 	}
 	if !c.json {
-		used, note := li.inUse(snap.InUse)
+		used, note := v.li.inUse(v.snap.InUse)
 		fmt.Fprintf(c.stdout, "%s%s\n", used, note)
 		return nil
 	}
 	return c.writeJSON(countJSON{
 		Key:         key,
-		InUse:       snap.InUse,
-		Limit:       li.json(),
-		HolderCount: len(snap.Holders),
-		QueueLength: len(snap.Queue),
+		InUse:       v.snap.InUse,
+		Limit:       v.li.json(),
+		HolderCount: len(v.snap.Holders),
+		QueueLength: len(v.snap.Queue),
 	})
 }
 
@@ -111,41 +189,30 @@ type countJSON struct {
 	QueueLength int    `json:"queue_length"`
 }
 
-// snapshot reads key's snapshot and finds its limit. A key with no live
-// lease, no queue and no limit recorded holds no limiter: it says so (see
-// cli.none), as it explains a key of another type (cli.wrongType).
-func (c *cli) snapshot(key string) (limitInfo, slotlimit.Snapshot, error) {
-	l, err := c.limiter(key, c.limit)
-	if err != nil {
-		return limitInfo{}, slotlimit.Snapshot{}, err
-	}
-	snap, err := c.inspect(l)
-	if err != nil {
-		return limitInfo{}, slotlimit.Snapshot{}, c.wrongType(err, "limiter", key)
-	}
-	if len(snap.Holders) == 0 && len(snap.Queue) == 0 {
-		if ok, err := c.hasRecord(key); err != nil {
-			return limitInfo{}, slotlimit.Snapshot{}, c.wrongType(err, "limiter", key)
-		} else if !ok {
-			return limitInfo{}, slotlimit.Snapshot{}, c.none("limiter", key)
+// snapshot reads key with readLimiter, the limit from cli.findLimit. A
+// key with no live lease, no queue and no limit recorded holds no
+// limiter: it says so (see cli.none), as it explains a key of another
+// type (cli.wrongType).
+func (c *cli) snapshot(key string) (limiterView, error) {
+	ctx, cancel := c.call()
+	defer cancel()
+	v, err := readLimiter(ctx, c.client, key, c.limit, func(ctx context.Context, snap slotlimit.Snapshot) (limitInfo, error) {
+		if len(snap.Holders) == 0 && len(snap.Queue) == 0 {
+			if ok, err := hasRecord(ctx, c.client, key); err != nil {
+				return limitInfo{}, err
+			} else if !ok {
+				return limitInfo{}, c.none("limiter", key)
+			}
 		}
-	}
-	li, err := c.findLimit(key)
-	if err == nil && li.limit == 0 {
-		// Waiters that queued since Limits looked record theirs.
-		for _, q := range snap.Queue {
-			li.limit = max(li.limit, q.Limit)
-		}
-	}
-	return li, snap, err
+		return c.findLimit(ctx, key)
+	})
+	return v, c.wrongType(err, "limiter", key)
 }
 
 // hasRecord reports whether a Limiter recorded its settings beside key
 // (slotlimit.Recorded; a Counter's record is not one).
-func (c *cli) hasRecord(key string) (bool, error) {
-	ctx, cancel := c.call()
-	defer cancel()
-	rec, ok, err := slotlimit.Recorded(ctx, c.client, key)
+func hasRecord(ctx context.Context, client redis.UniversalClient, key string) (bool, error) {
+	rec, ok, err := slotlimit.Recorded(ctx, client, key)
 	return ok && rec.TTL > 0, err
 }
 
@@ -153,10 +220,11 @@ func (c *cli) hasRecord(key string) (bool, error) {
 // queue.
 func runHolders(c *cli, args []string) error {
 	key := args[0]
-	li, snap, err := c.snapshot(key)
+	v, err := c.snapshot(key)
 	if err != nil {
 		return err
 	}
+	li, snap := v.li, v.snap
 	if c.json {
 		return c.writeJSON(newHoldersJSON(key, li, snap))
 	}
@@ -257,46 +325,25 @@ func newHoldersJSON(key string, li limitInfo, snap slotlimit.Snapshot) holdersJS
 // no limit would be handed units up to that, so then -limit is required.
 func runRelease(c *cli, args []string) error {
 	key, holder := args[0], args[1]
-	l, err := c.limiter(key, c.limit)
-	if err != nil {
-		return err
-	}
-	before, err := c.inspect(l)
+	ctx, cancel := c.call()
+	defer cancel()
+	v, err := readLimiter(ctx, c.client, key, c.limit, func(ctx context.Context, _ slotlimit.Snapshot) (limitInfo, error) {
+		return c.findLimit(ctx, key)
+	})
 	if err != nil {
 		return c.wrongType(err, "limiter", key)
 	}
-	li, err := c.findLimit(key)
+	before, li := v.snap, v.li
+	if li.limit == 0 && len(before.Queue) > 0 {
+		return usageErrorf("%s has waiters whose entries record no limit: give -limit", key)
+	}
+	l, err := newLimiter(c.client, key, li.limit)
 	if err != nil {
 		return err
 	}
-	if l, err = c.limiter(key, li.limit); err != nil {
+	released, err := releaseHolder(ctx, l, holder, before)
+	if err != nil {
 		return err
-	}
-	if li.limit == 0 && len(before.Queue) > 0 {
-		// Waiters that queued since Limits looked.
-		for _, q := range before.Queue {
-			li.limit = max(li.limit, q.Limit)
-		}
-		if li.limit == 0 {
-			return usageErrorf("%s has waiters whose entries record no limit: give -limit", key)
-		}
-		if l, err = c.limiter(key, li.limit); err != nil {
-			return err
-		}
-	}
-	ctx, cancel := c.call()
-	defer cancel()
-	released := true
-	if err := l.Release(ctx, holder); errors.Is(err, slotlimit.ErrNotHeld) {
-		released = false
-	} else if err != nil {
-		return err
-	}
-	if !released {
-		var err error
-		if released, err = c.releasedBefore(l, holder, before); err != nil {
-			return err
-		}
 	}
 	if !released {
 		if c.json {
@@ -305,7 +352,7 @@ func runRelease(c *cli, args []string) error {
 				return err
 			}
 		} else {
-			fmt.Fprintf(c.stdout, "%s held nothing on %s: nothing released\n", display(holder), key)
+			fmt.Fprintln(c.stdout, heldNothing(key, holder))
 		}
 		return errNo
 	}
@@ -344,12 +391,12 @@ func runRelease(c *cli, args []string) error {
 // lease when before was read; if, by the server's clock now, its deadline
 // has not come and holder holds none, only a release can have freed it:
 // this one's first run, or, in the moment between, the holder's own.
-func (c *cli) releasedBefore(l *slotlimit.Limiter, holder string, before slotlimit.Snapshot) (bool, error) {
+func releasedBefore(ctx context.Context, l *slotlimit.Limiter, holder string, before slotlimit.Snapshot) (bool, error) {
 	i := slices.IndexFunc(before.Holders, func(h slotlimit.Holder) bool { return h.ID == holder })
 	if i < 0 {
 		return false, nil
 	}
-	now, err := c.inspect(l)
+	now, err := l.Inspect(ctx)
 	if err != nil {
 		return false, err
 	}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/lock"
 )
@@ -18,14 +21,38 @@ func breakFlags(fs *flag.FlagSet, c *cli) {
 // mutex returns a Mutex on key. Its TTL is the default and plays no part:
 // Inspect reads, and Break hands the lock on with the lease time the
 // waiter asked for.
-func (c *cli) mutex(key string) (*lock.Mutex, error) {
-	return lock.New(c.client, lock.Config{Key: key})
+func mutex(client redis.UniversalClient, key string) (*lock.Mutex, error) {
+	return lock.New(client, lock.Config{Key: key})
+}
+
+// readLock reads the lock at key with Mutex.Inspect, which writes
+// nothing: the commands, ls and the page show what it returns.
+func readLock(ctx context.Context, client redis.UniversalClient, key string) (*lock.Mutex, lock.Info, error) {
+	m, err := mutex(client, key)
+	if err != nil {
+		return nil, lock.Info{}, err
+	}
+	info, err := m.Inspect(ctx)
+	return m, info, err
 }
 
 func (c *cli) lockInfo(m *lock.Mutex) (lock.Info, error) {
 	ctx, cancel := c.call()
 	defer cancel()
 	return m.Inspect(ctx)
+}
+
+// breakLock breaks the lock with m.Break, which frees it as its owner's
+// Unlock would, handing it to the first waiter, if it is still held under
+// token, the owner read before. It reports false, with the answer to
+// show, when the lock changed hands or lapsed meanwhile: then it is left
+// alone.
+func breakLock(ctx context.Context, m *lock.Mutex, token string) (bool, string, error) {
+	err := m.Break(ctx, token)
+	if errors.Is(err, lock.ErrNotHeld) {
+		return false, fmt.Sprintf("lock %s changed hands or lapsed before the break: nothing done", m.Config().Key), nil
+	}
+	return err == nil, "", err
 }
 
 type lockJSON struct {
@@ -62,11 +89,9 @@ func ttl(d time.Duration) string {
 // answer no: after the table, it says "no lock held at KEY".
 func runLockInfo(c *cli, args []string) error {
 	key := args[0]
-	m, err := c.mutex(key)
-	if err != nil {
-		return err
-	}
-	info, err := c.lockInfo(m)
+	ctx, cancel := c.call()
+	defer cancel()
+	_, info, err := readLock(ctx, c.client, key)
 	if err != nil {
 		return err
 	}
@@ -105,11 +130,9 @@ func runLockInfo(c *cli, args []string) error {
 // owner it read, so a lock that changed hands meanwhile is left alone.
 func runLockBreak(c *cli, args []string) error {
 	key := args[0]
-	m, err := c.mutex(key)
-	if err != nil {
-		return err
-	}
-	info, err := c.lockInfo(m)
+	ctx, cancel := c.call()
+	m, info, err := readLock(ctx, c.client, key)
+	cancel()
 	if err != nil {
 		return err
 	}
@@ -127,14 +150,14 @@ func runLockBreak(c *cli, args []string) error {
 			return c.breakAnswer(out, fmt.Sprintf("lock %s not broken", key))
 		}
 	}
-	ctx, cancel := c.call()
+	ctx, cancel = c.call()
 	defer cancel()
-	err = m.Break(ctx, info.Token)
-	if errors.Is(err, lock.ErrNotHeld) {
-		return c.breakAnswer(out, fmt.Sprintf("lock %s changed hands or lapsed before the break: nothing done", key))
-	}
+	broken, msg, err := breakLock(ctx, m, info.Token)
 	if err != nil {
 		return err
+	}
+	if !broken {
+		return c.breakAnswer(out, msg)
 	}
 	out.Broken = true
 	after, err := c.lockInfo(m)

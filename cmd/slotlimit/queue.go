@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/slotlimit/slotlimit/delayqueue"
 )
 
@@ -42,12 +44,15 @@ func listFlags(fs *flag.FlagSet, c *cli) {
 	fs.Int64Var(&c.offset, "offset", 0, "skip the first `N` messages of each state")
 }
 
-// queue returns a Queue on key. Its Visibility and MaxAttempts play no
-// part in the calls the commands make: Len and DeadLetters read, and
-// Requeue and Drop act on dead letters only.
-func (c *cli) queue(key string) (*delayqueue.Queue, error) {
-	return delayqueue.New(c.client, delayqueue.Config{Key: key})
+// newQueue returns a Queue on key. Its Visibility and MaxAttempts play no
+// part in the calls the commands and the page make: Len, Messages and
+// DeadLetters read, Requeue and Drop act on dead letters only, and
+// Cancel on ready and delayed messages.
+func newQueue(client redis.UniversalClient, key string) (*delayqueue.Queue, error) {
+	return delayqueue.New(client, delayqueue.Config{Key: key})
 }
+
+func (c *cli) queue(key string) (*delayqueue.Queue, error) { return newQueue(c.client, key) }
 
 type queueStatsJSON struct {
 	Key      string `json:"key"`
@@ -57,12 +62,19 @@ type queueStatsJSON struct {
 	Dead     int64  `json:"dead"`
 }
 
+// readQueueStats reads the messages of q in each state, at one instant,
+// with Queue.Len: the commands, ls and the page show what it returns.
+func readQueueStats(ctx context.Context, q *delayqueue.Queue) (queueStatsJSON, error) {
+	out := queueStatsJSON{Key: q.Config().Key}
+	var err error
+	out.Ready, out.Delayed, out.InFlight, out.Dead, err = q.Len(ctx)
+	return out, err
+}
+
 func (c *cli) queueStats(q *delayqueue.Queue, key string) (queueStatsJSON, error) {
 	ctx, cancel := c.call()
 	defer cancel()
-	out := queueStatsJSON{Key: key}
-	var err error
-	out.Ready, out.Delayed, out.InFlight, out.Dead, err = q.Len(ctx)
+	out, err := readQueueStats(ctx, q)
 	return out, c.wrongType(err, queueKind, key)
 }
 
@@ -243,9 +255,11 @@ func runQueueDrop(c *cli, args []string) error {
 		return err
 	}
 	out := deadOpJSON{Key: key, IDs: ids}
-	before, known, err := c.deadAmong(q, key, ids)
+	ctx, cancel := c.call()
+	before, known, err := deadAmong(ctx, q, ids)
+	cancel()
 	if err != nil {
-		return err
+		return c.wrongType(err, queueKind, key)
 	}
 	if !c.yes {
 		what := plural(len(ids), "ID")
@@ -256,24 +270,11 @@ func runQueueDrop(c *cli, args []string) error {
 			return c.declined(&out, fmt.Sprintf("nothing dropped from %s", key))
 		}
 	}
-	ctx, cancel := c.call()
+	ctx, cancel = c.call()
 	defer cancel()
-	n, err := q.Drop(ctx, ids...)
+	n, err := dropDead(ctx, q, ids, before, known)
 	if err != nil {
 		return c.wrongType(err, queueKind, key)
-	}
-	if known && n < len(before) {
-		after, _, err := c.deadAmong(q, key, ids)
-		if err != nil {
-			return err
-		}
-		gone := 0
-		for _, id := range before {
-			if !slices.Contains(after, id) {
-				gone++
-			}
-		}
-		n = max(n, gone)
 	}
 	out.Count = n
 	if c.json {
@@ -287,11 +288,34 @@ func runQueueDrop(c *cli, args []string) error {
 	return err
 }
 
+// dropDead deletes the dead letters among ids for good, with Queue.Drop,
+// and returns how many it dropped. before and known are what deadAmong
+// read first: when Drop counts fewer than before holds, it reads again,
+// and counts as dropped each of before that is a dead letter no more
+// (see runQueueDrop).
+func dropDead(ctx context.Context, q *delayqueue.Queue, ids, before []string, known bool) (int, error) {
+	n, err := q.Drop(ctx, ids...)
+	if err != nil || !known || n >= len(before) {
+		return n, err
+	}
+	after, _, err := deadAmong(ctx, q, ids)
+	if err != nil {
+		return 0, err
+	}
+	gone := 0
+	for _, id := range before {
+		if !slices.Contains(after, id) {
+			gone++
+		}
+	}
+	return max(n, gone), nil
+}
+
 // deadAmong returns the IDs among ids that are dead letters of q, each
 // once, and whether it could tell: it reads the dead letters whole only
 // when there are at most MaxBatch of them.
-func (c *cli) deadAmong(q *delayqueue.Queue, key string, ids []string) ([]string, bool, error) {
-	stats, err := c.queueStats(q, key)
+func deadAmong(ctx context.Context, q *delayqueue.Queue, ids []string) ([]string, bool, error) {
+	stats, err := readQueueStats(ctx, q)
 	if err != nil {
 		return nil, false, err
 	}
@@ -300,7 +324,7 @@ func (c *cli) deadAmong(q *delayqueue.Queue, key string, ids []string) ([]string
 	}
 	var found []string
 	if stats.Dead > 0 {
-		dead, err := c.deadLetters(q, delayqueue.MaxBatch)
+		dead, err := q.DeadLetters(ctx, delayqueue.MaxBatch)
 		if err != nil {
 			return nil, false, err
 		}

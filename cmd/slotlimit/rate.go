@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/slotlimit/slotlimit/internal/hashtag"
 	"github.com/slotlimit/slotlimit/ratelimit"
 )
@@ -27,13 +29,9 @@ func (c *cli) rateLimit(cmd, key string) (ratelimit.Limit, error) {
 	if c.rate != 0 {
 		return c.flagLimit()
 	}
-	l, err := ratelimit.New(c.client, ratelimit.Config{})
-	if err != nil {
-		return ratelimit.Limit{}, err
-	}
 	ctx, cancel := c.call()
 	defer cancel()
-	limit, err := l.Limit(ctx, key)
+	limit, err := recordedRate(ctx, c.client, key)
 	if err != nil {
 		return ratelimit.Limit{}, c.wrongType(err, "rate limit", key)
 	}
@@ -80,16 +78,43 @@ type rateJSON struct {
 	ResetMillis  int64  `json:"reset_after_ms"`
 }
 
-// rateState reads key's state under limit with Limiter.Inspect, which
+// recordedRate returns the limit recorded beside key, with
+// ratelimit's Limiter.Limit, which writes nothing; the zero Limit when
+// none is recorded.
+func recordedRate(ctx context.Context, client redis.UniversalClient, key string) (ratelimit.Limit, error) {
+	l, err := ratelimit.New(client, ratelimit.Config{})
+	if err != nil {
+		return ratelimit.Limit{}, err
+	}
+	return l.Limit(ctx, key)
+}
+
+// inspectRate reads key's state under limit with Limiter.Inspect, which
 // writes nothing, so that a read-only Redis user can run it.
-func (c *cli) rateState(key string, limit ratelimit.Limit) (ratelimit.Result, error) {
-	l, err := ratelimit.New(c.client, ratelimit.Config{})
+func inspectRate(ctx context.Context, client redis.UniversalClient, key string, limit ratelimit.Limit) (ratelimit.Result, error) {
+	l, err := ratelimit.New(client, ratelimit.Config{})
 	if err != nil {
 		return ratelimit.Result{}, err
 	}
+	return l.Inspect(ctx, key, limit)
+}
+
+// resetRate deletes what limit counts on key, with ratelimit's
+// Limiter.Reset, so that its next event finds the full allowance. Reset
+// is safe to send again: it deletes again.
+func resetRate(ctx context.Context, client redis.UniversalClient, key string, limit ratelimit.Limit) error {
+	l, err := ratelimit.New(client, ratelimit.Config{})
+	if err != nil {
+		return err
+	}
+	return l.Reset(ctx, key, limit)
+}
+
+// rateState reads key's state under limit with inspectRate.
+func (c *cli) rateState(key string, limit ratelimit.Limit) (ratelimit.Result, error) {
 	ctx, cancel := c.call()
 	defer cancel()
-	res, err := l.Inspect(ctx, key, limit)
+	res, err := inspectRate(ctx, c.client, key, limit)
 	return res, c.wrongType(err, "rate limit", key)
 }
 
@@ -153,13 +178,9 @@ func runRateReset(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	l, err := ratelimit.New(c.client, ratelimit.Config{})
-	if err != nil {
-		return err
-	}
 	ctx, cancel := c.call()
 	defer cancel()
-	if err := l.Reset(ctx, key, limit); err != nil {
+	if err := resetRate(ctx, c.client, key, limit); err != nil {
 		return c.wrongType(err, "rate limit", key)
 	}
 	after, err := c.rateState(key, limit)

@@ -238,7 +238,7 @@ func runWatch(c *cli, args []string) error {
 		w.limit = limitInfo{limit: c.limit, given: true}
 	}
 	var err error
-	if w.l, err = c.limiter(w.key, c.limit); err != nil {
+	if w.l, err = newLimiter(c.client, w.key, c.limit); err != nil {
 		return err
 	}
 	return c.live("slotlimit watch", w.key, func(ctx context.Context, n int) frame {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -14,9 +13,6 @@ import (
 	"github.com/slotlimit/slotlimit"
 	"github.com/slotlimit/slotlimit/adaptive"
 	"github.com/slotlimit/slotlimit/delayqueue"
-	"github.com/slotlimit/slotlimit/internal/hashtag"
-	"github.com/slotlimit/slotlimit/internal/record"
-	"github.com/slotlimit/slotlimit/lock"
 	"github.com/slotlimit/slotlimit/ratelimit"
 	"github.com/slotlimit/slotlimit/recent"
 	"github.com/slotlimit/slotlimit/redpacket"
@@ -25,8 +21,11 @@ import (
 // What the page shows of each kind of primitive: the figures and plots
 // of the state that describe (discover.go) samples once a second, and the
 // detail of a primitive's own page, read when it asks, through the
-// library's own calls. The commands of each package read much the same
-// (limiter.go, lock.go, ...); the two could later share those reads.
+// library's own calls. A limiter, a lock, a delay queue and a rate limit
+// are read and written through the functions their commands use
+// (readLimiter and releaseHolder in limiter.go, readLock and breakLock in
+// lock.go, readQueueStats and dropDead in queue.go, recordedRate and
+// resetRate in rate.go), so the page and the commands agree.
 
 // A plotSpec is one plot of a kind: a title, and the figures it draws
 // (found.Figures' names).
@@ -123,67 +122,23 @@ type webReader struct {
 	client redis.UniversalClient
 }
 
-// record reads the settings record beside key ending in suffix; nil when
-// there is none. Unlike readRecord, it returns the error of a failed read.
-func (r *webReader) record(ctx context.Context, key, suffix string) (url.Values, error) {
-	if _, ok := hashtag.SidePrefix(key); !ok {
-		return nil, nil
-	}
-	return record.Read(ctx, r.client, sideName(key, suffix))
-}
-
-func (r *webReader) limiter(key string, limit int64) (*slotlimit.Limiter, error) {
-	return slotlimit.New(r.client, slotlimit.Config{Key: key, Limit: cmp0(limit, slotlimit.MaxLimit)})
-}
-
-// limiterLimit returns the limit of a limiter or counter: its record's,
-// else the highest its waiters' entries record; 0 when unknown.
-func (r *webReader) limiterLimit(ctx context.Context, key string, queue []slotlimit.Waiter) (int64, error) {
-	rec, err := r.record(ctx, key, "limit")
-	if err != nil {
-		return 0, err
-	}
-	if n, ok := recordInt(rec, "limit"); ok && n > 0 {
-		return n, nil
-	}
-	var limit int64
-	for _, q := range queue {
-		limit = max(limit, q.Limit)
-	}
-	return limit, nil
-}
-
-// ofLimit describes n units in use against limit, 0 when unknown.
-func ofLimit(n, limit int64) string {
-	if limit == 0 {
-		return plural(int(n), "unit") + " in use, limit unknown"
-	}
-	return fmt.Sprintf("%d of %d units in use", n, limit)
-}
-
-// cmp0 returns n, or def when n is 0.
-func cmp0(n, def int64) int64 {
-	if n == 0 {
-		return def
-	}
-	return n
+// readLimiter reads the limiter at key with readLimiter, its limit from
+// the record beside it (recordedLimit).
+func (r *webReader) readLimiter(ctx context.Context, key string) (limiterView, error) {
+	return readLimiter(ctx, r.client, key, 0, func(ctx context.Context, _ slotlimit.Snapshot) (limitInfo, error) {
+		n, err := recordedLimit(ctx, r.client, key)
+		return limitInfo{limit: n}, err
+	})
 }
 
 func (r *webReader) detailLimiter(ctx context.Context, it found) (detail, error) {
-	l, err := r.limiter(it.Key, 0)
+	v, err := r.readLimiter(ctx, it.Key)
 	if err != nil {
 		return detail{}, err
 	}
-	snap, err := l.Inspect(ctx)
-	if err != nil {
-		return detail{}, err
-	}
-	limit, err := r.limiterLimit(ctx, it.Key, snap.Queue)
-	if err != nil {
-		return detail{}, err
-	}
+	snap := v.snap
 	d := detail{Summary: [][2]string{
-		{"in use", ofLimit(snap.InUse, limit)},
+		{"in use", ofLimit(snap.InUse, v.li.limit)},
 		{"holders", strconv.Itoa(len(snap.Holders))},
 		{"waiting", strconv.Itoa(len(snap.Queue))},
 		{"server clock", snap.ServerTime.UTC().Format(clockFormat)},
@@ -205,28 +160,22 @@ func (r *webReader) detailLimiter(ctx context.Context, it found) (detail, error)
 // release force-releases holder, as slotlimit release does: its units go
 // to the first waiters that fit.
 func (r *webReader) release(ctx context.Context, key, holder string) (string, error) {
-	probe, err := r.limiter(key, 0)
-	if err != nil {
-		return "", err
-	}
-	snap, err := probe.Inspect(ctx)
+	v, err := r.readLimiter(ctx, key)
 	if err != nil {
 		return "", err
 	}
 	// The limit names the full marker the release ends; unknown, the
 	// key is not full.
-	limit, err := r.limiterLimit(ctx, key, snap.Queue)
+	l, err := newLimiter(r.client, key, v.li.limit)
 	if err != nil {
 		return "", err
 	}
-	l, err := r.limiter(key, limit)
+	released, err := releaseHolder(ctx, l, holder, v.snap)
 	if err != nil {
 		return "", err
 	}
-	if err := l.Release(ctx, holder); errors.Is(err, slotlimit.ErrNotHeld) {
-		return fmt.Sprintf("%s held nothing on %s: nothing released", display(holder), key), errNo
-	} else if err != nil {
-		return "", err
+	if !released {
+		return heldNothing(key, holder), errNo
 	}
 	return fmt.Sprintf("released %s on %s", display(holder), key), nil
 }
@@ -240,7 +189,7 @@ func (r *webReader) detailCounter(ctx context.Context, it found) (detail, error)
 	if err != nil {
 		return detail{}, err
 	}
-	limit, err := r.limiterLimit(ctx, it.Key, nil)
+	limit, err := recordedLimit(ctx, r.client, it.Key)
 	if err != nil {
 		return detail{}, err
 	}
@@ -267,7 +216,7 @@ func (r *webReader) detailAdaptive(ctx context.Context, it found) (detail, error
 	if err != nil {
 		return detail{}, err
 	}
-	rec, err := r.record(ctx, it.Key, "adaptive:bounds")
+	rec, err := sideRecord(ctx, r.client, it.Key, "adaptive:bounds")
 	if err != nil {
 		return detail{}, err
 	}
@@ -294,25 +243,21 @@ func (r *webReader) detailAdaptive(ctx context.Context, it found) (detail, error
 	return d, nil
 }
 
-func (r *webReader) queue(key string) (*delayqueue.Queue, error) {
-	return delayqueue.New(r.client, delayqueue.Config{Key: key})
-}
-
 // detailRows bounds the rows a detail lists of one table.
 const detailRows = 100
 
 func (r *webReader) detailQueue(ctx context.Context, it found) (detail, error) {
-	q, err := r.queue(it.Key)
+	q, err := newQueue(r.client, it.Key)
 	if err != nil {
 		return detail{}, err
 	}
-	ready, delayed, inflight, dead, err := q.Len(ctx)
+	st, err := readQueueStats(ctx, q)
 	if err != nil {
 		return detail{}, err
 	}
 	d := detail{Summary: [][2]string{
-		{"ready", strconv.FormatInt(ready, 10)}, {"delayed", strconv.FormatInt(delayed, 10)},
-		{"in flight", strconv.FormatInt(inflight, 10)}, {"dead", strconv.FormatInt(dead, 10)},
+		{"ready", strconv.FormatInt(st.Ready, 10)}, {"delayed", strconv.FormatInt(st.Delayed, 10)},
+		{"in flight", strconv.FormatInt(st.InFlight, 10)}, {"dead", strconv.FormatInt(st.Dead, 10)},
 	}, Note: fmt.Sprintf("The first %d messages of each state, in the order the queue serves them. "+
 		"A message in flight is its consumer's until it acks, gives it back or its lease lapses.", detailRows)}
 	cancel := webAction{Name: "cancel", Label: "cancel", Confirm: "Delete this message for good, before it is delivered?"}
@@ -366,37 +311,21 @@ func (r *webReader) detailRate(ctx context.Context, it found) (detail, error) {
 
 // resetRate gives key its full allowance again, under its recorded limit.
 func (r *webReader) resetRate(ctx context.Context, key string) (string, error) {
-	l, err := ratelimit.New(r.client, ratelimit.Config{})
-	if err != nil {
-		return "", err
-	}
-	limit, err := l.Limit(ctx, key)
+	limit, err := recordedRate(ctx, r.client, key)
 	if err != nil {
 		return "", err
 	}
 	if limit == (ratelimit.Limit{}) {
 		return "the limit is not recorded: nothing reset", errNo
 	}
-	if err := l.Reset(ctx, key, limit); err != nil {
+	if err := resetRate(ctx, r.client, key, limit); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("reset %s, %v", display(key), limit), nil
 }
 
-func (r *webReader) mutex(key string) (*lock.Mutex, error) {
-	return lock.New(r.client, lock.Config{Key: key})
-}
-
-// lockOwner returns the owner description of a lock's snapshot; "" when
-// it has none (its owner's client writes none).
-func lockOwner(info lock.Info) string { return info.Owner }
-
 func (r *webReader) detailLock(ctx context.Context, it found) (detail, error) {
-	m, err := r.mutex(it.Key)
-	if err != nil {
-		return detail{}, err
-	}
-	info, err := m.Inspect(ctx)
+	_, info, err := readLock(ctx, r.client, it.Key)
 	if err != nil {
 		return detail{}, err
 	}
@@ -404,7 +333,8 @@ func (r *webReader) detailLock(ctx context.Context, it found) (detail, error) {
 	if !info.Held() {
 		d.Summary = append(d.Summary, [2]string{"state", "free"})
 	} else {
-		owner := lockOwner(info)
+		// "" when its owner's client writes no description.
+		owner := info.Owner
 		if owner == "" {
 			owner = "unknown"
 		}
@@ -420,20 +350,22 @@ func (r *webReader) detailLock(ctx context.Context, it found) (detail, error) {
 
 // breakLock breaks the lock if it is still held under token.
 func (r *webReader) breakLock(ctx context.Context, key, token string) (string, error) {
-	m, err := r.mutex(key)
+	m, err := mutex(r.client, key)
 	if err != nil {
 		return "", err
 	}
-	if err := m.Break(ctx, token); errors.Is(err, lock.ErrNotHeld) {
-		return fmt.Sprintf("lock %s changed hands or lapsed before the break: nothing done", key), errNo
-	} else if err != nil {
+	broken, msg, err := breakLock(ctx, m, token)
+	switch {
+	case err != nil:
 		return "", err
+	case !broken:
+		return msg, errNo
 	}
 	return fmt.Sprintf("broke lock %s", key), nil
 }
 
 func (r *webReader) detailRecent(ctx context.Context, it found) (detail, error) {
-	rec, err := r.record(ctx, it.Key, "recent:bounds")
+	rec, err := sideRecord(ctx, r.client, it.Key, "recent:bounds")
 	if err != nil {
 		return detail{}, err
 	}
@@ -523,7 +455,7 @@ func (r *webReader) persisterLag(ctx context.Context, log string) string {
 // f, on the server's clock: 0 when none is due. It reports false when it
 // cannot be read.
 func (r *webReader) lateness(ctx context.Context, f found) (time.Duration, bool) {
-	q, err := r.queue(f.Key)
+	q, err := newQueue(r.client, f.Key)
 	if err != nil {
 		return 0, false
 	}

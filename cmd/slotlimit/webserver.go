@@ -307,14 +307,20 @@ func (s *webServer) act(ctx context.Context, kind, key, action string, args []st
 		if len(args) == 0 {
 			return "", usageErrorf("%s %s takes one or more IDs", kind, action)
 		}
-		q, err := s.reader.queue(key)
+		q, err := newQueue(s.reader.client, key)
 		if err != nil {
 			return "", err
 		}
 		op, verb, left := q.Requeue, "requeued", notDead
 		switch action {
 		case "drop":
-			op, verb = q.Drop, "dropped"
+			op, verb = func(ctx context.Context, ids ...string) (int, error) {
+				before, known, err := deadAmong(ctx, q, ids)
+				if err != nil {
+					return 0, err
+				}
+				return dropDead(ctx, q, ids, before, known)
+			}, "dropped"
 		case "cancel":
 			op, verb, left = q.Cancel, "cancelled", notQueued
 		}
