@@ -161,10 +161,11 @@ func waitGoroutines(t *testing.T, n int, state, in string) {
 	}, fmt.Sprintf("%d goroutines never blocked in %s", n, in))
 }
 
-// queued waits until n calls are queued behind a run in flight.
-func queued(t *testing.T, n int) {
+// queued waits until n calls of l, tries and releases, are queued behind
+// a run in flight.
+func queued(t *testing.T, l *adaptive.Limiter, n int) {
 	t.Helper()
-	waitGoroutines(t, n, "select", "internal/coalesce.(*Group")
+	eventually(t, 20*time.Second, func() bool { return adaptive.Queued(l) >= n }, fmt.Sprintf("%d calls never queued", n))
 }
 
 // gated returns a Limiter with cfg on a client of b's own whose runs of
@@ -277,7 +278,7 @@ func TestConcurrentCallsShareARun(t *testing.T) {
 				taken <- s
 			}()
 		}
-		queued(t, crowd)
+		queued(t, l, crowd)
 
 		// Were these queued, they would wait for the run held.
 		var nilCtx context.Context
@@ -300,7 +301,7 @@ func TestConcurrentCallsShareARun(t *testing.T) {
 		for _, s := range slots[1:] {
 			wg.Go(func() { assert.NoError(t, s.Ignore(ctx)) })
 		}
-		queued(t, crowd)
+		queued(t, l, crowd)
 		releases.Open(nil)
 		wg.Wait()
 		eventually(t, 20*time.Second, func() bool { return len(releases.Runs()) == 2 }, "the releases never ran")
@@ -344,7 +345,7 @@ func TestLostReplyOfARunAnswersEachAsItsFirstRun(t *testing.T) {
 				results <- result{s, err}
 			}()
 		}
-		queued(t, crowd)
+		queued(t, l, crowd)
 		tries.Open(func(n int) bool { return n == crowd })
 		assert.Equal(t, crowd, tries.waitHeld(t))
 		cuts := cutter.Cuts()
@@ -378,7 +379,7 @@ func TestLostReplyOfARunAnswersEachAsItsFirstRun(t *testing.T) {
 		for _, s := range append([]*adaptive.Slot{slots[0]}, slots[2:]...) {
 			go func() { dropped <- s.Dropped(ctx) }()
 		}
-		queued(t, 4)
+		queued(t, l, 4)
 		releases.Open(func(n int) bool { return n == 4 })
 		assert.Equal(t, 4, releases.waitHeld(t))
 		cuts = cutter.Cuts()
@@ -420,7 +421,7 @@ func TestCtxEndedWhileQueuedSendsNothing(t *testing.T) {
 			_, err := l.TryAcquire(qctx)
 			late <- err
 		}()
-		queued(t, 1)
+		queued(t, l, 1)
 		cancel()
 		err := <-late
 		assert.ErrorIs(t, err, context.Canceled)
@@ -438,7 +439,7 @@ func TestCtxEndedWhileQueuedSendsNothing(t *testing.T) {
 		releases.waitHeld(t)
 		qctx, cancel = context.WithCancel(ctx)
 		go func() { late <- slots[1].Dropped(qctx) }()
-		queued(t, 1)
+		queued(t, l, 1)
 		cancel()
 		err = <-late
 		assert.ErrorIs(t, err, context.Canceled)
@@ -494,7 +495,7 @@ func TestCtxEndedInFlightHoldsNothing(t *testing.T) {
 						s, err := c.take(l, cctx)
 						results <- result{s, err}
 					}()
-					queued(t, i+1)
+					queued(t, l, i+1)
 				}
 				tries.Open(func(int) bool { return true })
 				assert.Equal(t, 2, tries.waitHeld(t), "the two calls in one run")

@@ -36,3 +36,7 @@ func Keys(key string) ([]string, string) {
 func InspectReply(ctx context.Context, l *Limiter) ([]any, error) {
 	return inspectScript.Run(ctx, l.base.Client, l.inspectKeys(), l.bounds).Slice()
 }
+
+// Queued returns the tries and the releases of l queued behind a run in
+// flight.
+func Queued(l *Limiter) int { return l.tries.Queued(struct{}{}) + l.releases.Queued(struct{}{}) }

@@ -71,8 +71,8 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 		tuning:  tuningArg(cfg),
 		handOff: waitqueue.HandOff(client, b.Keys[1+numKeys]),
 	}
-	l.tries.Send, l.tries.Max = l.sendTries, maxRun
-	l.releases.Send, l.releases.Max = l.sendReleases, maxRun
+	l.tries.Send, l.tries.Max, l.tries.Alone = l.sendTries, maxRun, cfg.DisableCoalescing
+	l.releases.Send, l.releases.Max, l.releases.Alone = l.sendReleases, maxRun, cfg.DisableCoalescing
 	return l, nil
 }
 

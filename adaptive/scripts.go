@@ -28,8 +28,8 @@ import (
 // acquire.lua and release.lua take one or more holders, and answer each in
 // turn: concurrent tries, and concurrent releases, made through one
 // Limiter go to Redis as one run (a coalesce.Group per kind, one key and
-// one config each), unless Config.DisableCoalescing is set. A lone call
-// is a run of one.
+// one config each), unless Config.DisableCoalescing is set, which makes
+// each Group send every call alone. A lone call is a run of one.
 
 //go:embed scripts
 var scriptFiles embed.FS
@@ -91,7 +91,7 @@ var acquireScript = script.Load(scriptFiles, "scripts/acquire.lua", waitqueue.Li
 type try struct {
 	holder string
 	join   bool          // queue the holder when refused
-	ran    chan struct{} // closed once the run that carries the try has returned; nil: run alone
+	ran    chan struct{} // closed once the run that carries the try has returned
 }
 
 // joinArgs are ARGV join, boxed once: join false, then true.
@@ -110,15 +110,11 @@ type grant struct {
 // acquire runs acquire.lua for s's holder; join queues it when refused.
 // Before it, at most once a minute, it records the Limiter's bounds.
 // Unless Config.DisableCoalescing is set, concurrent tries share a run
-// (see sendTries), and s records the run its try is in until the try
-// returns, or, if its outcome is unknown, until s leaves.
+// (see sendTries); either way s records the run its try is in until the
+// try returns, or, if its outcome is unknown, until s leaves.
 func (l *Limiter) acquire(ctx context.Context, s *Slot, join bool) (grant, error) {
 	l.recordBounds(ctx)
-	t := try{holder: s.id, join: join}
-	if l.cfg.DisableCoalescing {
-		return one(l.runTries(ctx, []try{t}))
-	}
-	t.ran = make(chan struct{})
+	t := try{holder: s.id, join: join, ran: make(chan struct{})}
 	s.sending = t.ran
 	g, err := l.tries.Do(ctx, struct{}{}, t)
 	if err == nil || !callerr.OutcomeUnknown(err) {
@@ -196,9 +192,6 @@ type freed struct {
 // release runs release.lua for r. Unless Config.DisableCoalescing is set,
 // concurrent releases share a run.
 func (l *Limiter) release(ctx context.Context, r release) (freed, error) {
-	if l.cfg.DisableCoalescing {
-		return one(l.runReleases(ctx, &l.base.Runner, []release{r}))
-	}
 	return l.releases.Do(ctx, struct{}{}, r)
 }
 
@@ -252,15 +245,6 @@ func readEach[T any](v any, n int, read func(*kernel.Reply) T) ([]T, error) {
 		}
 	}
 	return out, nil
-}
-
-// one returns the one result of a run for one holder.
-func one[T any](out []T, err error) (T, error) {
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	return out[0], nil
 }
 
 // claim.lua: KEYS leases; ARGV holder, the deadline its notice stated, ms.

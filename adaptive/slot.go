@@ -52,9 +52,9 @@ type Slot struct {
 
 	// sending, while not nil, is closed once the run of acquire.lua that
 	// carries the slot's last try has returned: set while a try is sent
-	// with others and kept when its outcome is unknown, so that leave
-	// frees the slot after that run (see Limiter.acquire). Only the
-	// goroutine of the TryAcquire or Acquire that made the slot uses it.
+	// and kept when its outcome is unknown, so that leave frees the slot
+	// after that run (see Limiter.acquire). Only the goroutine of the
+	// TryAcquire or Acquire that made the slot uses it.
 	sending chan struct{}
 
 	mu    sync.Mutex  // held by a call that frees the slot

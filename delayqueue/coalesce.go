@@ -8,11 +8,12 @@ import (
 	"github.com/slotlimit/slotlimit/internal/kernel"
 )
 
-// Concurrent calls of one kind on a Queue go to Redis together (see
-// Config.DisableCoalescing): the Pushes, PushAts and PushBatches, as one
-// push.lua call; the calls of Polls, those of the same waiting flag, as
-// one polls.lua call; and the Acks, as one acks.lua call. A batch of one
-// call is sent as the call alone is, with its own script.
+// Concurrent calls of one kind on a Queue go to Redis together, unless
+// Config.DisableCoalescing makes each Group send every call alone: the
+// Pushes, PushAts and PushBatches, as one push.lua call; the calls of
+// Polls, those of the same waiting flag, as one polls.lua call; and the
+// Acks, as one acks.lua call. A batch of one call is sent as the call
+// alone is, with its own script.
 
 // The most calls in one batch, so that no batch's script holds Redis for
 // long: well under a millisecond at these sizes.
@@ -45,13 +46,9 @@ type pushResult struct {
 	err, bad error
 }
 
-// sendPush sends c, through q.pushes unless coalescing is off, and
-// returns its answer; err is the call's error, not named.
+// sendPush sends c through q.pushes and returns its answer; err is the
+// call's error, not named.
 func (q *Queue) sendPush(ctx context.Context, c pushCall) (pushResult, error) {
-	if q.cfg.DisableCoalescing {
-		res, _ := q.sendPushes(ctx, struct{}{}, []pushCall{c})
-		return res[0], nil
-	}
 	return q.pushes.Do(ctx, struct{}{}, c)
 }
 
@@ -120,15 +117,11 @@ type pollCall struct {
 	done  chan struct{}
 }
 
-// sendPoll is pollOnce through q.polls, unless coalescing is off. A call
-// whose ctx ended while its batch was in flight returns once the batch
-// has, or after leaveTimeout, so that the leave that follows (see poll)
-// runs after the script that may have made its delivery, and gives it
-// back.
+// sendPoll is pollOnce through q.polls. A call whose ctx ended while its
+// batch was in flight returns once the batch has, or after leaveTimeout,
+// so that the leave that follows (see poll) runs after the script that
+// may have made its delivery, and gives it back.
 func (q *Queue) sendPoll(ctx context.Context, token string, waiting bool) (Message, time.Duration, error) {
-	if q.cfg.DisableCoalescing {
-		return q.pollOnce(ctx, token, waiting)
-	}
 	c := pollCall{token: token, done: make(chan struct{})}
 	res, err := q.polls.Do(ctx, waiting, c)
 	if err != nil {
@@ -189,12 +182,8 @@ type ackResult struct {
 	err, bad error
 }
 
-// sendAck sends m's Ack through q.acks, unless coalescing is off.
+// sendAck sends m's Ack through q.acks.
 func (q *Queue) sendAck(ctx context.Context, m Message) (ackResult, error) {
-	if q.cfg.DisableCoalescing {
-		res, _ := q.sendAcks(ctx, struct{}{}, []Message{m})
-		return res[0], nil
-	}
 	return q.acks.Do(ctx, struct{}{}, m)
 }
 

@@ -43,8 +43,8 @@ type Queue struct {
 	// lease time and max attempts.
 	notify, vis, max any
 
-	// The concurrent calls of each kind, joined into batches (see
-	// coalesce.go); unused with Config.DisableCoalescing.
+	// The concurrent calls of each kind, joined into batches, or each
+	// sent alone with Config.DisableCoalescing (see coalesce.go).
 	pushes coalesce.Group[struct{}, pushCall, pushResult]
 	polls  coalesce.Group[bool, pollCall, pollResult] // keyed by the calls' waiting flag
 	acks   coalesce.Group[struct{}, Message, ackResult]
@@ -73,9 +73,10 @@ func New(client redis.UniversalClient, cfg Config) (*Queue, error) {
 		vis:     strconv.FormatInt(cfg.Visibility.Milliseconds(), 10),
 		max:     strconv.Itoa(cfg.MaxAttempts),
 	}
-	q.pushes = coalesce.Group[struct{}, pushCall, pushResult]{Send: q.sendPushes, Max: maxPushCalls}
-	q.polls = coalesce.Group[bool, pollCall, pollResult]{Send: q.sendPolls, Max: maxPollCalls}
-	q.acks = coalesce.Group[struct{}, Message, ackResult]{Send: q.sendAcks, Max: maxAckCalls}
+	alone := cfg.DisableCoalescing
+	q.pushes = coalesce.Group[struct{}, pushCall, pushResult]{Send: q.sendPushes, Max: maxPushCalls, Alone: alone}
+	q.polls = coalesce.Group[bool, pollCall, pollResult]{Send: q.sendPolls, Max: maxPollCalls, Alone: alone}
+	q.acks = coalesce.Group[struct{}, Message, ackResult]{Send: q.sendAcks, Max: maxAckCalls, Alone: alone}
 	return q, nil
 }
 

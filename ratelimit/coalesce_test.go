@@ -136,21 +136,17 @@ func (g *scriptGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 	return next
 }
 
-// A queuedCtx is a context that tells, through its WaitGroup, when a call
-// first waits on it. AllowN reads no context's Done before the call has
-// queued behind the batch in flight on its key (a call that finds none
-// in flight sends, and is held by a scriptGate before its Done is read),
-// so each Done marks a call that has queued.
-type queuedCtx struct {
-	context.Context
-	once   sync.Once
-	queued *sync.WaitGroup
+// A lane names the calls that share batches: the AllowN calls of n
+// events on key and limit made through l.
+type lane struct {
+	l     *ratelimit.Limiter
+	key   string
+	limit ratelimit.Limit
+	n     int64
 }
 
-func (c *queuedCtx) Done() <-chan struct{} {
-	c.once.Do(c.queued.Done)
-	return c.Context.Done()
-}
+// queued returns the calls of ln queued behind the batch in flight.
+func (ln lane) queued() int { return ratelimit.Queued(ln.l, ln.key, ln.limit, ln.n) }
 
 // An outcome is one call's answer.
 type outcome struct {
@@ -169,28 +165,23 @@ func startCall(ctx context.Context, call func(ctx context.Context) (ratelimit.Re
 	return ch
 }
 
-// queueCalls starts len(ctxs) calls, call i with a queuedCtx over
-// ctxs[i], while a call on the same key is held in flight, and waits
-// until every one has queued behind it.
-func queueCalls(t *testing.T, ctxs []context.Context, call func(ctx context.Context, i int) (ratelimit.Result, error)) []chan outcome {
+// queueCalls starts len(ctxs) calls of ln, call i with ctxs[i], while a
+// call of ln is held in flight, and waits until every one has queued
+// behind it.
+func queueCalls(t *testing.T, ln lane, ctxs []context.Context, call func(ctx context.Context, i int) (ratelimit.Result, error)) []chan outcome {
 	t.Helper()
-	var queued sync.WaitGroup
-	queued.Add(len(ctxs))
+	want := ln.queued() + len(ctxs)
 	outs := make([]chan outcome, len(ctxs))
 	for i, ctx := range ctxs {
-		outs[i] = startCall(&queuedCtx{Context: ctx, queued: &queued}, func(ctx context.Context) (ratelimit.Result, error) {
+		outs[i] = startCall(ctx, func(ctx context.Context) (ratelimit.Result, error) {
 			return call(ctx, i)
 		})
 	}
-	done := make(chan struct{})
-	go func() {
-		queued.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(waitBound):
-		t.Fatal("the calls did not all queue")
+	for deadline := time.Now().Add(waitBound); ln.queued() < want; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the calls did not all queue: %d queued, want %d", ln.queued(), want)
+		}
+		time.Sleep(time.Millisecond)
 	}
 	return outs
 }
@@ -271,7 +262,7 @@ func TestConcurrentCallsAnswerAsInTurn(t *testing.T) {
 			}
 			first := startCall(ctx, func(ctx context.Context) (ratelimit.Result, error) { return call(ctx, 0) })
 			require.Equal(t, 1, gate.Held(t))
-			outs := append([]chan outcome{first}, queueCalls(t, background(calls-1), func(ctx context.Context, i int) (ratelimit.Result, error) {
+			outs := append([]chan outcome{first}, queueCalls(t, lane{limiter, key, limit, 1}, background(calls-1), func(ctx context.Context, i int) (ratelimit.Result, error) {
 				return call(ctx, i+1)
 			})...)
 			gate.Release()
@@ -389,7 +380,7 @@ func TestResentBatchCountsAgainButNeverBeyondTheLimit(t *testing.T) {
 			gate.Hold(1)
 			first := startCall(ctx, func(ctx context.Context) (ratelimit.Result, error) { return limiter.Allow(ctx, key, limit) })
 			require.Equal(t, 1, gate.Held(t))
-			outs := queueCalls(t, background(6), func(ctx context.Context, _ int) (ratelimit.Result, error) {
+			outs := queueCalls(t, lane{limiter, key, limit, 1}, background(6), func(ctx context.Context, _ int) (ratelimit.Result, error) {
 				return limiter.Allow(ctx, key, limit)
 			})
 			cuts := cutter.Cuts()
@@ -450,7 +441,7 @@ func TestContextEndingWhileQueuedOrInFlight(t *testing.T) {
 			first := startCall(ctx, func(ctx context.Context) (ratelimit.Result, error) { return call(ctx, 0) })
 			gate.Held(t)
 			ctxA, cancelA := context.WithCancel(ctx)
-			outs := queueCalls(t, []context.Context{ctxA, ctx}, call)
+			outs := queueCalls(t, lane{limiter, key, limit, 1}, []context.Context{ctxA, ctx}, call)
 			cancelA()
 			o := await(t, outs[0])
 			require.ErrorIs(t, o.err, context.Canceled, "%v", limit)
@@ -473,8 +464,8 @@ func TestContextEndingWhileQueuedOrInFlight(t *testing.T) {
 			gate.Held(t)
 			ctxA, cancelA = context.WithCancel(ctx)
 			ctxB, cancelB := context.WithCancel(ctx)
-			outA := queueCalls(t, []context.Context{ctxA}, call)[0]
-			outB := queueCalls(t, []context.Context{ctxB}, call)[0]
+			outA := queueCalls(t, lane{limiter, key, limit, 1}, []context.Context{ctxA}, call)[0]
+			outB := queueCalls(t, lane{limiter, key, limit, 1}, []context.Context{ctxB}, call)[0]
 			gate.Release()
 			require.Equal(t, 2, gate.Held(t), "%v: A and B in one batch", limit)
 			cancelB()
@@ -515,7 +506,7 @@ func TestBadInputIsRefusedBeforeQueueing(t *testing.T) {
 			gate.Hold(1)
 			first := startCall(ctx, func(ctx context.Context) (ratelimit.Result, error) { return limiter.Allow(ctx, key, limit) })
 			gate.Held(t)
-			outs := queueCalls(t, background(1), func(ctx context.Context, _ int) (ratelimit.Result, error) {
+			outs := queueCalls(t, lane{limiter, key, limit, 1}, background(1), func(ctx context.Context, _ int) (ratelimit.Result, error) {
 				return limiter.Allow(ctx, key, limit)
 			})
 
@@ -555,7 +546,7 @@ func TestWrongTypeFailsEveryCallOfABatch(t *testing.T) {
 			gate.Hold(1)
 			first := startCall(ctx, func(ctx context.Context) (ratelimit.Result, error) { return limiter.Allow(ctx, key, limit) })
 			gate.Held(t)
-			outs := queueCalls(t, background(3), func(ctx context.Context, _ int) (ratelimit.Result, error) {
+			outs := queueCalls(t, lane{limiter, key, limit, 1}, background(3), func(ctx context.Context, _ int) (ratelimit.Result, error) {
 				return limiter.Allow(ctx, key, limit)
 			})
 			gate.Release()
@@ -604,7 +595,7 @@ func TestBatchesNeverMixLimitsOrN(t *testing.T) {
 		}
 		const each = 4
 		for _, k := range kinds {
-			outs = append(outs, queueCalls(t, background(each), func(ctx context.Context, _ int) (ratelimit.Result, error) {
+			outs = append(outs, queueCalls(t, lane{limiter, key, k.limit, k.n}, background(each), func(ctx context.Context, _ int) (ratelimit.Result, error) {
 				return limiter.AllowN(ctx, key, k.limit, k.n)
 			})...)
 			for range each {
@@ -695,7 +686,7 @@ func TestBatchCarriesAtMost256Calls(t *testing.T) {
 		gate.Hold(1)
 		first := startCall(ctx, func(ctx context.Context) (ratelimit.Result, error) { return limiter.Allow(ctx, key, limit) })
 		gate.Held(t)
-		outs := queueCalls(t, background(300), func(ctx context.Context, _ int) (ratelimit.Result, error) {
+		outs := queueCalls(t, lane{limiter, key, limit, 1}, background(300), func(ctx context.Context, _ int) (ratelimit.Result, error) {
 			return limiter.Allow(ctx, key, limit)
 		})
 		gate.Release()
@@ -747,7 +738,7 @@ func TestBatchCountsExactlyAtTheEdges(t *testing.T) {
 			gate.Hold(1)
 			outs := []chan outcome{startCall(ctx, func(ctx context.Context) (ratelimit.Result, error) { return call(ctx, 0) })}
 			gate.Held(t)
-			outs = append(outs, queueCalls(t, background(2), call)...)
+			outs = append(outs, queueCalls(t, lane{limiter, key, limit, edge.n}, background(2), call)...)
 			gate.Release()
 			var results, want []ratelimit.Result
 			for _, out := range outs {

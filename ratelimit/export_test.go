@@ -42,3 +42,13 @@ func RecordDueNow(l *Limiter, key string) { l.memo.Forget(recordKey(key)) }
 
 // RecordKey is the name of the rate record beside key.
 func RecordKey(key string) string { return recordKey(key) }
+
+// Queued returns the AllowN calls of n events on key and limit that l has
+// queued behind a batch in flight.
+func Queued(l *Limiter, key string, limit Limit, n int64) int {
+	data, p, err := prepare(key, limit, n)
+	if err != nil {
+		panic(err)
+	}
+	return l.allows.Queued(batchKey{key: key, data: data, p: p, n: n})
+}

@@ -33,9 +33,9 @@ type Limiter struct {
 	memo record.Memo
 
 	// allows joins concurrent AllowN calls of one n on one key and limit
-	// into batches, each sent as one script call by send; nil when
-	// Config.DisableCoalescing is set.
-	allows *coalesce.Group[batchKey, struct{}, Result]
+	// into batches, each sent as one script call by send, or sends each
+	// alone when Config.DisableCoalescing is set.
+	allows coalesce.Group[batchKey, struct{}, Result]
 }
 
 // A batchKey is what the calls of one batch share: the limit's data key,
@@ -65,9 +65,7 @@ func New(client redis.UniversalClient, cfg Config) (*Limiter, error) {
 		return nil, err
 	}
 	l := &Limiter{base: b}
-	if !cfg.DisableCoalescing {
-		l.allows = &coalesce.Group[batchKey, struct{}, Result]{Send: l.send, Max: maxBatch}
-	}
+	l.allows.Send, l.allows.Max, l.allows.Alone = l.send, maxBatch, cfg.DisableCoalescing
 	return l, nil
 }
 
@@ -121,12 +119,7 @@ func (l *Limiter) allowRun(ctx context.Context, method, key string, limit Limit,
 	if err != nil {
 		return Result{}, errs.Op(method, key, err)
 	}
-	var res Result
-	if l.allows != nil {
-		res, err = l.allows.Do(ctx, batchKey{key: key, data: data, p: p, n: n}, struct{}{})
-	} else {
-		res, err = l.allow(ctx, key, data, p, n)
-	}
+	res, err := l.allows.Do(ctx, batchKey{key: key, data: data, p: p, n: n}, struct{}{})
 	if err != nil {
 		return Result{}, errs.Call(ctx, method, key, err)
 	}

@@ -3,7 +3,6 @@ package recent_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,24 +118,11 @@ func (g *scriptGate) WaitHeld(t *testing.T, n int) {
 	})
 }
 
-// waitQueued waits until n calls wait in a queue of calls behind one in
-// flight, as the stacks of their goroutines show: blocked in a select in
-// the Do of a coalesce Group, which is where a queued call waits.
-func waitQueued(t *testing.T, n int) {
+// waitQueued waits until n calls of l, Adds and Removes, wait in a queue
+// of calls behind one in flight.
+func waitQueued(t *testing.T, l *recent.List, n int) {
 	t.Helper()
-	buf := make([]byte, 1<<20)
-	waitUntil(t, fmt.Sprintf("%d calls queued", n), func() bool {
-		stacks := string(buf[:runtime.Stack(buf, true)])
-		queued := 0
-		for _, g := range strings.Split(stacks, "\n\n") {
-			header, frames, _ := strings.Cut(g, "\n")
-			if strings.Contains(header, "[select") && strings.HasPrefix(frames, "github.com/slotlimit/slotlimit/internal/coalesce.(*Group[") &&
-				strings.Contains(strings.SplitN(frames, "\n", 2)[0], ").Do(") {
-				queued++
-			}
-		}
-		return queued == n
-	})
+	waitUntil(t, fmt.Sprintf("%d calls queued", n), func() bool { return recent.Queued(l) == n })
 }
 
 // waitUntil polls cond, failing t after a generous bound.
@@ -163,18 +149,18 @@ func gatedList(t *testing.T, b *redistest.Backend, client redis.UniversalClient,
 	return newListOn(t, client, cfg), g
 }
 
-// crowd makes first, waits until its script call is held, makes each of
-// rest in turn once the one before has queued, and then opens g, and
-// returns each call's error, first's at 0.
-func crowd(t *testing.T, g *scriptGate, first func() error, rest ...func() error) []error {
+// crowd makes first, a call of l, waits until its script call is held,
+// makes each of rest, calls of l, in turn once the one before has queued,
+// and then opens g, and returns each call's error, first's at 0.
+func crowd(t *testing.T, l *recent.List, g *scriptGate, first func() error, rest ...func() error) []error {
 	t.Helper()
-	return crowdAround(t, g, nil, first, rest...)
+	return crowdAround(t, l, g, nil, first, rest...)
 }
 
 // crowdAround is crowd, but when between is not nil it lets first
 // through alone, and calls between once the next script call, the
 // batch's, is held, before it lets that through.
-func crowdAround(t *testing.T, g *scriptGate, between func(), first func() error, rest ...func() error) []error {
+func crowdAround(t *testing.T, l *recent.List, g *scriptGate, between func(), first func() error, rest ...func() error) []error {
 	t.Helper()
 	g.Hold()
 	errs := make([]error, 1+len(rest))
@@ -188,7 +174,7 @@ func crowdAround(t *testing.T, g *scriptGate, between func(), first func() error
 		if i == 0 {
 			g.WaitHeld(t, 1)
 		} else {
-			waitQueued(t, i)
+			waitQueued(t, l, i)
 		}
 	}
 	if between != nil {
@@ -248,7 +234,7 @@ func addsInTurn(t *testing.T, maxItems int64, perBatch int) {
 			made = append(made, values)
 			calls = append(calls, func() error { return l.Add(ctx, values...) })
 		}
-		for i, err := range crowd(t, g, calls[0], calls[1:]...) {
+		for i, err := range crowd(t, l, g, calls[0], calls[1:]...) {
 			assert.NoError(t, err, "Max %d: Add %d", maxItems, i)
 		}
 
@@ -318,7 +304,7 @@ func TestConcurrentRemovesCountAsInTurn(t *testing.T) {
 				return err
 			})
 		}
-		for i, err := range crowd(t, g, calls[0], calls[1:]...) {
+		for i, err := range crowd(t, l, g, calls[0], calls[1:]...) {
 			assert.NoError(t, err, "Remove %d", i)
 		}
 
@@ -393,7 +379,7 @@ func TestLostReplyOfABatch(t *testing.T) {
 				adds = append(adds, func() error { return l.Add(ctx, v) })
 			}
 			cutter.Arm(1, "evalsha", key, "queued5") // in the batch, not in the first call
-			for i, err := range crowd(t, g, adds[0], adds[1:]...) {
+			for i, err := range crowd(t, l, g, adds[0], adds[1:]...) {
 				assert.NoError(t, err, "Add %d", i)
 			}
 			cutter.RequireOneMore(t, 0)
@@ -412,7 +398,7 @@ func TestLostReplyOfABatch(t *testing.T) {
 				})
 			}
 			cutter.Arm(1, "evalsha", key, "queued5")
-			for i, err := range crowd(t, g, removes[0], removes[1:]...) {
+			for i, err := range crowd(t, l, g, removes[0], removes[1:]...) {
 				assert.NoError(t, err, "Remove %d", i)
 			}
 			cutter.RequireOneMore(t, 1)
@@ -442,13 +428,13 @@ func TestContextEndsWhileQueuedOrInFlight(t *testing.T) {
 		bCtx, cancelB := context.WithCancel(ctx)
 		bDone := make(chan error, 1)
 		go func() { bDone <- l.Add(bCtx, "b") }()
-		waitQueued(t, 1)
+		waitQueued(t, l, 1)
 		go func() { done <- l.Add(ctx, "c") }()
-		waitQueued(t, 2)
+		waitQueued(t, l, 2)
 		dCtx, cancelD := context.WithCancel(ctx)
 		dDone := make(chan error, 1)
 		go func() { dDone <- l.Add(dCtx, "d") }()
-		waitQueued(t, 3)
+		waitQueued(t, l, 3)
 		cancelB()
 		err := <-bDone
 		assert.ErrorIs(t, err, context.Canceled)
@@ -489,11 +475,11 @@ func TestBadInputIsRefusedBeforeQueueing(t *testing.T) {
 		l, g := gatedList(t, b, b.NewClient(t), recent.Config{Max: 10})
 		var nilCtx context.Context
 		var refused []error
-		errs := crowd(t, g, func() error { return l.Add(ctx, "a") }, func() error {
+		errs := crowd(t, l, g, func() error { return l.Add(ctx, "a") }, func() error {
 			refused = append(refused, l.Add(nilCtx, "x"))
 			_, err := l.Remove(nilCtx, "x")
 			refused = append(refused, err, l.Add(ctx, make([]string, recent.MaxBatch+1)...))
-			waitQueued(t, 0) // none of them queued
+			waitQueued(t, l, 0) // none of them queued
 			return l.Add(ctx, "b")
 		})
 		assert.Equal(t, []error{nil, nil}, errs)
@@ -517,7 +503,7 @@ func TestWrongTypeFailsEachMemberOfABatch(t *testing.T) {
 		for i := range 4 {
 			calls = append(calls, func() error { return l.Add(ctx, fmt.Sprint(i)) })
 		}
-		for i, err := range crowd(t, g, calls[0], calls[1:]...) {
+		for i, err := range crowd(t, l, g, calls[0], calls[1:]...) {
 			require.Error(t, err, "Add %d", i)
 			assert.Contains(t, err.Error(), "WRONGTYPE", "Add %d", i)
 			assert.NotErrorIs(t, err, recent.ErrOutcomeUnknown, "Add %d", i)
@@ -576,7 +562,7 @@ func TestCallsSentAlone(t *testing.T) {
 		for range 3 {
 			assert.NoError(t, <-done)
 		}
-		errs := crowd(t, g, func() error { _, err := l.Remove(ctx, "0"); return err },
+		errs := crowd(t, l, g, func() error { _, err := l.Remove(ctx, "0"); return err },
 			func() error { _, err := l.Remove(ctx, "1"); return err }, func() error { _, err := l.Remove(ctx, "2"); return err })
 		assert.Equal(t, []error{nil, nil, nil}, errs)
 		assert.Len(t, g.Calls(), 2, "one Remove alone, then a batch")
@@ -597,7 +583,7 @@ func TestBatchesAgeItemsOut(t *testing.T) {
 	require.NoError(t, l.Add(ctx, "young1", "young2"))
 
 	counts := make([]int64, 3)
-	errs := crowdAround(t, g, func() { b.Advance(time.Millisecond) }, func() (err error) {
+	errs := crowdAround(t, l, g, func() { b.Advance(time.Millisecond) }, func() (err error) {
 		counts[0], err = l.Remove(ctx, "none")
 		return err
 	}, func() (err error) {
@@ -613,7 +599,7 @@ func TestBatchesAgeItemsOut(t *testing.T) {
 	assert.Equal(t, []string{"young2"}, b.Client.ZRange(ctx, key, 0, -1).Val(), "the batch dropped the old items")
 
 	b.Advance(time.Minute - time.Millisecond)
-	errs = crowdAround(t, g, func() { b.Advance(time.Millisecond) },
+	errs = crowdAround(t, l, g, func() { b.Advance(time.Millisecond) },
 		func() error { return l.Add(ctx, "a") }, func() error { return l.Add(ctx, "b") }, func() error { return l.Add(ctx, "c") })
 	assert.Equal(t, []error{nil, nil, nil}, errs)
 	assert.Len(t, g.Calls(), 2, "one Add alone, then a batch")

@@ -29,3 +29,7 @@ func LoadScripts(ctx context.Context, client redis.UniversalClient) error {
 	}
 	return load(ctx, client.(*redis.Client))
 }
+
+// Queued returns the Adds and the Removes of l queued behind a batch in
+// flight.
+func Queued(l *List) int { return l.adds.Queued(struct{}{}) + l.removes.Queued(struct{}{}) }

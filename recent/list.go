@@ -55,8 +55,8 @@ type List struct {
 	trim, maxAge, expiry any
 
 	// The Adds and the Removes of at most coalescedValues values each,
-	// sent in batches unless Config.DisableCoalescing (see sendAdds and
-	// sendRemoves). The list is one key of one Config, so every call of a
+	// sent in batches, or each alone with Config.DisableCoalescing (see
+	// sendAdds and sendRemoves). The list is one key of one Config, so every call of a
 	// kind shares one lane.
 	adds    coalesce.Group[struct{}, []string, struct{}]
 	removes coalesce.Group[struct{}, []string, int64]
@@ -112,16 +112,16 @@ func New(client redis.UniversalClient, cfg Config) (*List, error) {
 		maxAge: ms(cfg.MaxAge),
 		expiry: ms(cfg.expiry()),
 	}
-	l.adds.Send, l.adds.Max = l.sendAdds, addCalls(cfg.Max)
-	l.removes.Send, l.removes.Max = l.sendRemoves, coalescedCalls
+	l.adds.Send, l.adds.Max, l.adds.Alone = l.sendAdds, addCalls(cfg.Max), cfg.DisableCoalescing
+	l.removes.Send, l.removes.Max, l.removes.Alone = l.sendRemoves, coalescedCalls, cfg.DisableCoalescing
 	return l, nil
 }
 
 // coalesces reports whether a call with values goes through its kind's
 // Group, whose batches carry at most calls calls, to be sent alone or in
-// a batch.
+// a batch (always alone with Config.DisableCoalescing).
 func (l *List) coalesces(values []string, calls int) bool {
-	return !l.cfg.DisableCoalescing && len(values) <= coalescedValues && calls > 1
+	return len(values) <= coalescedValues && calls > 1
 }
 
 // Config returns the List's configuration; the zero Config for a zero or

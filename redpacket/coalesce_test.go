@@ -3,7 +3,6 @@ package redpacket_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -121,34 +120,14 @@ func (g *gate) Batched() bool {
 	return false
 }
 
-// awaitQueued waits until n callers are queued in a coalescing Group's
-// Do, behind a leader whose call a gate holds.
-func awaitQueued(t *testing.T, n int) {
+// awaitQueued waits until n Grabs of packet id on s are queued behind a
+// leader whose call a gate holds.
+func awaitQueued(t *testing.T, s *redpacket.Store, id string, n int) {
 	t.Helper()
-	buf := make([]byte, 1<<20)
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		for {
-			k := runtime.Stack(buf, true)
-			if k < len(buf) {
-				buf = buf[:k]
-				break
-			}
-			buf = make([]byte, 2*len(buf))
-		}
-		queued := 0
-		for _, g := range strings.Split(string(buf), "\n\n") {
-			header, _, _ := strings.Cut(g, "\n")
-			if strings.Contains(header, "[select") && strings.Contains(g, "internal/coalesce.(*Group[...]).Do(") {
-				queued++
-			}
-		}
-		if queued >= n {
-			return
-		}
+	for deadline := time.Now().Add(30 * time.Second); redpacket.Queued(s, id) < n; {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d callers queued, want %d:\n%s", queued, n, buf)
+			t.Fatalf("%d Grabs queued, want %d", redpacket.Queued(s, id), n)
 		}
-		buf = buf[:cap(buf)]
 		time.Sleep(time.Millisecond)
 	}
 }
@@ -181,7 +160,7 @@ func crowd(t *testing.T, s *redpacket.Store, g *gate, id, first string, users []
 		wg.Add(1)
 		go grab(1+i, user)
 	}
-	awaitQueued(t, len(users))
+	awaitQueued(t, s, id, len(users))
 	g.Release()
 	wg.Wait()
 	return answers
@@ -392,13 +371,13 @@ func TestGrabContextEndsInACrowd(t *testing.T) {
 	g.AwaitHeld(t)
 	queuedCtx, cancelQueued := context.WithCancel(ctx)
 	queued := grab(queuedCtx, "queued")
-	awaitQueued(t, 1)
+	awaitQueued(t, s, p.ID, 1)
 	other := grab(ctx, "other") // leads the batch, after queued leaves
-	awaitQueued(t, 2)
+	awaitQueued(t, s, p.ID, 2)
 	inFlightCtx, cancelInFlight := context.WithCancel(ctx)
 	defer cancelInFlight()
 	inFlight := grab(inFlightCtx, "in-flight")
-	awaitQueued(t, 3)
+	awaitQueued(t, s, p.ID, 3)
 
 	cancelQueued()
 	a := <-queued

@@ -25,3 +25,7 @@ func LoadScripts(ctx context.Context, client redis.UniversalClient) error {
 	}
 	return nil
 }
+
+// Queued returns the Grabs of packet id on s queued behind a batch in
+// flight.
+func Queued(s *Store, id string) int { return s.grabs.Queued(id) }

@@ -38,8 +38,8 @@ type Store struct {
 	cfg    Config
 	linger string // Linger in ms, as create.lua takes it
 
-	// grabs sends concurrent Grabs of one packet as one script call,
-	// unless cfg.DisableCoalescing.
+	// grabs sends concurrent Grabs of one packet as one script call, or
+	// each alone with cfg.DisableCoalescing.
 	grabs coalesce.Group[string, string, grabbed]
 }
 
@@ -74,7 +74,7 @@ func newStore(client redis.UniversalClient, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{base: base, cfg: cfg, linger: ms(cfg.Linger)}
-	s.grabs.Send, s.grabs.Max = s.runGrabs, maxGrabs
+	s.grabs.Send, s.grabs.Max, s.grabs.Alone = s.runGrabs, maxGrabs, cfg.DisableCoalescing
 	return s, nil
 }
 
@@ -175,22 +175,14 @@ func (s *Store) grab(ctx context.Context, packetID, user string) (Claim, error) 
 	if err := checkID("user", user); err != nil {
 		return Claim{}, refused("Grab", packetID, err)
 	}
-	var c Claim
-	var refusal, err error
-	if s.cfg.DisableCoalescing {
-		c, refusal, err = s.runGrab(ctx, packetID, user)
-	} else {
-		var g grabbed
-		g, err = s.grabs.Do(ctx, packetID, user)
-		c, refusal = g.claim, g.refusal
-	}
+	g, err := s.grabs.Do(ctx, packetID, user)
 	switch {
-	case refusal != nil:
-		return Claim{}, refused("Grab", packetID, refusal)
+	case g.refusal != nil:
+		return Claim{}, refused("Grab", packetID, g.refusal)
 	case err != nil:
 		return Claim{}, s.fail(ctx, "Grab", packetID, err)
 	}
-	return c, nil
+	return g.claim, nil
 }
 
 // Remaining returns the shares of the packet not yet taken, and their sum:
