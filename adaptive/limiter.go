@@ -41,6 +41,9 @@ type Limiter struct {
 	// The runs that concurrent tries and releases share (see scripts.go).
 	tries    coalesce.Group[struct{}, try, grant]
 	releases coalesce.Group[struct{}, release, freed]
+	// unsettled are the slots whose try's ctx ended while its run was in
+	// flight, until that run returns (see Slot.leave).
+	unsettled coalesce.Unsettled
 
 	// memo keeps the record of the Limiter's bounds written at most once
 	// a minute (see recordBounds).

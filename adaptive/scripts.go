@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/slotlimit/slotlimit/internal/callerr"
 	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/script"
 	"github.com/slotlimit/slotlimit/internal/waitqueue"
@@ -90,8 +89,7 @@ var acquireScript = script.Load(scriptFiles, "scripts/acquire.lua", waitqueue.Li
 // A try is one holder's try in a run of acquire.lua.
 type try struct {
 	holder string
-	join   bool          // queue the holder when refused
-	ran    chan struct{} // closed once the run that carries the try has returned
+	join   bool // queue the holder when refused
 }
 
 // joinArgs are ARGV join, boxed once: join false, then true.
@@ -109,32 +107,22 @@ type grant struct {
 
 // acquire runs acquire.lua for s's holder; join queues it when refused.
 // Before it, at most once a minute, it records the Limiter's bounds.
-// Unless Config.DisableCoalescing is set, concurrent tries share a run
-// (see sendTries); either way s records the run its try is in until the
-// try returns, or, if its outcome is unknown, until s leaves.
+// Unless Config.DisableCoalescing is set, concurrent tries share a run;
+// a try whose ctx ended while its run was in flight is remembered in
+// l.unsettled, so that s leaves after that run.
 func (l *Limiter) acquire(ctx context.Context, s *Slot, join bool) (grant, error) {
 	l.recordBounds(ctx)
-	t := try{holder: s.id, join: join, ran: make(chan struct{})}
-	s.sending = t.ran
-	g, err := l.tries.Do(ctx, struct{}{}, t)
-	if err == nil || !callerr.OutcomeUnknown(err) {
-		s.sending = nil // the run returned, or the try was never sent
-	}
+	g, err := l.tries.Do(ctx, struct{}{}, try{holder: s.id, join: join})
+	l.unsettled.Note(s.id, err)
 	return g, err
 }
 
-// sendTries is the Send of l.tries: one run of acquire.lua for tries, in
-// arrival order. It closes each try's ran once the run has returned.
+// sendTries is the Send of l.tries.
 func (l *Limiter) sendTries(ctx context.Context, _ struct{}, tries []try) ([]grant, error) {
-	defer func() {
-		for _, t := range tries {
-			close(t.ran)
-		}
-	}()
 	return l.runTries(ctx, tries)
 }
 
-// runTries runs acquire.lua for tries, in order, in one script call.
+// runTries runs acquire.lua for tries, in arrival order.
 func (l *Limiter) runTries(ctx context.Context, tries []try) ([]grant, error) {
 	args := make([]any, 0, 3+2*len(tries))
 	args = append(args, l.bounds, l.ttl, waitqueue.EntryTTLArg)

@@ -50,13 +50,6 @@ type Slot struct {
 	// unknown. It only grows.
 	deadline atomic.Int64
 
-	// sending, while not nil, is closed once the run of acquire.lua that
-	// carries the slot's last try has returned: set while a try is sent
-	// and kept when its outcome is unknown, so that leave frees the slot
-	// after that run (see Limiter.acquire). Only the goroutine of the
-	// TryAcquire or Acquire that made the slot uses it.
-	sending chan struct{}
-
 	mu    sync.Mutex  // held by a call that frees the slot
 	done  bool        // a call that frees it got an answer
 	claim *time.Timer // the claim of a handed slot, until it runs; nil: none
@@ -175,15 +168,9 @@ func (s *Slot) free(ctx context.Context, method, outcome string) error {
 func (s *Slot) leave(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	if s.sending != nil {
-		// The try's run, whose outcome the caller did not wait for, may
-		// still take a slot or queue the holder: free it after that run.
-		select {
-		case <-s.sending:
-		case <-ctx.Done():
-		}
-		s.sending = nil
-	}
+	// A try's run, whose outcome the caller did not wait for, may still
+	// take a slot or queue the holder: free it after that run.
+	s.l.unsettled.Settle(ctx, s.id)
 	noWait := script.Runner{Client: s.l.base.Client}
 	s.l.runReleases(ctx, &noWait, []release{{holder: s.id, outcome: outcomeIgnore}}) //nolint:errcheck // best effort; the lease and the entry lapse by themselves
 }
