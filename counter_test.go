@@ -13,21 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotlimit/slotlimit"
-)
-
-// The classic INCR/DECR limiter scripts, verbatim, as services run them
-// today on a plain integer key.
-const (
-	classicIncr = "local count = redis.call('get',KEYS[1]);" +
-		"if not count or tonumber(count) < tonumber(ARGV[1]) then " +
-		"count=redis.call('incr',KEYS[1]);redis.call('EXPIRE', KEYS[1], 300);" +
-		"end;" +
-		"return tonumber(count)"
-	classicDecr = "local count = redis.call('get',KEYS[1]);" +
-		"if count and tonumber(count)>0 then " +
-		"count=redis.call('incrby',KEYS[1],-1);" +
-		"end;" +
-		"return tonumber(count)"
+	"github.com/slotlimit/slotlimit/internal/classic"
 )
 
 func newCounter(t *testing.T, b *backend, key string, limit int64) *slotlimit.Counter {
@@ -62,9 +48,9 @@ func TestCounterTellsLastSlotFromRefusal(t *testing.T) {
 
 		// The classic script answers 3 for both cases on the same data.
 		require.NoError(t, b.Client.Set(ctx, key, 2, 0).Err())
-		took, err := b.Client.Eval(ctx, classicIncr, []string{key}, 3).Int64()
+		took, err := b.Client.Eval(ctx, classic.Incr, []string{key}, 3).Int64()
 		require.NoError(t, err)
-		refused, err := b.Client.Eval(ctx, classicIncr, []string{key}, 3).Int64()
+		refused, err := b.Client.Eval(ctx, classic.Incr, []string{key}, 3).Int64()
 		require.NoError(t, err)
 		assert.Equal(t, took, refused, "the classic script cannot tell them apart")
 	})
@@ -208,7 +194,7 @@ func TestCounterSharesKeyWithClassicScripts(t *testing.T) {
 			var reply *redis.Cmd
 			_, err = b.Client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 				before = p.Get(ctx, key)
-				reply = p.Eval(ctx, classicIncr, []string{key}, limit)
+				reply = p.Eval(ctx, classic.Incr, []string{key}, limit)
 				return nil
 			})
 			if err != nil && !errors.Is(err, redis.Nil) {
@@ -228,11 +214,11 @@ func TestCounterSharesKeyWithClassicScripts(t *testing.T) {
 		var wg sync.WaitGroup
 		for w := 0; w < workers; w++ {
 			wg.Add(1)
-			go func(classic bool) {
+			go func(old bool) {
 				defer wg.Done()
 				for r := 0; r < rounds; r++ {
 					var took bool
-					if classic {
+					if old {
 						var n int64
 						var err error
 						took, n, err = classicAcquire()
@@ -254,9 +240,9 @@ func TestCounterSharesKeyWithClassicScripts(t *testing.T) {
 					g.enter()
 					time.Sleep(200 * time.Microsecond)
 					g.leave()
-					if classic {
+					if old {
 						classicTook.Add(1)
-						assert.NoError(t, b.Client.Eval(ctx, classicDecr, []string{key}).Err())
+						assert.NoError(t, b.Client.Eval(ctx, classic.Decr, []string{key}).Err())
 					} else {
 						counterTook.Add(1)
 						err := c.Release(ctx)

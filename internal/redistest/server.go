@@ -40,16 +40,25 @@ const (
 type Server struct {
 	Addr string // host:port
 
-	args []string
-	dir  string
-	cmd  *exec.Cmd
-	tls  *tls.Config // a client's, for a server that listens only for TLS (see StartTLS)
+	args    []string
+	wrapper []string // runs redis-server, as valgrind does; nil runs it directly
+	dir     string
+	cmd     *exec.Cmd
+	tls     *tls.Config // a client's, for a server that listens only for TLS (see StartTLS)
 }
 
 // Start runs redis-server on a free loopback port with no persistence,
 // plus any extra configuration args (such as "--appendonly", "yes"), and
 // waits until it answers PING.
 func Start(args ...string) (*Server, error) {
+	return StartUnder(nil, args...)
+}
+
+// StartUnder is Start with redis-server run by the command wrapper: the
+// process is wrapper[0], given wrapper[1:], then redis-server's path and
+// arguments, as in valgrind --tool=callgrind redis-server. A nil wrapper
+// runs redis-server itself. Restart runs it under wrapper again.
+func StartUnder(wrapper []string, args ...string) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, ErrNoServer
@@ -58,7 +67,7 @@ func Start(args ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{dir: dir, args: args}
+	s := &Server{dir: dir, args: args, wrapper: wrapper}
 	// A port found free can be taken before the server binds it; try a few.
 	for range 5 {
 		if s.Addr, err = loopback.FreeAddr(); err != nil {
@@ -86,6 +95,10 @@ func (s *Server) run(bin string) error {
 		"--appendonly", "no",
 		"--logfile", filepath.Join(s.dir, "redis.log"),
 	), s.args...)
+	if len(s.wrapper) > 0 {
+		args = append(append(s.wrapper[1:len(s.wrapper):len(s.wrapper)], bin), args...)
+		bin = s.wrapper[0]
+	}
 	cmd := exec.Command(bin, args...)
 	if err := startWithParentDeathSignal(cmd); err != nil {
 		return err

@@ -1,70 +1,8 @@
 package main
 
-import "github.com/slotlimit/slotlimit/bench/internal/harness"
-
-// The baselines run without the library, each verbatim: the minimal ZSET
-// lease scripts, and the scripts a team commonly writes for each
-// primitive (the classic scripts).
-const (
-	// leaseAcquire is the least a limiter of leases that lapse must run,
-	// with the caller's clock. KEYS[1] the lease set; ARGV[1] now in ms,
-	// ARGV[2] the lease in ms, ARGV[3] the limit, ARGV[4] the holder. It
-	// prunes the leases that lapsed, counts the rest, and below the limit
-	// adds the holder's lease and sets the key's expiry; it returns 1 when
-	// it granted the lease, else 0.
-	leaseAcquire = "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\n" +
-		"if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end\n" +
-		"redis.call('ZADD', KEYS[1], ARGV[1] + ARGV[2], ARGV[4])\n" +
-		"redis.call('PEXPIRE', KEYS[1], ARGV[2])\n" +
-		"return 1\n"
-	// leaseRelease: KEYS[1] the lease set, ARGV[1] the holder; it removes
-	// the holder's lease.
-	leaseRelease = "return redis.call('ZREM', KEYS[1], ARGV[1])\n"
-
-	// compareAndDelete is the bare lock's unlock: delete the key if it
-	// still holds the owner's token. KEYS[1] the lock, ARGV[1] the token.
-	compareAndDelete = "if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end"
-
-	// classicWindow is the classic fixed-window rate-limit script: INCR;
-	// refuse (return the count) above ARGV[1]; on the first hit, EXPIRE
-	// the key ARGV[2] seconds. KEYS[1] the counter.
-	classicWindow = "local c; c = redis.call('incr', KEYS[1]); if c and tonumber(c) > tonumber(ARGV[1]) then return c; end; if tonumber(c) == 1 then redis.call('expire', KEYS[1], ARGV[2]) end; return c;"
-
-	// classicRecent is the classic recent-list script, as its Java string
-	// concatenation makes it: ZADD the member at the score, ZCARD, and
-	// ZREMRANGEBYRANK the oldest above the max. KEYS[1] the list; ARGV[1]
-	// the member, ARGV[2] the score (the client's clock in whole seconds),
-	// ARGV[3] the max.
-	classicRecent = "local key = KEYS[1] " +
-		"local member = ARGV[1] " +
-		"local score = ARGV[2] " +
-		"local maxSize = tonumber(ARGV[3]) " +
-		"redis.call('ZADD', key, score, member) " +
-		"local size = redis.call('ZCARD', key) " +
-		"if size > maxSize then " +
-		"    redis.call('ZREMRANGEBYRANK', key, 0, size - maxSize - 1) " +
-		"end " +
-		"return 1"
-
-	// classicGrab is the classic red-packet grab script, line by line, its
-	// trailing spaces kept. It makes its key names from KEYS[1], the
-	// packet id: red_packet_<id>, a hash whose field stock counts the
-	// shares left, and red_packet_list_<id>, a list to which it pushes
-	// ARGV[1], "userId-timeMillis". It returns 1 for a share taken, 2 for
-	// the last one, and 0 when the packet is sold out.
-	classicGrab = "local listKey = 'red_packet_list_'..KEYS[1]  \n" +
-		"local redPacket = 'red_packet_'..KEYS[1] \n" +
-		"local stock = tonumber(redis.call('hget', redPacket, 'stock')) \n" +
-		"if stock <= 0 then \n" +
-		"  return 0 \n" +
-		"end \n" +
-		"stock = stock-1\n" +
-		"redis.call('hset', redPacket, 'stock', tostring(stock)) \n" +
-		"redis.call('rpush', listKey, ARGV[1])  \n" +
-		"if stock == 0 then \n" +
-		"  return 2 \n" +
-		"end  \n" +
-		"return 1"
+import (
+	"github.com/slotlimit/slotlimit/bench/internal/baseline"
+	"github.com/slotlimit/slotlimit/bench/internal/harness"
 )
 
 // scripts are the scripts the benchmark runs by EVALSHA itself.
@@ -74,12 +12,12 @@ type scripts struct {
 
 func newScripts() scripts {
 	return scripts{
-		leaseAcquire: harness.NewScript(leaseAcquire),
-		leaseRelease: harness.NewScript(leaseRelease),
-		cad:          harness.NewScript(compareAndDelete),
-		window:       harness.NewScript(classicWindow),
-		grab:         harness.NewScript(classicGrab),
-		recentAdd:    harness.NewScript(classicRecent),
+		leaseAcquire: harness.NewScript(baseline.LeaseAcquire),
+		leaseRelease: harness.NewScript(baseline.LeaseRelease),
+		cad:          harness.NewScript(baseline.CompareAndDelete),
+		window:       harness.NewScript(baseline.ClassicWindow),
+		grab:         harness.NewScript(baseline.ClassicGrab),
+		recentAdd:    harness.NewScript(baseline.ClassicRecent),
 	}
 }
 
