@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/slotlimit/slotlimit/adaptive"
 )
 
@@ -32,63 +34,123 @@ func adaptiveWatchFlags(fs *flag.FlagSet, c *cli) {
 	liveFlags(fs, c)
 }
 
-// adaptiveLimiter returns a Limiter on key that reads: it only calls
-// Recorded and Inspect, which write nothing. Its Min and Max are -min and
-// -max when either is given, else those the Limiters recorded beside the
-// limit (Limiter.Recorded), so that the limit is read as the Limiters with
-// those bounds read it (kept within them); else 1 and adaptiveMaxLimit, so
-// that it is read as stored. Initial plays no part: a key that holds no limit is shown as
-// such.
-func (c *cli) adaptiveLimiter(key string) (*adaptive.Limiter, error) {
+// checkBounds refuses -min and -max that no Limiter could have.
+func (c *cli) checkBounds() error {
 	switch {
 	case c.minLimit < 0:
-		return nil, usageErrorf("-min %d: a limit is at least 1", c.minLimit)
+		return usageErrorf("-min %d: a limit is at least 1", c.minLimit)
 	case c.maxLimit < 0:
-		return nil, usageErrorf("-max %d: a limit is at least 1", c.maxLimit)
+		return usageErrorf("-max %d: a limit is at least 1", c.maxLimit)
 	case c.maxLimit > adaptiveMaxLimit:
-		return nil, usageErrorf("-max %d: at most %d, below 2^26, as adaptive.Config.Max", c.maxLimit, adaptiveMaxLimit)
+		return usageErrorf("-max %d: at most %d, below 2^26, as adaptive.Config.Max", c.maxLimit, adaptiveMaxLimit)
 	case c.maxLimit > 0 && c.minLimit > c.maxLimit:
-		return nil, usageErrorf("-min %d is above -max %d", c.minLimit, c.maxLimit)
+		return usageErrorf("-min %d is above -max %d", c.minLimit, c.maxLimit)
 	}
-	l, err := c.boundedLimiter(key)
-	if err != nil || c.minLimit > 0 || c.maxLimit > 0 {
-		return l, err
-	}
-	// No bounds given: those the Limiters recorded, when they did.
-	ctx, cancel := c.call()
-	defer cancel()
-	lo, hi, ok, err := l.Recorded(ctx)
-	if err != nil {
-		return nil, c.wrongType(err, adaptiveKind, key)
-	}
-	if !ok || hi > adaptiveMaxLimit {
-		return l, nil
-	}
-	c.minLimit, c.maxLimit, c.boundsRecorded = lo, hi, true
-	return c.boundedLimiter(key)
+	return nil
 }
 
-// boundedLimiter returns a Limiter on key with -min and -max, as
-// adaptiveLimiter describes.
-func (c *cli) boundedLimiter(key string) (*adaptive.Limiter, error) {
-	cfg := adaptive.Config{Key: key, Min: max(1, c.minLimit), Max: c.maxLimit}
+// adaptiveRead is how the commands read an adaptive limit: within -min
+// and -max when either is given, else within the bounds its Limiters
+// recorded.
+func (c *cli) adaptiveRead() adaptiveRead {
+	return adaptiveRead{given: adaptiveBounds{min: c.minLimit, max: c.maxLimit}, within: true}
+}
+
+// adaptiveBounds are the Min and Max that an adaptive limit is shown
+// with: those given (-min and -max), or those its Limiters recorded
+// beside the limit (Limiter.Recorded); 0 when neither.
+type adaptiveBounds struct {
+	min, max int64
+	recorded bool // min and max are the bounds recorded
+}
+
+// An adaptiveRead says how readAdaptive reads an adaptive limit: with
+// the bounds given, when either is above 0, else with those its Limiters
+// recorded; and, when within, the limit within those bounds, as the
+// Limiters with them read it, else as stored. anyRecord takes a bounds
+// record that cannot be read as none, for a look that shows what it can
+// read (ls).
+type adaptiveRead struct {
+	given     adaptiveBounds
+	within    bool
+	anyRecord bool
+}
+
+// findBounds returns the bounds that rd gives, else those the Limiters
+// of key recorded, with Limiter.Recorded, which writes nothing: none when
+// they recorded none, or a Max above what adaptive.New takes.
+func findBounds(ctx context.Context, client redis.UniversalClient, key string, rd adaptiveRead) (adaptiveBounds, error) {
+	if rd.given.min > 0 || rd.given.max > 0 {
+		return rd.given, nil
+	}
+	l, err := newAdaptive(client, key, adaptiveBounds{})
+	if err != nil {
+		return adaptiveBounds{}, err
+	}
+	lo, hi, ok, err := l.Recorded(ctx)
+	if err != nil && !rd.anyRecord {
+		return adaptiveBounds{}, err
+	}
+	if err != nil || !ok || hi > adaptiveMaxLimit {
+		return adaptiveBounds{}, nil
+	}
+	return adaptiveBounds{min: lo, max: hi, recorded: true}, nil
+}
+
+// newAdaptive returns a Limiter on key that reads the limit within b: its
+// Min is b.min, at least 1, and its Max b.max, else adaptiveMaxLimit, so
+// that with no bounds it reads the limit as stored. It is only given
+// Recorded and Inspect to call, which write nothing, and its Initial
+// plays no part: a key that holds no limit is shown as such.
+func newAdaptive(client redis.UniversalClient, key string, b adaptiveBounds) (*adaptive.Limiter, error) {
+	cfg := adaptive.Config{Key: key, Min: max(1, b.min), Max: b.max}
 	if cfg.Max == 0 {
 		cfg.Max = max(adaptiveMaxLimit, cfg.Min)
 	}
-	return adaptive.New(c.client, cfg)
+	return adaptive.New(client, cfg)
+}
+
+// inspectAdaptive reads the view of l's key, shown with the bounds b,
+// with Limiter.Inspect, which writes nothing.
+func inspectAdaptive(ctx context.Context, l *adaptive.Limiter, b adaptiveBounds) (adaptiveView, error) {
+	info, err := l.Inspect(ctx)
+	if err != nil {
+		return adaptiveView{}, err
+	}
+	return adaptiveView{key: l.Config().Key, adaptiveBounds: b, info: info}, nil
+}
+
+// readAdaptive reads the adaptive limit at key as rd says: its bounds,
+// with findBounds, then its Info, with inspectAdaptive, on a Limiter
+// within those bounds or reading the limit as stored. adaptive show, ls
+// and the page show what it returns; adaptive watch finds the bounds
+// once, and inspects again for each screen.
+func readAdaptive(ctx context.Context, client redis.UniversalClient, key string, rd adaptiveRead) (adaptiveView, error) {
+	b, err := findBounds(ctx, client, key, rd)
+	if err != nil {
+		return adaptiveView{}, err
+	}
+	var within adaptiveBounds
+	if rd.within {
+		within = b
+	}
+	l, err := newAdaptive(client, key, within)
+	if err != nil {
+		return adaptiveView{}, err
+	}
+	return inspectAdaptive(ctx, l, b)
 }
 
 // adaptiveKind names an adaptive limit in the answers "no adaptive limit
 // at KEY" and "KEY holds a Redis TYPE, not an adaptive limit".
 const adaptiveKind = "adaptive limit"
 
-// adaptiveView is what adaptive show and each screen of adaptive watch
-// read: the Info, and the bounds given.
+// adaptiveView is what adaptive show, each screen of adaptive watch, ls
+// and the page read: the Info, and the bounds it is shown with.
 type adaptiveView struct {
-	key      string
-	min, max int64 // -min and -max, or the bounds recorded; 0 when neither
-	recorded bool  // min and max are the bounds recorded
-	info     adaptive.Info
+	key string
+	adaptiveBounds
+	info adaptive.Info
 }
 
 // found reports whether the key holds an adaptive limit: one is stored,
@@ -155,15 +217,6 @@ func ago(d time.Duration) string {
 		return "0s"
 	}
 	return left(d)
-}
-
-// readAdaptive reads key's view with l.
-func (c *cli) readAdaptive(ctx context.Context, l *adaptive.Limiter, key string) (adaptiveView, error) {
-	info, err := l.Inspect(ctx)
-	if err != nil {
-		return adaptiveView{}, c.wrongType(err, adaptiveKind, key)
-	}
-	return adaptiveView{key: key, min: c.minLimit, max: c.maxLimit, recorded: c.boundsRecorded, info: info}, nil
 }
 
 type adaptiveJSON struct {
@@ -244,15 +297,14 @@ func (v adaptiveView) json() adaptiveJSON {
 // that holds no adaptive limit is the answer no.
 func runAdaptiveShow(c *cli, args []string) error {
 	key := args[0]
-	l, err := c.adaptiveLimiter(key)
-	if err != nil {
+	if err := c.checkBounds(); err != nil {
 		return err
 	}
 	ctx, cancel := c.call()
 	defer cancel()
-	v, err := c.readAdaptive(ctx, l, key)
+	v, err := readAdaptive(ctx, c.client, key, c.adaptiveRead())
 	if err != nil {
-		return err
+		return c.wrongType(err, adaptiveKind, key)
 	}
 	switch {
 	case c.json:
@@ -297,6 +349,7 @@ type adaptiveWatcher struct {
 	c       *cli
 	key     string
 	l       *adaptive.Limiter
+	bounds  adaptiveBounds // found before the first screen
 	history []adaptiveView // the last screens read, oldest first, at most historyLen
 }
 
@@ -314,15 +367,24 @@ func runAdaptiveWatch(c *cli, args []string) error {
 	if err := c.checkLive(); err != nil {
 		return err
 	}
+	if err := c.checkBounds(); err != nil {
+		return err
+	}
 	w := &adaptiveWatcher{c: c, key: args[0]}
+	ctx, cancel := c.call()
 	var err error
-	if w.l, err = c.adaptiveLimiter(w.key); err != nil {
+	w.bounds, err = findBounds(ctx, c.client, w.key, c.adaptiveRead())
+	cancel()
+	if err != nil {
+		return c.wrongType(err, adaptiveKind, w.key)
+	}
+	if w.l, err = newAdaptive(c.client, w.key, w.bounds); err != nil {
 		return err
 	}
 	return c.live("slotlimit adaptive watch", w.key, func(ctx context.Context, n int) frame {
-		v, err := c.readAdaptive(ctx, w.l, w.key)
+		v, err := inspectAdaptive(ctx, w.l, w.bounds)
 		if err != nil {
-			return frame{err: err}
+			return frame{err: c.wrongType(err, adaptiveKind, w.key)}
 		}
 		f := frame{clock: v.info.ServerTime, json: adaptiveWatchJSON{Screen: n, adaptiveJSON: v.json()}}
 		if !v.found() {

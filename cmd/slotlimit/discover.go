@@ -16,12 +16,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit"
-	"github.com/slotlimit/slotlimit/adaptive"
 	"github.com/slotlimit/slotlimit/internal/hashtag"
 	"github.com/slotlimit/slotlimit/internal/kernel"
 	"github.com/slotlimit/slotlimit/internal/record"
 	"github.com/slotlimit/slotlimit/ratelimit"
-	"github.com/slotlimit/slotlimit/recent"
 	"github.com/slotlimit/slotlimit/redpacket"
 )
 
@@ -418,18 +416,6 @@ func sideRecord(ctx context.Context, client redis.UniversalClient, key, suffix s
 	return record.Read(ctx, client, sideName(key, suffix))
 }
 
-// readRecord is sideRecord within each, for a look that shows what it can
-// read: nil when there is no record or it cannot be read.
-func readRecord(ctx context.Context, client redis.UniversalClient, key, suffix string, each time.Duration) url.Values {
-	ctx, cancel := bound(ctx, each)
-	defer cancel()
-	v, err := sideRecord(ctx, client, key, suffix)
-	if err != nil {
-		return nil
-	}
-	return v
-}
-
 // recordedLimit returns the limit in the record that a Limiter or a
 // Counter keeps beside key; 0 when none is recorded.
 func recordedLimit(ctx context.Context, client redis.UniversalClient, key string) (int64, error) {
@@ -664,25 +650,22 @@ func describeQueue(ctx context.Context, client redis.UniversalClient, f *found) 
 }
 
 func describeRecent(ctx context.Context, client redis.UniversalClient, f *found) error {
-	l, err := recent.New(client, recent.Config{Key: f.Key, Max: recent.MaxItems})
+	// Every item counts, whatever its age; a bounds record that cannot be
+	// read is taken as none.
+	v, err := readRecent(ctx, client, f.Key, recentRead{maxAgeSet: true, anyRecord: true})
 	if err != nil {
 		return err
 	}
-	n, err := l.Len(ctx)
-	if err != nil {
-		return err
-	}
-	f.Figures["items"] = n
-	f.State = plural(int(n), "item")
-	rec := readRecord(ctx, client, f.Key, "recent:bounds", 0)
+	f.Figures["items"] = v.total
+	f.State = plural(int(v.total), "item")
 	var bounds []string
-	if m, ok := recordInt(rec, "max"); ok && m > 0 {
-		f.Figures["max"] = m
-		bounds = append(bounds, fmt.Sprintf("max %d", m))
-	}
-	if age, ok := recordInt(rec, "maxage"); ok && age > 0 {
-		f.Figures["max_age_ms"] = age
-		bounds = append(bounds, "max age "+(time.Duration(age)*time.Millisecond).String())
+	if v.known {
+		f.Figures["max"] = v.bounds.Max
+		bounds = append(bounds, fmt.Sprintf("max %d", v.bounds.Max))
+		if age := v.bounds.MaxAge; age > 0 {
+			f.Figures["max_age_ms"] = age.Milliseconds()
+			bounds = append(bounds, "max age "+age.String())
+		}
 	}
 	if len(bounds) > 0 {
 		f.State += " (" + strings.Join(bounds, ", ") + ")"
@@ -691,11 +674,7 @@ func describeRecent(ctx context.Context, client redis.UniversalClient, f *found)
 }
 
 func describePacket(ctx context.Context, client redis.UniversalClient, f *found) error {
-	s, err := redpacket.New(client, redpacket.Config{Prefix: f.Prefix, Shards: packetShards(f.Key, f.Shard)})
-	if err != nil {
-		return err
-	}
-	snap, err := s.Inspect(ctx, f.Key)
+	snap, err := readPacket(ctx, client, f.Prefix, packetShards(f.Key, f.Shard), f.Key)
 	if errors.Is(err, redpacket.ErrNotFound) {
 		f.Kind = "" // its keys lapsed since the SCAN
 		return nil
@@ -784,22 +763,18 @@ func perPeriod(l ratelimit.Limit) string {
 }
 
 func describeAdaptive(ctx context.Context, client redis.UniversalClient, f *found) error {
-	l, err := adaptive.New(client, adaptive.Config{Key: f.Key, Min: 1, Max: adaptiveMaxLimit})
+	// The limit as stored, beside the bounds recorded; a bounds record
+	// that cannot be read is taken as none.
+	v, err := readAdaptive(ctx, client, f.Key, adaptiveRead{anyRecord: true})
 	if err != nil {
 		return err
 	}
-	info, err := l.Inspect(ctx)
-	if err != nil {
-		return err
-	}
+	info := v.info
 	f.Figures["in_use"], f.Figures["waiting"] = info.InUse, info.Waiters
-	rec := readRecord(ctx, client, f.Key, "adaptive:bounds", 0)
-	lo, okLo := recordInt(rec, "min")
-	hi, okHi := recordInt(rec, "max")
 	bounds := ""
-	if okLo && okHi {
-		f.Figures["min"], f.Figures["max"] = lo, hi
-		bounds = fmt.Sprintf(" (%d..%d)", lo, hi)
+	if v.recorded {
+		f.Figures["min"], f.Figures["max"] = v.min, v.max
+		bounds = fmt.Sprintf(" (%d..%d)", v.min, v.max)
 	}
 	if info.Stored {
 		f.Figures["limit"] = info.Limit

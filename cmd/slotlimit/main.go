@@ -274,9 +274,6 @@ type cli struct {
 	maxLimit  int64
 	kind      string
 	web       webConfig
-	// boundsRecorded: minLimit and maxLimit are the bounds the adaptive
-	// Limiters recorded, not -min and -max.
-	boundsRecorded bool
 
 	stdin          io.Reader
 	stdout, stderr io.Writer

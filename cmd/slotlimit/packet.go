@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/redpacket"
 )
@@ -14,6 +17,18 @@ import (
 func packetFlags(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&c.prefix, "prefix", redpacket.DefaultPrefix, "the Store's Config.Prefix `P`, which its keys begin with")
 	fs.IntVar(&c.shards, "shards", 1, "the Store's Config.Shards `N`, which a packet's keys depend on")
+}
+
+// readPacket reads packet id of the Store with prefix and shards, at one
+// moment, with Store.Inspect, which writes nothing: packet show, ls and
+// the page show what it returns. A packet that does not exist is
+// redpacket.ErrNotFound.
+func readPacket(ctx context.Context, client redis.UniversalClient, prefix string, shards int, id string) (redpacket.Snapshot, error) {
+	s, err := redpacket.New(client, redpacket.Config{Prefix: prefix, Shards: shards})
+	if err != nil {
+		return redpacket.Snapshot{}, err
+	}
+	return s.Inspect(ctx, id)
 }
 
 type packetJSON struct {
@@ -39,16 +54,12 @@ type claimJSON struct {
 
 // runPacketShow prints a packet as created, the shares and amount left,
 // and the claims taken, in the order taken, read at one moment by
-// Store.Inspect. A packet that does not exist is the answer no.
+// readPacket. A packet that does not exist is the answer no.
 func runPacketShow(c *cli, args []string) error {
 	id := args[0]
-	s, err := redpacket.New(c.client, redpacket.Config{Prefix: c.prefix, Shards: c.shards})
-	if err != nil {
-		return err
-	}
 	ctx, cancel := c.call()
 	defer cancel()
-	snap, err := s.Inspect(ctx, id)
+	snap, err := readPacket(ctx, c.client, c.prefix, c.shards, id)
 	if errors.Is(err, redpacket.ErrNotFound) {
 		if c.json {
 			if err := c.writeJSON(map[string]any{"id": id, "found": false}); err != nil {

@@ -199,11 +199,17 @@ type deadOpJSON struct {
 	Declined bool     `json:"declined,omitempty"`
 }
 
-// runQueueRequeue moves the dead letters among the IDs back to the queue,
-// due now, with Queue.Requeue. Its count includes the IDs that an earlier
+// requeueDead moves the dead letters among ids back to q, due now, with
+// Queue.Requeue, and returns how many it moved: queue requeue and the
+// page write through it. Its count includes the IDs that an earlier
 // Requeue (such as this one's first run, sent again after its reply was
-// lost) moved and that are not delivered yet. None requeued is the answer
-// no.
+// lost) moved and that are not delivered yet.
+func requeueDead(ctx context.Context, q *delayqueue.Queue, ids []string) (int, error) {
+	return q.Requeue(ctx, ids...)
+}
+
+// runQueueRequeue moves the dead letters among the IDs back to the queue,
+// due now, with requeueDead. None requeued is the answer no.
 func runQueueRequeue(c *cli, args []string) error {
 	key, ids := args[0], args[1:]
 	q, err := c.queue(key)
@@ -212,7 +218,7 @@ func runQueueRequeue(c *cli, args []string) error {
 	}
 	ctx, cancel := c.call()
 	defer cancel()
-	n, err := q.Requeue(ctx, ids...)
+	n, err := requeueDead(ctx, q, ids)
 	if err != nil {
 		return c.wrongType(err, queueKind, key)
 	}
@@ -458,11 +464,18 @@ func payloadJSON(p []byte) (*string, []byte) {
 	return &s, p
 }
 
+// cancelQueued deletes the ready and delayed messages among ids for good,
+// with Queue.Cancel, and returns how many it deleted: queue cancel and
+// the page write through it. A message in flight is left to its
+// consumer, and a dead letter to a drop. A Cancel that go-redis sent
+// again, its reply lost, counts what its first run deleted.
+func cancelQueued(ctx context.Context, q *delayqueue.Queue, ids []string) (int, error) {
+	return q.Cancel(ctx, ids...)
+}
+
 // runQueueCancel deletes the ready and delayed messages among the IDs
-// with Queue.Cancel, after asking, unless -yes. A message in flight is
-// left to its consumer, and a dead letter to queue drop. A Cancel that
-// go-redis sent again, its reply lost, counts what its first run deleted.
-// None cancelled is the answer no.
+// with cancelQueued, after asking, unless -yes. None cancelled is the
+// answer no.
 func runQueueCancel(c *cli, args []string) error {
 	key, ids := args[0], args[1:]
 	q, err := c.queue(key)
@@ -477,7 +490,7 @@ func runQueueCancel(c *cli, args []string) error {
 	}
 	ctx, cancel := c.call()
 	defer cancel()
-	n, err := q.Cancel(ctx, ids...)
+	n, err := cancelQueued(ctx, q, ids)
 	if err != nil {
 		return c.wrongType(err, queueKind, key)
 	}

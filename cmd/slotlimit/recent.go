@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit/recent"
 )
@@ -26,11 +29,64 @@ func recentFlags(fs *flag.FlagSet, c *cli) {
 const recentKind = "recent list"
 
 // recentList returns a List on key that reads and removes every item: Max
-// is MaxItems, so that a Remove trims nothing, and MaxAge is -max-age,
-// which only the reads take (runRecentRemove leaves it 0, so that a
-// Remove drops no item for its age).
-func (c *cli) recentList(key string, maxAge time.Duration) (*recent.List, error) {
-	return recent.New(c.client, recent.Config{Key: key, Max: recent.MaxItems, MaxAge: maxAge})
+// is MaxItems, so that a Remove trims nothing, and MaxAge is maxAge,
+// which only the reads take (readRecent; runRecentRemove leaves it 0, so
+// that a Remove drops no item for its age).
+func recentList(client redis.UniversalClient, key string, maxAge time.Duration) (*recent.List, error) {
+	return recent.New(client, recent.Config{Key: key, Max: recent.MaxItems, MaxAge: maxAge})
+}
+
+// A recentRead says what readRecent reads of a recent list: its items
+// after the offset newest, at most count of them (none for 0), and the
+// MaxAge to read them and count them with: maxAge when maxAgeSet, else
+// the one its Lists recorded. anyRecord takes a bounds record that cannot
+// be read as none, for a look that shows what it can read (ls).
+type recentRead struct {
+	offset, count int64
+	maxAge        time.Duration
+	maxAgeSet     bool
+	anyRecord     bool
+}
+
+// A recentView is a recent list as recent list, ls and the page show it.
+type recentView struct {
+	bounds recent.Config // the bounds its Lists recorded (List.Recorded)
+	known  bool          // bounds are recorded
+	maxAge time.Duration // the MaxAge that items and total were read with
+	items  []recent.Item // newest first
+	total  int64         // the items within MaxAge, with List.Len
+}
+
+// readRecent reads the recent list at key as rd says: the bounds its
+// Lists recorded, with List.Recorded, then its items, with List.Items,
+// and their count, with List.Len, on a List that leaves out the items
+// older than the MaxAge rd picks. None of them writes.
+func readRecent(ctx context.Context, client redis.UniversalClient, key string, rd recentRead) (recentView, error) {
+	l, err := recentList(client, key, 0)
+	if err != nil {
+		return recentView{}, err
+	}
+	var v recentView
+	v.bounds, v.known, err = l.Recorded(ctx)
+	if err != nil && !rd.anyRecord {
+		return recentView{}, err
+	}
+	v.maxAge = rd.maxAge
+	if !rd.maxAgeSet && v.known {
+		v.maxAge = v.bounds.MaxAge
+	}
+	if v.maxAge > 0 {
+		if l, err = recentList(client, key, v.maxAge); err != nil {
+			return recentView{}, err
+		}
+	}
+	if rd.count > 0 {
+		if v.items, err = l.Items(ctx, rd.offset, rd.count); err != nil {
+			return recentView{}, err
+		}
+	}
+	v.total, err = l.Len(ctx)
+	return v, err
 }
 
 type itemJSON struct {
@@ -53,37 +109,17 @@ func runRecentList(c *cli, args []string) error {
 	case c.maxAge < 0:
 		return usageErrorf("-max-age %v: at least 0", c.maxAge)
 	}
-	l, err := c.recentList(key, 0)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := c.call()
-	defer cancel()
-	bounds, known, err := l.Recorded(ctx)
-	if err != nil {
-		return c.wrongType(err, recentKind, key)
-	}
-	maxAge := c.maxAge
-	if !c.maxAgeSet && known {
-		maxAge = bounds.MaxAge
-	}
-	if maxAge > 0 {
-		if l, err = c.recentList(key, maxAge); err != nil {
-			return err
-		}
-	}
 	count := int64(c.n)
 	if count == 0 {
 		count = recent.MaxItems
 	}
-	items, err := l.Items(ctx, c.offset, count)
+	ctx, cancel := c.call()
+	defer cancel()
+	v, err := readRecent(ctx, c.client, key, recentRead{offset: c.offset, count: count, maxAge: c.maxAge, maxAgeSet: c.maxAgeSet})
 	if err != nil {
 		return c.wrongType(err, recentKind, key)
 	}
-	total, err := l.Len(ctx)
-	if err != nil {
-		return c.wrongType(err, recentKind, key)
-	}
+	bounds, known, maxAge, items, total := v.bounds, v.known, v.maxAge, v.items, v.total
 	if c.json {
 		out := make([]itemJSON, 0, len(items))
 		for _, it := range items {
@@ -148,7 +184,7 @@ const recentScan = 10_000
 // removed, by this call or, in the moment between, by another.
 func runRecentRemove(c *cli, args []string) error {
 	key, values := args[0], args[1:]
-	l, err := c.recentList(key, 0)
+	l, err := recentList(c.client, key, 0)
 	if err != nil {
 		return err
 	}

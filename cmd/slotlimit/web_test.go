@@ -554,12 +554,18 @@ func TestWebSamplesAndDetails(t *testing.T) {
 			require.Len(t, d.Actions, 1)
 			assert.Equal(t, "reset", d.Actions[0].Name)
 		case kindRecent:
+			assert.Contains(t, d.Summary, [2]string{"items", "3"})
+			assert.Contains(t, d.Summary, [2]string{"bounds", "at most 10 items"}, "the bounds its Lists recorded")
 			require.Len(t, d.Tables[0].Rows, 3)
 			assert.Equal(t, "z", d.Tables[0].Rows[0][0], "newest first")
 		case kindPacket:
+			assert.Contains(t, d.Summary, [2]string{"shares left", "9 of 10"})
 			require.Len(t, d.Tables[0].Rows, 1)
 			assert.Equal(t, "u1", d.Tables[0].Rows[0][1])
 		case kindAdaptive:
+			assert.Contains(t, d.Summary, [2]string{"limit", "17"})
+			assert.Contains(t, d.Summary, [2]string{"bounds", "2..40"}, "the bounds its Limiters recorded")
+			assert.Contains(t, d.Summary, [2]string{"in flight", "1"})
 			require.Len(t, d.Tables[0].Rows, 1)
 		}
 	}

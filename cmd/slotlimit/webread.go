@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -11,21 +10,20 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotlimit/slotlimit"
-	"github.com/slotlimit/slotlimit/adaptive"
 	"github.com/slotlimit/slotlimit/delayqueue"
 	"github.com/slotlimit/slotlimit/ratelimit"
-	"github.com/slotlimit/slotlimit/recent"
-	"github.com/slotlimit/slotlimit/redpacket"
 )
 
 // What the page shows of each kind of primitive: the figures and plots
 // of the state that describe (discover.go) samples once a second, and the
 // detail of a primitive's own page, read when it asks, through the
-// library's own calls. A limiter, a lock, a delay queue and a rate limit
-// are read and written through the functions their commands use
-// (readLimiter and releaseHolder in limiter.go, readLock and breakLock in
-// lock.go, readQueueStats and dropDead in queue.go, recordedRate and
-// resetRate in rate.go), so the page and the commands agree.
+// library's own calls. Each kind is read and written through the
+// functions its commands use (readLimiter and releaseHolder in
+// limiter.go, readLock and breakLock in lock.go, readQueueStats,
+// requeueDead, dropDead and cancelQueued in queue.go, recordedRate and
+// resetRate in rate.go, readRecent in recent.go, readAdaptive in
+// adaptive.go, readPacket in packet.go), so the page and the commands
+// agree.
 
 // A plotSpec is one plot of a kind: a title, and the figures it draws
 // (found.Figures' names).
@@ -196,33 +194,20 @@ func (r *webReader) detailCounter(ctx context.Context, it found) (detail, error)
 	return detail{Summary: [][2]string{{"in use", ofLimit(n, limit)}}, Note: "A counter keeps a count, not holders."}, nil
 }
 
-// bounds describes an adaptive limit's bounds from its record.
-func bounds(rec url.Values) string {
-	lo, ok1 := recordInt(rec, "min")
-	hi, ok2 := recordInt(rec, "max")
-	if !ok1 || !ok2 {
-		return "unknown (not recorded)"
-	}
-	return fmt.Sprintf("%d..%d", lo, hi)
-}
-
 func (r *webReader) detailAdaptive(ctx context.Context, it found) (detail, error) {
-	// Min 1 and the highest Max read the limit as stored.
-	l, err := adaptive.New(r.client, adaptive.Config{Key: it.Key, Min: 1, Max: adaptiveMaxLimit})
+	// The limit as stored, beside the bounds recorded.
+	v, err := readAdaptive(ctx, r.client, it.Key, adaptiveRead{})
 	if err != nil {
 		return detail{}, err
 	}
-	info, err := l.Inspect(ctx)
-	if err != nil {
-		return detail{}, err
-	}
-	rec, err := sideRecord(ctx, r.client, it.Key, "adaptive:bounds")
-	if err != nil {
-		return detail{}, err
-	}
+	info := v.info
 	limit := strconv.FormatInt(info.Limit, 10)
 	if !info.Stored {
 		limit = "none stored"
+	}
+	bounds := "unknown (not recorded)"
+	if v.recorded {
+		bounds = fmt.Sprintf("%d..%d", v.min, v.max)
 	}
 	when := func(t time.Time) string {
 		if t.IsZero() {
@@ -231,7 +216,7 @@ func (r *webReader) detailAdaptive(ctx context.Context, it found) (detail, error
 		return t.UTC().Format(clockFormat)
 	}
 	d := detail{Summary: [][2]string{
-		{"limit", limit}, {"bounds", bounds(rec)}, {"in flight", strconv.FormatInt(info.InUse, 10)},
+		{"limit", limit}, {"bounds", bounds}, {"in flight", strconv.FormatInt(info.InUse, 10)},
 		{"waiting", strconv.FormatInt(info.Waiters, 10)}, {"last went down", when(info.LastDecrease)},
 		{"last went up", when(info.LastIncrease)}, {"server clock", info.ServerTime.UTC().Format(clockFormat)},
 	}}
@@ -365,35 +350,22 @@ func (r *webReader) breakLock(ctx context.Context, key, token string) (string, e
 }
 
 func (r *webReader) detailRecent(ctx context.Context, it found) (detail, error) {
-	rec, err := sideRecord(ctx, r.client, it.Key, "recent:bounds")
-	if err != nil {
-		return detail{}, err
-	}
-	maxAge, _ := recordInt(rec, "maxage")
-	// The record's MaxAge leaves out what the list's own handles no
+	// The recorded MaxAge leaves out what the list's own handles no
 	// longer show.
-	l, err := recent.New(r.client, recent.Config{Key: it.Key, Max: recent.MaxItems, MaxAge: time.Duration(max(maxAge, 0)) * time.Millisecond})
-	if err != nil {
-		return detail{}, err
-	}
-	items, err := l.Items(ctx, 0, detailRows)
-	if err != nil {
-		return detail{}, err
-	}
-	n, err := l.Len(ctx)
+	v, err := readRecent(ctx, r.client, it.Key, recentRead{count: detailRows})
 	if err != nil {
 		return detail{}, err
 	}
 	b := "unknown (not recorded)"
-	if m, ok := recordInt(rec, "max"); ok {
-		b = fmt.Sprintf("at most %d items", m)
-		if maxAge > 0 {
-			b += fmt.Sprintf(", each for at most %v", time.Duration(maxAge)*time.Millisecond)
+	if v.known {
+		b = fmt.Sprintf("at most %d items", v.bounds.Max)
+		if v.bounds.MaxAge > 0 {
+			b += fmt.Sprintf(", each for at most %v", v.bounds.MaxAge)
 		}
 	}
-	d := detail{Summary: [][2]string{{"items", strconv.FormatInt(n, 10)}, {"bounds", b}}}
+	d := detail{Summary: [][2]string{{"items", strconv.FormatInt(v.total, 10)}, {"bounds", b}}}
 	t := detailTable{Title: fmt.Sprintf("items, newest first (at most %d)", detailRows), Columns: []string{"value", "last added (server clock)"}, Rows: [][]string{}}
-	for _, it := range items {
+	for _, it := range v.items {
 		t.Rows = append(t.Rows, []string{it.Value, it.At.UTC().Format(clockFormat)})
 	}
 	d.Tables = []detailTable{t}
@@ -401,12 +373,7 @@ func (r *webReader) detailRecent(ctx context.Context, it found) (detail, error) 
 }
 
 func (r *webReader) detailPacket(ctx context.Context, it found) (detail, error) {
-	cfg := redpacket.Config{Prefix: it.Prefix, Shards: packetShards(it.Key, it.Shard)}
-	s, err := redpacket.New(r.client, cfg)
-	if err != nil {
-		return detail{}, err
-	}
-	snap, err := s.Inspect(ctx, it.Key)
+	snap, err := readPacket(ctx, r.client, it.Prefix, packetShards(it.Key, it.Shard), it.Key)
 	if err != nil {
 		return detail{}, err
 	}

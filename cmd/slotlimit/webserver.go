@@ -311,20 +311,24 @@ func (s *webServer) act(ctx context.Context, kind, key, action string, args []st
 		if err != nil {
 			return "", err
 		}
-		op, verb, left := q.Requeue, "requeued", notDead
+		// The writes of queue requeue, drop and cancel; the answer's
+		// wording is the page's own.
+		var n int
+		verb, left := "requeued", notDead
 		switch action {
+		case "requeue":
+			n, err = requeueDead(ctx, q, args)
 		case "drop":
-			op, verb = func(ctx context.Context, ids ...string) (int, error) {
-				before, known, err := deadAmong(ctx, q, ids)
-				if err != nil {
-					return 0, err
-				}
-				return dropDead(ctx, q, ids, before, known)
-			}, "dropped"
+			verb = "dropped"
+			var before []string
+			var known bool
+			if before, known, err = deadAmong(ctx, q, args); err == nil {
+				n, err = dropDead(ctx, q, args, before, known)
+			}
 		case "cancel":
-			op, verb, left = q.Cancel, "cancelled", notQueued
+			verb, left = "cancelled", notQueued
+			n, err = cancelQueued(ctx, q, args)
 		}
-		n, err := op(ctx, args...)
 		if err != nil {
 			return "", err
 		}
