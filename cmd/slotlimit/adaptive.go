@@ -25,8 +25,8 @@ const adaptiveMaxLimit = 1<<26 - 1
 const historyLen = 20
 
 func adaptiveFlags(fs *flag.FlagSet, c *cli) {
-	fs.Int64Var(&c.minLimit, "min", 0, "the Limiters' Config.Min `N`, which Redis does not keep; shown beside the limit")
-	fs.Int64Var(&c.maxLimit, "max", 0, "the Limiters' Config.Max `N`, which Redis does not keep; shown beside the limit")
+	fs.Int64Var(&c.minLimit, "min", 0, "the Limiters' Config.Min `N`; -min or -max replaces both bounds the Limiters recorded beside the limit, which is then shown and read kept within those given")
+	fs.Int64Var(&c.maxLimit, "max", 0, "the Limiters' Config.Max `N`; -min or -max replaces both bounds the Limiters recorded beside the limit, which is then shown and read kept within those given")
 }
 
 func adaptiveWatchFlags(fs *flag.FlagSet, c *cli) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -89,7 +90,7 @@ type found struct {
 	// key; a red packet's ID, which Prefix and Shard place.
 	Key    string `json:"key"`
 	Prefix string `json:"prefix,omitempty"` // a red packet's Store's Config.Prefix
-	Shard  int    `json:"shard,omitempty"`  // a red packet's shard (below the Store's Config.Shards)
+	Shard  int    `json:"-"`                // a red packet's shard (below the Store's Config.Shards); see MarshalJSON
 
 	// State is its state in one line, as ls shows it: "12 of 60 units in
 	// use, 3 waiting". Empty until read.
@@ -113,6 +114,20 @@ type found struct {
 
 	fullLimit int64  // a limiter's highest full marker seen by the SCAN
 	node      string // the master whose SCAN found it first ("" for the one server)
+}
+
+// MarshalJSON gives f as ls -json lists it: its fields, and a red
+// packet's shard, 0 included, after them; no other kind has a shard.
+func (f found) MarshalJSON() ([]byte, error) {
+	type fields found // found's fields, without this method
+	var shard *int
+	if f.Kind == kindPacket {
+		shard = &f.Shard
+	}
+	return json.Marshal(struct {
+		fields
+		Shard *int `json:"shard,omitempty"`
+	}{fields(f), shard})
 }
 
 // discover finds the primitives in the Redis of client, of kind (every
@@ -359,8 +374,11 @@ func classifySide(key, suffix string) (candidate, bool) {
 		c.kind = kindLock
 		return c, slices.Contains([]string{"q", "qd", "qw"}, rest) || strings.HasPrefix(rest, "owner")
 	case "delayqueue":
+		// A Cancel's record of its answer ("delayqueue:cancelled:TOKEN")
+		// outlives a queue it left empty by a minute: it holds no message,
+		// so it finds no queue.
 		c.kind = kindQueue
-		return c, !strings.Contains(suffix, ":wake")
+		return c, !strings.Contains(suffix, ":wake") && !strings.HasPrefix(rest, "cancelled:")
 	case "recent":
 		c.kind = kindRecent
 		return c, rest == "" || rest == "bounds"

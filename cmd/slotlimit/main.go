@@ -125,7 +125,7 @@ Common flags:
   -u URL         redis://[user:password@]host:port[/db], rediss://..., or host:port;
                  default $REDIS_URL, or localhost:6379 when it is not set
   -cluster       the URL names a node of a Redis Cluster (add others with ?addr=host:port)
-  -json          JSON for scripts, instead of tables for people
+  -json          JSON for scripts, instead of tables for people (not web)
   -timeout D     the bound on each call to Redis (default 5s)
 
 Command flags:
@@ -193,12 +193,12 @@ Exit status:
      whose key holds another type, explained in words; release of a holder
      that held nothing; lock info of a
      free lock; lock break of a lock that is free, changed hands or lapsed
-     before the break, or that you declined to break; queue stats, list or
-     dead of a key with no delay queue (an empty queue keeps nothing in
-     Redis); queue requeue or drop of IDs none of which is a dead letter, or
+     before the break, or that you declined to break; any queue command on
+     a key with no delay queue (an empty queue keeps nothing in Redis);
+     queue requeue or drop of IDs none of which is a dead letter, or
      a drop you declined; queue cancel of IDs none of which is ready or
-     delayed, or a cancel you declined; recent list of a key with no list;
-     recent remove of values none of which is in the list; packet show of a
+     delayed, or a cancel you declined; recent list or remove on a key with
+     no list; recent remove of values none of which is in the list; packet show of a
      packet that does not exist; rate show of a key with no event allowed now;
      rate show or reset of a key with no rate limit;
      adaptive show of a key that holds no adaptive limit, and adaptive
@@ -299,7 +299,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{url: os.Getenv("REDIS_URL"), timeout: 5 * time.Second, interval: time.Second, rows: 15,
 		stdin: stdin, stdout: stdout, stderr: stderr, tty: isTerminal(stdout)}
 	global := flag.NewFlagSet("slotlimit", flag.ContinueOnError)
-	c.commonFlags(global)
+	c.commonFlags(global, true)
 	if err := parse(global, args); err != nil {
 		return c.fail(err, nil)
 	}
@@ -308,7 +308,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return c.fail(err, nil)
 	}
 	fs := flag.NewFlagSet("slotlimit "+cmd.name, flag.ContinueOnError)
-	c.commonFlags(fs)
+	c.commonFlags(fs, true)
 	if cmd.flags != nil {
 		cmd.flags(fs, c)
 	}
@@ -319,8 +319,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if c.timeout <= 0 {
 		return c.fail(usageErrorf("-timeout %v: must be above 0", c.timeout), &cmd)
 	}
+	if cmd.name == "web" && c.json {
+		return c.fail(usageErrorf("-json: web serves a page, and prints no JSON"), &cmd)
+	}
 	if !cmd.takes(len(cmdArgs)) {
-		return c.fail(usageErrorf("%s takes %s; got %d argument(s)", cmd.name, strings.Join(cmd.args, " "), len(cmdArgs)), &cmd)
+		return c.fail(usageErrorf("%s takes %s; got %d argument(s)", cmd.name, cmd.argsText(), len(cmdArgs)), &cmd)
 	}
 	if err := c.connect(); err != nil {
 		return c.fail(err, &cmd)
@@ -374,6 +377,14 @@ func (cmd *command) takes(n int) bool {
 	return n == len(cmd.args)
 }
 
+// argsText names the command's arguments, as an error says what it takes.
+func (cmd *command) argsText() string {
+	if len(cmd.args) == 0 {
+		return "no arguments"
+	}
+	return strings.Join(cmd.args, " ")
+}
+
 // isTerminal reports whether w is a terminal (a character device), on
 // which watch may move the cursor.
 func isTerminal(w io.Writer) bool {
@@ -386,11 +397,14 @@ func isTerminal(w io.Writer) bool {
 }
 
 // commonFlags defines the flags every command takes, before the command
-// or after its name, on fs.
-func (c *cli) commonFlags(fs *flag.FlagSet) {
+// or after its name, on fs; -json only when json is true: web refuses it,
+// and its help leaves it out.
+func (c *cli) commonFlags(fs *flag.FlagSet, json bool) {
 	fs.StringVar(&c.url, "u", c.url, "Redis `URL`: redis://[user:password@]host:port[/db], rediss://..., or host:port; default $REDIS_URL, or "+defaultAddr)
 	fs.BoolVar(&c.cluster, "cluster", c.cluster, "the URL names a node of a Redis Cluster")
-	fs.BoolVar(&c.json, "json", c.json, "print JSON for scripts")
+	if json {
+		fs.BoolVar(&c.json, "json", c.json, "print JSON for scripts")
+	}
 	fs.DurationVar(&c.timeout, "timeout", c.timeout, "the bound on each call to Redis")
 }
 
@@ -585,7 +599,7 @@ func failure(err error, cmd *command) string {
 
 // usage returns the command's usage line.
 func (cmd *command) usage() string {
-	return "slotlimit [flags] " + cmd.name + " [flags] " + strings.Join(cmd.args, " ")
+	return strings.TrimSuffix("slotlimit [flags] "+cmd.name+" [flags] "+strings.Join(cmd.args, " "), " ")
 }
 
 // help prints slotlimit -h, or a command's -h.
@@ -597,7 +611,7 @@ func (c *cli) help(cmd *command) {
 	fmt.Fprintf(c.stdout, "usage: %s\n\nflags:\n", cmd.usage())
 	c.url = "" // its default is $REDIS_URL, which may hold a password
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
-	c.commonFlags(fs)
+	c.commonFlags(fs, cmd.name != "web")
 	if cmd.flags != nil {
 		cmd.flags(fs, c)
 	}

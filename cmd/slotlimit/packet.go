@@ -54,7 +54,8 @@ type claimJSON struct {
 
 // runPacketShow prints a packet as created, the shares and amount left,
 // and the claims taken, in the order taken, read at one moment by
-// readPacket. A packet that does not exist is the answer no.
+// readPacket. A packet that does not exist is the answer no: "no red
+// packet at ID", and where it was looked for.
 func runPacketShow(c *cli, args []string) error {
 	id := args[0]
 	ctx, cancel := c.call()
@@ -65,11 +66,11 @@ func runPacketShow(c *cli, args []string) error {
 			if err := c.writeJSON(map[string]any{"id": id, "found": false}); err != nil {
 				return err
 			}
-		} else {
-			fmt.Fprintf(c.stdout, "packet %s not found (prefix %q, %s): never created, or its keys lapsed\n",
-				display(id), c.prefix, plural(c.shards, "shard"))
 		}
-		return errNo
+		err := c.none(kindPacket, id)
+		fmt.Fprintf(c.stderr, "(looked under prefix %q and %s: never created, its keys lapsed, or its Store has another -prefix or -shards)\n",
+			c.prefix, plural(c.shards, "shard"))
+		return err
 	}
 	if err != nil {
 		return err

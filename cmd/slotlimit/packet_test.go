@@ -81,7 +81,8 @@ func TestPacketShow(t *testing.T) {
 
 		r = cli(t, "", nil, append([]string{"-u", url, "packet", "show", "nosuch"}, flags...)...)
 		assert.Equal(t, 1, r.code)
-		assert.Contains(t, r.stdout, "packet nosuch not found")
+		assert.Empty(t, r.stdout)
+		assert.True(t, strings.HasPrefix(r.stderr, "no red packet at nosuch\n"), r.stderr)
 		r = cli(t, "", nil, append([]string{"-u", url, "packet", "show", "-json", "nosuch"}, flags...)...)
 		assert.Equal(t, 1, r.code)
 		assert.JSONEq(t, `{"id": "nosuch", "found": false}`, r.stdout)

@@ -209,11 +209,16 @@ func requeueDead(ctx context.Context, q *delayqueue.Queue, ids []string) (int, e
 }
 
 // runQueueRequeue moves the dead letters among the IDs back to the queue,
-// due now, with requeueDead. None requeued is the answer no.
+// due now, with requeueDead. None requeued is the answer no, and so is a
+// key that holds no queue, to which it writes nothing (queueThere).
 func runQueueRequeue(c *cli, args []string) error {
 	key, ids := args[0], args[1:]
 	q, err := c.queue(key)
 	if err != nil {
+		return err
+	}
+	out := deadOpJSON{Key: key, IDs: ids}
+	if err := c.queueThere(q, &out); err != nil {
 		return err
 	}
 	ctx, cancel := c.call()
@@ -222,7 +227,7 @@ func runQueueRequeue(c *cli, args []string) error {
 	if err != nil {
 		return c.wrongType(err, queueKind, key)
 	}
-	out := deadOpJSON{Key: key, IDs: ids, Count: n}
+	out.Count = n
 	if c.json {
 		err = c.writeJSON(out)
 	} else {
@@ -246,7 +251,8 @@ func notDead(n, of int) string {
 }
 
 // runQueueDrop deletes the dead letters among the IDs for good, with
-// Queue.Drop, after asking, unless -yes.
+// Queue.Drop, after asking, unless -yes. A key that holds no queue is the
+// answer no, before it asks (queueThere).
 //
 // A Drop that go-redis sent again, its reply lost, counts only the dead
 // letters it finds still there, so it may count fewer than it deleted.
@@ -261,6 +267,9 @@ func runQueueDrop(c *cli, args []string) error {
 		return err
 	}
 	out := deadOpJSON{Key: key, IDs: ids}
+	if err := c.queueThere(q, &out); err != nil {
+		return err
+	}
 	ctx, cancel := c.call()
 	before, known, err := deadAmong(ctx, q, ids)
 	cancel()
@@ -475,7 +484,9 @@ func cancelQueued(ctx context.Context, q *delayqueue.Queue, ids []string) (int, 
 
 // runQueueCancel deletes the ready and delayed messages among the IDs
 // with cancelQueued, after asking, unless -yes. None cancelled is the
-// answer no.
+// answer no, and so is a key that holds no queue, before it asks: a
+// Cancel there would leave its record behind, and nothing else
+// (queueThere).
 func runQueueCancel(c *cli, args []string) error {
 	key, ids := args[0], args[1:]
 	q, err := c.queue(key)
@@ -483,6 +494,9 @@ func runQueueCancel(c *cli, args []string) error {
 		return err
 	}
 	out := deadOpJSON{Key: key, IDs: ids}
+	if err := c.queueThere(q, &out); err != nil {
+		return err
+	}
 	if !c.yes {
 		if !c.confirm(fmt.Sprintf("cancel the ready and delayed messages among %s of queue %s, for good?", plural(len(ids), "ID"), key)) {
 			return c.declined(&out, fmt.Sprintf("nothing cancelled on %s", key))
@@ -511,6 +525,23 @@ func runQueueCancel(c *cli, args []string) error {
 		return errNo
 	}
 	return err
+}
+
+// queueThere reads the queue's messages in each state before a write to
+// it, and returns nil when it holds any. A key that holds no queue ends
+// the write before anything is written or asked: out, its count 0, as
+// JSON, and "no delay queue at KEY".
+func (c *cli) queueThere(q *delayqueue.Queue, out *deadOpJSON) error {
+	stats, err := c.queueStats(q, out.Key)
+	if err != nil || !stats.empty() {
+		return err
+	}
+	if c.json {
+		if err := c.writeJSON(out); err != nil {
+			return err
+		}
+	}
+	return c.none(queueKind, out.Key)
 }
 
 // declined ends a queue write that you declined: out, marked declined, as

@@ -174,7 +174,8 @@ type removeJSON struct {
 const recentScan = 10_000
 
 // runRecentRemove takes values out of the list with List.Remove. None
-// removed is the answer no.
+// removed is the answer no, and so is a key that holds no item: "no
+// recent list at KEY", with nothing written.
 //
 // A Remove that go-redis sent again, its reply lost, counts only the
 // values its second run found, so it may count fewer than it removed.
@@ -188,9 +189,18 @@ func runRecentRemove(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	before, known, err := c.itemsAmong(l, values)
+	before, total, err := c.itemsAmong(l, values)
 	if err != nil {
 		return err
+	}
+	out := removeJSON{Key: key, Values: values}
+	if total == 0 {
+		if c.json {
+			if err := c.writeJSON(out); err != nil {
+				return err
+			}
+		}
+		return c.none(recentKind, key)
 	}
 	ctx, cancel := c.call()
 	defer cancel()
@@ -198,7 +208,7 @@ func runRecentRemove(c *cli, args []string) error {
 	if err != nil {
 		return c.wrongType(err, recentKind, key)
 	}
-	if known && n < int64(len(before)) {
+	if total <= recentScan && n < int64(len(before)) {
 		after, _, err := c.itemsAmong(l, values)
 		if err != nil {
 			return err
@@ -211,7 +221,7 @@ func runRecentRemove(c *cli, args []string) error {
 		}
 		n = max(n, gone)
 	}
-	out := removeJSON{Key: key, Values: values, Removed: n}
+	out.Removed = n
 	if c.json {
 		err = c.writeJSON(out)
 	} else {
@@ -228,18 +238,18 @@ func runRecentRemove(c *cli, args []string) error {
 }
 
 // itemsAmong returns the values among values that are in l, each once,
-// and whether it could tell: it reads the list only when it holds at most
-// recentScan items.
-func (c *cli) itemsAmong(l *recent.List, values []string) ([]string, bool, error) {
+// and the items l holds: it reads the list only when it holds at most
+// recentScan items, so above that it cannot tell, and returns none.
+func (c *cli) itemsAmong(l *recent.List, values []string) ([]string, int64, error) {
 	ctx, cancel := c.call()
 	defer cancel()
 	total, err := l.Len(ctx)
-	if err != nil || total > recentScan {
-		return nil, false, c.wrongType(err, recentKind, l.Config().Key)
+	if err != nil || total == 0 || total > recentScan {
+		return nil, total, c.wrongType(err, recentKind, l.Config().Key)
 	}
 	items, err := l.Items(ctx, 0, recentScan)
 	if err != nil {
-		return nil, false, err
+		return nil, 0, err
 	}
 	var found []string
 	for _, it := range items {
@@ -247,5 +257,5 @@ func (c *cli) itemsAmong(l *recent.List, values []string) ([]string, bool, error
 			found = append(found, it.Value)
 		}
 	}
-	return found, true, nil
+	return found, total, nil
 }
