@@ -88,35 +88,64 @@ var LimiterSides = []string{"w", "q", "qd", "qw", "refused", "limit"}
 // before a ':', or ends in ':' or '/' and one of LimiterSides, a full
 // marker's name or a release record's. A package that keeps data at the
 // key it is given refuses such a key, so that it never reads or changes
-// another package's data.
+// another package's data. Owner says which package, and beside which key.
 func Owned(key string) bool {
+	_, _, ok := Owner(key)
+	return ok
+}
+
+// Owner returns, for a key that Owned reports, the package that keeps a
+// name such as key beside another key, and that key: "lock" and
+// "{orders}" for "{orders}:lock", "slotlimit" and "ar:1" for "{ar:1}/w".
+// A package's name in key is taken before a Limiter's name at its end, so
+// "{k}/lock:q" is the lock's, beside "k". beside is "" when no key has
+// exactly that name beside it (as for "x:lock:{t}"), which Owned refuses
+// all the same. ok is false, and the others "", when Owned is false.
+func Owner(key string) (pkg, beside string, ok bool) {
 	if !Has(key) {
-		return false
-	}
-	if IsSideOfAny(key, LimiterSides...) {
-		return true
-	}
-	if digitless := strings.TrimRight(key, "0123456789"); len(digitless) < len(key) && IsSide(digitless, "full:") {
-		return true
-	}
-	if strings.Contains(key, ":released:") || strings.Contains(key, "/released:") {
-		return true
+		return "", "", false
 	}
 	for _, pkg := range Packages {
 		for _, sep := range []string{":", "/"} {
 			name := sep + pkg
-			for rest := key; ; {
-				i := strings.Index(rest, name)
+			for off := 0; ; {
+				i := strings.Index(key[off:], name)
 				if i < 0 {
 					break
 				}
-				after := rest[i+len(name):]
+				after := key[off+i+len(name):]
 				if after == "" || after[0] == ':' {
-					return true
+					return pkg, keyOf(key[:off+i+1]), true
 				}
-				rest = rest[i+1:]
+				off += i + 1
 			}
 		}
 	}
-	return false
+	for _, suffix := range LimiterSides {
+		if IsSide(key, suffix) {
+			return "slotlimit", keyOf(key[:len(key)-len(suffix)]), true
+		}
+	}
+	if digitless := strings.TrimRight(key, "0123456789"); len(digitless) < len(key) && IsSide(digitless, "full:") {
+		return "slotlimit", keyOf(strings.TrimSuffix(digitless, "full:")), true
+	}
+	for _, sep := range []string{":", "/"} {
+		if i := strings.Index(key, sep+"released:"); i >= 0 {
+			return "slotlimit", keyOf(key[:i+1]), true
+		}
+	}
+	return "", "", false
+}
+
+// keyOf returns the key whose names beside it begin with prefix (one
+// ending in ':' or '/'): the one key whose SidePrefix is prefix, else "".
+func keyOf(prefix string) string {
+	key := prefix[:len(prefix)-1]
+	if strings.HasSuffix(prefix, "/") && strings.HasPrefix(key, "{") && strings.HasSuffix(key, "}") {
+		key = key[1 : len(key)-1]
+	}
+	if p, ok := SidePrefix(key); ok && p == prefix {
+		return key
+	}
+	return ""
 }

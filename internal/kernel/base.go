@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -98,17 +99,24 @@ func (e *Errors) New(client redis.UniversalClient, s Settings) (Base, error) {
 // follow the key in an error, or "" when it can: it is empty, it has a
 // '}' but no hash tag (no name beside it can share its hash slot), or it
 // is the name of a key that a package of the module keeps beside another
-// key (see hashtag.Owned), which would meet that package's data.
+// key (see hashtag.Owner), which would meet that package's data; the
+// words name the package and that key: `is one that package lock keeps
+// beside the key "{orders}"`.
 func KeyFault(key string) string {
-	switch {
-	case key == "":
+	if key == "" {
 		return "is empty"
-	case !hasSides(key):
-		return "has a '}' but no hash tag"
-	case hashtag.Owned(key):
-		return "is one that a package of this module keeps beside another key"
 	}
-	return ""
+	if !hasSides(key) {
+		return "has a '}' but no hash tag"
+	}
+	pkg, beside, owned := hashtag.Owner(key)
+	switch {
+	case !owned:
+		return ""
+	case beside == "":
+		return fmt.Sprintf("is one that package %s keeps beside another key", pkg)
+	}
+	return fmt.Sprintf("is one that package %s keeps beside the key %q", pkg, beside)
 }
 
 func hasSides(key string) bool {
