@@ -189,11 +189,9 @@ func TestWebWritesAnswerInTheCommandsWords(t *testing.T) {
 	u, client := redisURL(t)
 	ctx := context.Background()
 	w := startWeb(t, "-u", u, "web", "-listen", "127.0.0.1:0", "-allow-writes")
-	write := func(kind, key, action string, args ...string) (int, writeResult) {
-		return post(t, w, http.MethodPost, url.Values{"kind": {kind}, "key": {key}, "action": {action}, "arg": args}, w.token, nil)
-	}
+	write := w.writer(t)
 
-	// A lock, free.
+	// A lock held under another token, then free.
 	key := webKey(t, "lock")
 	m, err := lock.New(client, lock.Config{Key: key, TTL: time.Hour})
 	require.NoError(t, err)
