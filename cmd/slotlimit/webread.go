@@ -27,7 +27,8 @@ import (
 // requeueDead, dropDead and cancelQueued in queue.go, recordedRate and
 // resetRate in rate.go, readRecent in recent.go, readAdaptive in
 // adaptive.go, readPacket in packet.go), so the page and the commands
-// agree.
+// agree; and it answers in their words (noneWords and cli.typeWords in
+// answers.go, lockFree in lock.go).
 
 // A plotSpec is one plot of a kind: a title, and the figures it draws
 // (found.Figures' names).
