@@ -384,7 +384,7 @@ func runAdaptiveWatch(c *cli, args []string) error {
 	return c.live("slotlimit adaptive watch", w.key, func(ctx context.Context, n int) frame {
 		v, err := inspectAdaptive(ctx, w.l, w.bounds)
 		if err != nil {
-			return frame{err: c.wrongType(err, adaptiveKind, w.key)}
+			return c.failed(ctx, err, adaptiveKind, w.key)
 		}
 		f := frame{clock: v.info.ServerTime, json: adaptiveWatchJSON{Screen: n, adaptiveJSON: v.json()}}
 		if !v.found() {

@@ -11,8 +11,13 @@ import (
 // queue", ...): it prints "no KIND at KEY" on stderr and ends the command
 // with exit code 1.
 func (c *cli) none(kind, key string) error {
-	fmt.Fprintf(c.stderr, "no %s at %s\n", kind, display(key))
+	fmt.Fprintln(c.stderr, noneWords(kind, key))
 	return errNo
+}
+
+// noneWords is none's answer: "no KIND at KEY".
+func noneWords(kind, key string) string {
+	return fmt.Sprintf("no %s at %s", kind, display(key))
 }
 
 // wrongType explains, in words, an error Redis gave because key holds a

@@ -145,9 +145,14 @@ func discover(ctx context.Context, client redis.UniversalClient, kind, pattern s
 	readAll(ctx, client, fs, each)
 	// A candidate that turned out to hold another package's data (or a
 	// value of a user's that looks like one) is no primitive.
-	fs = slices.DeleteFunc(fs, func(f found) bool { return f.Kind == "" })
+	fs = slices.DeleteFunc(fs, notPrimitive)
 	return fs, ctx.Err()
 }
+
+// notPrimitive reports whether f, as describe left it, is no primitive:
+// its keys hold another package's data or a value of a user's, or they
+// lapsed since the SCAN. ls and the page leave it out.
+func notPrimitive(f found) bool { return f.Kind == "" }
 
 // readAll reads the state of each of fs, a few at once.
 func readAll(ctx context.Context, client redis.UniversalClient, fs []found, each time.Duration) {

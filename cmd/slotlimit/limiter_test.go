@@ -301,8 +301,9 @@ func TestLimiterCommandsExplainWrongType(t *testing.T) {
 			assert.NotContains(t, r.stderr, "script", "%q: no script hash or line", args)
 		}
 		r := cli(t, "", nil, "-u", url, "watch", "-n", "1", key)
-		assert.Equal(t, 3, r.code, "watch: the read failed")
-		assert.Contains(t, r.stdout, "error: "+want)
+		assert.Equal(t, 1, r.code, "watch: the answer no, explained on its screen")
+		assert.Contains(t, r.stdout, "\n  "+want)
+		assert.NotContains(t, r.stdout, "error:")
 	}
 }
 

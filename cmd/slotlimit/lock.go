@@ -55,6 +55,11 @@ func breakLock(ctx context.Context, m *lock.Mutex, token string) (bool, string, 
 	return err == nil, "", err
 }
 
+// lockFree is the answer of a break that finds the lock free.
+func lockFree(key string) string {
+	return fmt.Sprintf("lock %s is free: nothing to break", key)
+}
+
 type lockJSON struct {
 	Key        string `json:"key"`
 	Held       bool   `json:"held"`
@@ -138,7 +143,7 @@ func runLockBreak(c *cli, args []string) error {
 	}
 	out := breakJSON{Key: key, Token: info.Token}
 	if !info.Held() {
-		return c.breakAnswer(out, fmt.Sprintf("lock %s is free: nothing to break", key))
+		return c.breakAnswer(out, lockFree(key))
 	}
 	if !c.yes {
 		waiting := "nobody waits: the lock will be free"

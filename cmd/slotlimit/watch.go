@@ -2,9 +2,9 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -109,6 +109,20 @@ type frame struct {
 	body  func(*page) // draws the screen below its header; nil when the read failed
 	json  any         // the screen's line of -json; with no body, live writes the error's
 	err   error       // the outcome should it be the last screen: nil, errNo, or the read's error, which the screen shows
+	words string      // with no body, why the key holds no such primitive, shown instead of the error (see failed)
+}
+
+// failed returns the frame of a screen whose read of the primitive of
+// kind at key failed with err. A key that holds a value of another type
+// than kind keeps there is explained in words, as the commands explain it
+// (cli.typeWords), on the screen: the answer no, exit code 1 should it be
+// the last screen. Any other error is shown as it is (exit code 3). The
+// next screen reads again, either way.
+func (c *cli) failed(ctx context.Context, err error, kind, key string) frame {
+	if words, ok := c.typeWords(ctx, err, kind, key); ok {
+		return frame{err: errNo, words: words}
+	}
+	return frame{err: err}
 }
 
 // live is the loop of a live view, watch's and adaptive watch's: it reads
@@ -136,7 +150,7 @@ func (c *cli) live(title, key string, read func(ctx context.Context, n int) fram
 		case c.json:
 			js := f.json
 			if f.body == nil {
-				js = errorJSON{Screen: n, Error: f.err.Error()}
+				js = errorJSON{Screen: n, Error: cmp.Or(f.words, f.err.Error())}
 			}
 			line, _ := json.Marshal(js)
 			fmt.Fprintf(c.stdout, "%s\n", line)
@@ -190,10 +204,15 @@ func (c *cli) drawFrame(title, key string, n int, f frame) string {
 	}
 	p.line("redis %s   server clock %s   every %v   %s", c.addr, clock, c.interval, count)
 	p.line("")
-	if f.body == nil {
+	switch {
+	case f.words != "":
+		p.line("  %s", f.words)
+		p.line("")
+		p.line("(reading again every %v; Ctrl-C quits)", c.interval)
+	case f.body == nil:
 		p.line("error: %v", f.err)
 		p.line("(trying again every %v; Ctrl-C quits)", c.interval)
-	} else {
+	default:
 		f.body(p)
 	}
 	return p.String()
@@ -225,7 +244,8 @@ type screen struct {
 
 // runWatch draws a screen every -interval until Ctrl-C, or -n screens.
 // A Redis error is shown on the screen, and the next screen tries again;
-// watch exits with code 3 if the last screen failed.
+// watch exits with code 3 if the last screen failed, and 1 if it found no
+// limiter, or a key of another type, which it explains (cli.failed).
 func runWatch(c *cli, args []string) error {
 	if err := c.checkLive(); err != nil {
 		return err
@@ -244,7 +264,7 @@ func runWatch(c *cli, args []string) error {
 	return c.live("slotlimit watch", w.key, func(ctx context.Context, n int) frame {
 		s := w.read(ctx, n)
 		if s.err != nil {
-			return frame{err: w.explain(ctx, s.err)}
+			return c.failed(ctx, s.err, kindLimiter, w.key)
 		}
 		f := frame{
 			clock: s.snap.ServerTime,
@@ -299,16 +319,6 @@ func (w *watcher) read(ctx context.Context, n int) screen {
 	}
 	w.refusals, w.refusalsAt = s.refusals, s.snap.ServerTime
 	return s
-}
-
-// explain returns err, a screen's read error, or, when Redis refused it
-// because the key holds a value of another type, that explained in words
-// (see cli.wrongType).
-func (w *watcher) explain(ctx context.Context, err error) error {
-	if words, ok := w.c.typeWords(ctx, err, "limiter", w.key); ok {
-		return errors.New(words)
-	}
-	return err
 }
 
 // refusals returns the refusals counted on l's key, by the Limiters on it

@@ -212,6 +212,15 @@ func post(t *testing.T, w *webRun, method string, form url.Values, token string,
 	return res.StatusCode, out
 }
 
+// writer returns a function that sends w a write, with its token: the
+// primitive of kind at key, the action and its args.
+func (w *webRun) writer(t *testing.T) func(kind, key, action string, args ...string) (int, writeResult) {
+	return func(kind, key, action string, args ...string) (int, writeResult) {
+		t.Helper()
+		return post(t, w, http.MethodPost, url.Values{"kind": {kind}, "key": {key}, "action": {action}, "arg": args}, w.token, nil)
+	}
+}
+
 // A write is refused, and changes nothing in Redis, without the token,
 // with a wrong one, from another origin, as a GET, and when web runs
 // without -allow-writes; with all of it right, it is done.
@@ -292,9 +301,7 @@ func TestWebWrites(t *testing.T) {
 	u, client := redisURL(t)
 	ctx := context.Background()
 	w := startWeb(t, "-u", u, "web", "-listen", "127.0.0.1:0", "-allow-writes")
-	write := func(kind, key, action string, args ...string) (int, writeResult) {
-		return post(t, w, http.MethodPost, url.Values{"kind": {kind}, "key": {key}, "action": {action}, "arg": args}, w.token, nil)
-	}
+	write := w.writer(t)
 
 	key := webKey(t, "lim")
 	l, err := slotlimit.New(client, slotlimit.Config{Key: key, Limit: 3, TTL: time.Hour})

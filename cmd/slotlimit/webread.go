@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -11,7 +13,9 @@ import (
 
 	"github.com/slotlimit/slotlimit"
 	"github.com/slotlimit/slotlimit/delayqueue"
+	"github.com/slotlimit/slotlimit/internal/hashtag"
 	"github.com/slotlimit/slotlimit/ratelimit"
+	"github.com/slotlimit/slotlimit/redpacket"
 )
 
 // What the page shows of each kind of primitive: the figures and plots
@@ -23,7 +27,8 @@ import (
 // requeueDead, dropDead and cancelQueued in queue.go, recordedRate and
 // resetRate in rate.go, readRecent in recent.go, readAdaptive in
 // adaptive.go, readPacket in packet.go), so the page and the commands
-// agree.
+// agree; and it answers in their words (noneWords and cli.typeWords in
+// answers.go, lockFree in lock.go).
 
 // A plotSpec is one plot of a kind: a title, and the figures it draws
 // (found.Figures' names).
@@ -118,6 +123,36 @@ type webAction struct {
 // A webReader reads the details of primitives, and writes, for the page.
 type webReader struct {
 	client redis.UniversalClient
+	// typeWords explains an error of Redis's for a key that holds a
+	// value of another type than kind keeps there, as the commands do
+	// (cli.typeWords); false for any other error.
+	typeWords func(ctx context.Context, err error, kind, key string) (string, bool)
+}
+
+// An answer is a detail's or a write's answer no, in the commands' words:
+// the key holds no primitive of the kind asked, "no KIND at KEY" (HTTP
+// 404), or a value of another type than the kind keeps there (409). It
+// is no failure of Redis's, which is 502.
+type answer struct {
+	status int
+	words  string
+}
+
+func (a answer) Error() string { return a.words }
+
+// noneAnswer is the answer of a key that holds no primitive of kind.
+func noneAnswer(kind, key string) answer {
+	return answer{status: http.StatusNotFound, words: noneWords(kind, key)}
+}
+
+// explain returns err, a read's or a write's of the primitive of kind at
+// key, or, when Redis refused it because the key holds a value of
+// another type, that answer in the commands' words.
+func (r *webReader) explain(ctx context.Context, err error, kind, key string) error {
+	if words, ok := r.typeWords(ctx, err, kind, key); ok {
+		return answer{status: http.StatusConflict, words: words}
+	}
+	return err
 }
 
 // readLimiter reads the limiter at key with readLimiter, its limit from
@@ -135,6 +170,15 @@ func (r *webReader) detailLimiter(ctx context.Context, it found) (detail, error)
 		return detail{}, err
 	}
 	snap := v.snap
+	// As count says: a key with no live lease, no queue and no record
+	// holds no limiter.
+	if len(snap.Holders) == 0 && len(snap.Queue) == 0 {
+		if ok, err := hasRecord(ctx, r.client, it.Key); err != nil {
+			return detail{}, err
+		} else if !ok {
+			return detail{}, noneAnswer(kindLimiter, it.Key)
+		}
+	}
 	d := detail{Summary: [][2]string{
 		{"in use", ofLimit(snap.InUse, v.li.limit)},
 		{"holders", strconv.Itoa(len(snap.Holders))},
@@ -301,7 +345,20 @@ func (r *webReader) resetRate(ctx context.Context, key string) (string, error) {
 		return "", err
 	}
 	if limit == (ratelimit.Limit{}) {
-		return "the limit is not recorded: nothing reset", errNo
+		// As rate reset says, which the page gives no -rate: a key with
+		// neither a record nor data holds no rate limit.
+		names, ok := hashtag.Names(key, "ratelimit")
+		if !ok {
+			names = []string{key}
+		}
+		n, err := r.client.Exists(ctx, names...).Result()
+		if err != nil {
+			return "", err
+		}
+		if n == 0 {
+			return "", noneAnswer(kindRate, key)
+		}
+		return fmt.Sprintf("%s holds data but no rate record (a Limiter writes one on its first call, and every minute while used): nothing reset", display(key)), errNo
 	}
 	if err := resetRate(ctx, r.client, key, limit); err != nil {
 		return "", err
@@ -333,7 +390,9 @@ func (r *webReader) detailLock(ctx context.Context, it found) (detail, error) {
 	return d, nil
 }
 
-// breakLock breaks the lock if it is still held under token.
+// breakLock breaks the lock if it is still held under token. A lock
+// that is not is left alone, and the answer is lock break's: that it is
+// free, or that it changed hands or lapsed.
 func (r *webReader) breakLock(ctx context.Context, key, token string) (string, error) {
 	m, err := mutex(r.client, key)
 	if err != nil {
@@ -343,10 +402,13 @@ func (r *webReader) breakLock(ctx context.Context, key, token string) (string, e
 	switch {
 	case err != nil:
 		return "", err
-	case !broken:
-		return msg, errNo
+	case broken:
+		return fmt.Sprintf("broke lock %s", key), nil
 	}
-	return fmt.Sprintf("broke lock %s", key), nil
+	if info, err := m.Inspect(ctx); err == nil && !info.Held() {
+		msg = lockFree(key)
+	}
+	return msg, errNo
 }
 
 func (r *webReader) detailRecent(ctx context.Context, it found) (detail, error) {
@@ -374,6 +436,9 @@ func (r *webReader) detailRecent(ctx context.Context, it found) (detail, error) 
 
 func (r *webReader) detailPacket(ctx context.Context, it found) (detail, error) {
 	snap, err := readPacket(ctx, r.client, it.Prefix, packetShards(it.Key, it.Shard), it.Key)
+	if errors.Is(err, redpacket.ErrNotFound) {
+		return detail{}, noneAnswer(kindPacket, it.Key)
+	}
 	if err != nil {
 		return detail{}, err
 	}

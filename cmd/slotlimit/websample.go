@@ -12,7 +12,10 @@ import (
 // The page's sampler: it finds the primitives every discoverEvery, reads
 // each of them every sampleEvery, keeps the last keepHistory of readings
 // in memory, so that a page opened late still plots the last minutes,
-// and hands each round to the pages that listen.
+// and hands each round to the pages that listen. A key found that a
+// reading shows to be no primitive (it holds another package's data or a
+// value of a user's, or it lapsed) is left out of the round, as ls leaves
+// it out (notPrimitive).
 
 const (
 	maxSampled    = 500              // the most primitives sampled; the page says when more were found
@@ -72,6 +75,7 @@ type sampler struct {
 
 	mu      sync.Mutex
 	items   []found // the primitives sampled, sorted
+	found   int     // the primitives the last discovery found, sampled or not
 	last    round
 	hist    map[string]*history // by itemID
 	subs    map[chan round]struct{}
@@ -159,7 +163,7 @@ func (s *sampler) discover(parent context.Context) {
 	items = slices.DeleteFunc(slices.Clone(items), func(f found) bool { _, ok := kindOf(f.Kind); return !ok })
 	slices.SortFunc(items, compareItems)
 	items = slices.CompactFunc(items, func(a, b found) bool { return itemID(a) == itemID(b) })
-	s.last.Found = len(items)
+	s.found = len(items)
 	if len(items) > maxSampled {
 		items = items[:maxSampled]
 	}
@@ -175,13 +179,14 @@ func (s *sampler) discover(parent context.Context) {
 	}
 }
 
-// sample reads every primitive once, records the readings and tells the
-// pages that listen.
+// sample reads every primitive once, records the readings of those that
+// are primitives and tells the pages that listen.
 func (s *sampler) sample(ctx context.Context) {
 	s.mu.Lock()
 	items := s.items
 	s.mu.Unlock()
 	states := make([]primState, len(items))
+	isPrim := make([]bool, len(items))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(sampleWorkers, len(items)) {
@@ -189,7 +194,7 @@ func (s *sampler) sample(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				states[i] = s.read(ctx, items[i])
+				states[i], isPrim[i] = s.read(ctx, items[i])
 			}
 		}()
 	}
@@ -207,7 +212,13 @@ func (s *sampler) sample(ctx context.Context) {
 	cut := now.Add(-keepHistory).UnixMilli()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	kept := make([]primState, 0, len(items))
 	for i, f := range items {
+		if !isPrim[i] {
+			delete(s.hist, itemID(f))
+			continue
+		}
+		kept = append(kept, states[i])
 		h := s.hist[itemID(f)]
 		if h == nil {
 			h = &history{}
@@ -225,7 +236,8 @@ func (s *sampler) sample(ctx context.Context) {
 	}
 	s.last.Seq++
 	s.last.T = t
-	s.last.Prims = states
+	s.last.Found = s.found - (len(items) - len(kept))
+	s.last.Prims = kept
 	for ch := range s.subs {
 		select {
 		case ch <- s.last:
@@ -235,15 +247,16 @@ func (s *sampler) sample(ctx context.Context) {
 }
 
 // read reads one primitive, bounded by the timeout: its state, and its
-// figures in the order of its kind's.
-func (s *sampler) read(ctx context.Context, f found) primState {
+// figures in the order of its kind's. It reports false when the reading
+// shows that f is no primitive (notPrimitive).
+func (s *sampler) read(ctx context.Context, f found) (primState, bool) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	id, kind := itemID(f), f.Kind
-	k, _ := kindOf(kind)
+	id := itemID(f)
+	k, _ := kindOf(f.Kind)
 	s.describe(ctx, &f)
-	if f.Kind != kind { // none any more: its keys lapsed since the search
-		return primState{ID: id, Kind: kind, Key: f.Key, Prefix: f.Prefix, Shard: f.Shard, State: "gone", Vals: make([]*float64, len(k.Figures))}
+	if notPrimitive(f) {
+		return primState{}, false
 	}
 	if f.Kind == kindQueue && s.late != nil && f.Error == "" {
 		if late, ok := s.late(ctx, f); ok {
@@ -261,7 +274,7 @@ func (s *sampler) read(ctx context.Context, f found) primState {
 			st.Vals[i] = &x
 		}
 	}
-	return st
+	return st, true
 }
 
 // A fullState is the last round with each primitive's history.

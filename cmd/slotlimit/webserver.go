@@ -45,7 +45,7 @@ type webServer struct {
 // newWebServer returns the server of the page, which shows the
 // primitives find finds, as describe reads them.
 func newWebServer(c *cli, addr, token string, find webFinder, describe webDescriber) *webServer {
-	reader := &webReader{client: c.client}
+	reader := &webReader{client: c.client, typeWords: c.typeWords}
 	s := &webServer{addr: addr, token: token, allowRemote: c.web.allowRemote, reader: reader,
 		sampler: newSampler(find, describe, c.timeout), timeout: c.timeout, mux: http.NewServeMux()}
 	s.sampler.late = reader.lateness
@@ -163,7 +163,11 @@ func (s *webServer) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // detail serves the detail of the primitive that the query's kind and
-// key name, as JSON.
+// key name, as JSON. A key that holds no such primitive is answered 404,
+// and one that holds a value of another type 409, with the commands'
+// words in the field error ("no limiter at KEY", "KEY holds a Redis
+// list, not a limiter …"); a bad query or key 400, and a failure of
+// Redis's 502, which alone leaves the state unreadable.
 func (s *webServer) detail(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := found{Kind: q.Get("kind"), Key: q.Get("key"), Prefix: q.Get("prefix")}
@@ -177,18 +181,31 @@ func (s *webServer) detail(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 	defer cancel()
 	d, err := k.detail(s.reader, ctx, f)
+	err = s.reader.explain(ctx, err, f.Kind, f.Key)
 	d.Kind, d.Key = f.Kind, f.Key
 	out := struct {
 		detail
 		Writes bool   `json:"writes"`
 		Err    string `json:"error,omitempty"`
 	}{detail: d, Writes: s.token != ""}
+	code := http.StatusOK
+	var (
+		no    answer
+		usage usageError
+	)
+	switch {
+	case err == nil:
+	case errors.As(err, &no): // no such primitive, or a key of another type
+		code = no.status
+	case errors.As(err, &usage), isInvalid(err):
+		code = http.StatusBadRequest
+	default: // Redis failed
+		code = http.StatusBadGateway
+	}
 	if err != nil {
 		out.Err = err.Error()
-		writeJSONTo(w, http.StatusBadGateway, out)
-		return
 	}
-	writeJSONTo(w, http.StatusOK, out)
+	writeJSONTo(w, code, out)
 }
 
 // notQueued notes the IDs a cancel left alone: in flight, dead, or gone.
@@ -218,7 +235,10 @@ type writeResult struct {
 // X-Slotlimit-Token or the form field token. It is refused, with nothing
 // sent to Redis, when writes are off (403), when it is not a POST (405),
 // when it comes from another origin (403) and without the right token
-// (403). Its answer is JSON: done, and a message.
+// (403). Its answer is JSON: done, and a message. A write that finds
+// nothing to do is answered 409 with the command's words, one on a key
+// that holds no such primitive 404 ("no rate limit at KEY"), and one on
+// a key of another type 409 with the words that explain it.
 func (s *webServer) write(w http.ResponseWriter, r *http.Request) {
 	refuse := func(code int, msg string) { writeJSONTo(w, code, writeResult{Message: msg}) }
 	if r.Method != http.MethodPost {
@@ -251,10 +271,16 @@ func (s *webServer) write(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 	defer cancel()
 	msg, err := s.act(ctx, kind, key, action, args)
-	var usage usageError
+	err = s.reader.explain(ctx, err, kind, key)
+	var (
+		no    answer
+		usage usageError
+	)
 	switch {
 	case err == nil:
 		writeJSONTo(w, http.StatusOK, writeResult{Done: true, Message: msg})
+	case errors.As(err, &no): // no such primitive, or a key of another type
+		refuse(no.status, no.words)
 	case errors.Is(err, errNo):
 		writeJSONTo(w, http.StatusConflict, writeResult{Message: msg})
 	case errors.As(err, &usage), isInvalid(err):

@@ -72,7 +72,12 @@ async function load() {
     const r = await fetch('/api/detail?' + new URLSearchParams(where));
     const d = await r.json();
     render(d);
-    status.textContent = d.error ? 'unreadable: ' + d.error : `read at ${new Date().toLocaleTimeString()}`;
+    // A failure of Redis's (502) leaves the state unreadable; any other
+    // error is an answer in the commands' words: no such primitive (404),
+    // or a key that holds a value of another type (409).
+    let said = `read at ${new Date().toLocaleTimeString()}`;
+    if (d.error) said = r.status === 502 ? 'unreadable: ' + d.error : d.error;
+    status.textContent = said;
     status.classList.toggle('down', !!d.error);
     document.body.dataset.loaded = String(Number(document.body.dataset.loaded || 0) + 1);
   } catch (e) {
