@@ -135,8 +135,8 @@ func claimed(cl claim, kind, key string) string {
 
 // refuseClaimed answers a command of kind given a key that the records
 // beside it give to a primitive of another kind: it says so on stderr
-// and ends the command with exit code 1, before the command reads or
-// writes anything else. It returns nil for a key they give to none, or
+// and ends the command with exit code 1, before the command writes
+// anything. It returns nil for a key they give to none, or
 // to kind.
 func (c *cli) refuseClaimed(kind, key string) error {
 	ctx, cancel := c.call()

@@ -85,6 +85,9 @@ func TestCounterKey(t *testing.T) {
 		r = cli(t, "", nil, "-u", url, "count", key)
 		require.Equal(t, 0, r.code, r.stderr)
 		assert.Equal(t, "0 of 3 units in use\n", r.stdout)
+		refused(t, url, noHolders, "holders", key)
+		refused(t, url, noHolders, "release", key, "a")
+		refused(t, url, notLock, "lock", "break", "-yes", key)
 
 		// A GCRA limit keeps its time beside the key, never at it: on a
 		// Counter's key, it is a rate limit of its own.

@@ -193,29 +193,27 @@ type countJSON struct {
 	QueueLength int    `json:"queue_length"`
 }
 
-// snapshot reads key with readAt.
+// snapshot reads key with readAt; a key that holds no limiter is
+// answered (see cli.noLimiter).
 func (c *cli) snapshot(key string) (limiterView, error) {
 	ctx, cancel := c.call()
 	defer cancel()
-	return c.readAt(ctx, key)
+	return c.readAt(ctx, key, true)
 }
 
-// readAt reads key with readLimiter, the limit from cli.findLimit. A key
-// with no live lease, no queue and no limit recorded holds no limiter: it
-// says so (see cli.none), as it explains a key of another type
-// (cli.wrongType). A key that the records beside it give to a Counter is
-// the error counterKey, which the command answers; one that they give to
-// a lock or a fixed window is said to be theirs (see claimed).
-func (c *cli) readAt(ctx context.Context, key string) (limiterView, error) {
+// readAt reads key with readLimiter, the limit from cli.findLimit, and
+// explains a key of another type (cli.wrongType): a key that the records
+// beside it give to a Counter is the error counterKey, which the command
+// answers, and one that they give to a lock or a fixed window is said to
+// be theirs (see claimed). With orNone, a key with no live lease, no queue
+// and no limit recorded is answered as cli.noLimiter answers it.
+func (c *cli) readAt(ctx context.Context, key string, orNone bool) (limiterView, error) {
 	v, err := readLimiter(ctx, c.client, key, c.limit, func(ctx context.Context, snap slotlimit.Snapshot) (limitInfo, error) {
-		if len(snap.Holders) == 0 && len(snap.Queue) == 0 {
+		if orNone && len(snap.Holders) == 0 && len(snap.Queue) == 0 {
 			if ok, err := hasRecord(ctx, c.client, key); err != nil {
 				return limitInfo{}, err
 			} else if !ok {
-				if err := c.otherClaim(ctx, key); err != nil {
-					return limitInfo{}, err
-				}
-				return limitInfo{}, c.none("limiter", key)
+				return limitInfo{}, c.noLimiter(ctx, key)
 			}
 		}
 		return c.findLimit(ctx, key)
@@ -226,6 +224,16 @@ func (c *cli) readAt(ctx context.Context, key string) (limiterView, error) {
 		}
 	}
 	return v, c.wrongType(err, "limiter", key)
+}
+
+// noLimiter answers a key with no live lease, no queue and no limit
+// recorded: one that the records beside it give to another primitive as
+// cli.otherClaim does, any other with "no limiter at KEY" (cli.none).
+func (c *cli) noLimiter(ctx context.Context, key string) error {
+	if err := c.otherClaim(ctx, key); err != nil {
+		return err
+	}
+	return c.none("limiter", key)
 }
 
 // A counterKey is the error of a read, as a limiter's, of a key that the
@@ -411,7 +419,7 @@ func runRelease(c *cli, args []string) error {
 	key, holder := args[0], args[1]
 	ctx, cancel := c.call()
 	defer cancel()
-	v, err := c.readAt(ctx, key)
+	v, err := c.readAt(ctx, key, false)
 	if _, ok := asCounter(err); ok {
 		return c.noHolders(key)
 	}
@@ -419,6 +427,25 @@ func runRelease(c *cli, args []string) error {
 		return err
 	}
 	before, li := v.snap, v.li
+	// A key with no live lease, no queue and no limit recorded holds no
+	// limiter: after the release, which refuses a bad HOLDER first, the
+	// answer is noLimiter's. A Counter's key is refused before it.
+	none := false
+	if len(before.Holders) == 0 && len(before.Queue) == 0 {
+		ok, err := hasRecord(ctx, c.client, key)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if err := c.otherClaim(ctx, key); err != nil {
+				if _, ok := asCounter(err); ok {
+					return c.noHolders(key)
+				}
+				return err
+			}
+			none = true
+		}
+	}
 	if li.limit == 0 && len(before.Queue) > 0 {
 		return usageErrorf("%s has waiters whose entries record no limit: give -limit", key)
 	}
@@ -429,6 +456,9 @@ func runRelease(c *cli, args []string) error {
 	released, err := releaseHolder(ctx, l, holder, before)
 	if err != nil {
 		return err
+	}
+	if !released && none {
+		return c.none("limiter", key)
 	}
 	if !released {
 		if c.json {

@@ -91,13 +91,13 @@ func ttl(d time.Duration) string {
 // words (cli.refuseClaimed).
 func runLockInfo(c *cli, args []string) error {
 	key := args[0]
-	if err := c.refuseClaimed(kindLock, key); err != nil {
-		return err
-	}
 	ctx, cancel := c.call()
 	defer cancel()
 	_, info, err := readLock(ctx, c.client, key)
 	if err != nil {
+		return err
+	}
+	if err := c.refuseClaimed(kindLock, key); err != nil {
 		return err
 	}
 	if c.json {
@@ -134,17 +134,17 @@ func runLockInfo(c *cli, args []string) error {
 // owner's Unlock would, handing it to the first waiter. It names the
 // owner it read, so a lock that changed hands meanwhile is left alone.
 // A key that the records beside it give to a Counter or a fixed window
-// is refused in words, and left alone (cli.refuseClaimed): breaking it
-// would delete their count.
+// is refused in words, and left alone (cli.refuseClaimed), before
+// anything is asked or written: breaking it would delete their count.
 func runLockBreak(c *cli, args []string) error {
 	key := args[0]
-	if err := c.refuseClaimed(kindLock, key); err != nil {
-		return err
-	}
 	ctx, cancel := c.call()
 	m, info, err := readLock(ctx, c.client, key)
 	cancel()
 	if err != nil {
+		return err
+	}
+	if err := c.refuseClaimed(kindLock, key); err != nil {
 		return err
 	}
 	out := breakJSON{Key: key, Token: info.Token}
