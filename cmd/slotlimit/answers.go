@@ -45,7 +45,13 @@ func (c *cli) typeWords(ctx context.Context, err error, kind, key string) (strin
 	if terr != nil || typ == "none" {
 		return fmt.Sprintf("%s: a key beside it holds a value of another type than %s %s keeps there (another package's, or a value of yours)", display(key), article(kind), kind), true
 	}
-	return fmt.Sprintf("%s holds a Redis %s, not %s %s (another package's, or a value of yours)", display(key), typ, article(kind), kind), true
+	return typeText(key, typ, kind), true
+}
+
+// typeText is wrongType's words for key, which holds a Redis typ, not a
+// kind.
+func typeText(key, typ, kind string) string {
+	return fmt.Sprintf("%s holds a Redis %s, not %s %s (another package's, or a value of yours)", display(key), typ, article(kind), kind)
 }
 
 // article is the indefinite article of kind: "an" before a vowel, else "a".

@@ -164,6 +164,9 @@ func heldNothing(key, holder string) string {
 func runCount(c *cli, args []string) error {
 	key := args[0]
 	v, err := c.snapshot(key)
+	if ctr, ok := asCounter(err); ok {
+		return c.countCounter(key, ctr.claim)
+	}
 	if err != nil {
 		return err
 	}
@@ -183,30 +186,116 @@ func runCount(c *cli, args []string) error {
 
 type countJSON struct {
 	Key         string `json:"key"`
+	Kind        string `json:"kind,omitempty"` // "counter" for a Counter's key; left out for a limiter's
 	InUse       int64  `json:"in_use"`
 	Limit       *int64 `json:"limit"` // null when unknown
 	HolderCount int    `json:"holder_count"`
 	QueueLength int    `json:"queue_length"`
 }
 
-// snapshot reads key with readLimiter, the limit from cli.findLimit. A
-// key with no live lease, no queue and no limit recorded holds no
-// limiter: it says so (see cli.none), as it explains a key of another
-// type (cli.wrongType).
+// snapshot reads key with readAt; a key that holds no limiter is
+// answered (see cli.noLimiter).
 func (c *cli) snapshot(key string) (limiterView, error) {
 	ctx, cancel := c.call()
 	defer cancel()
+	return c.readAt(ctx, key, true)
+}
+
+// readAt reads key with readLimiter, the limit from cli.findLimit, and
+// explains a key of another type (cli.wrongType): a key that the records
+// beside it give to a Counter is the error counterKey, which the command
+// answers, and one that they give to a lock or a fixed window is said to
+// be theirs (see claimed). With orNone, a key with no live lease, no queue
+// and no limit recorded is answered as cli.noLimiter answers it.
+func (c *cli) readAt(ctx context.Context, key string, orNone bool) (limiterView, error) {
 	v, err := readLimiter(ctx, c.client, key, c.limit, func(ctx context.Context, snap slotlimit.Snapshot) (limitInfo, error) {
-		if len(snap.Holders) == 0 && len(snap.Queue) == 0 {
+		if orNone && len(snap.Holders) == 0 && len(snap.Queue) == 0 {
 			if ok, err := hasRecord(ctx, c.client, key); err != nil {
 				return limitInfo{}, err
 			} else if !ok {
-				return limitInfo{}, c.none("limiter", key)
+				return limitInfo{}, c.noLimiter(ctx, key)
 			}
 		}
 		return c.findLimit(ctx, key)
 	})
+	if err != nil && strings.Contains(err.Error(), "WRONGTYPE") {
+		if cerr := c.otherClaim(ctx, key); cerr != nil {
+			return v, cerr
+		}
+	}
 	return v, c.wrongType(err, "limiter", key)
+}
+
+// noLimiter answers a key with no live lease, no queue and no limit
+// recorded: one that the records beside it give to another primitive as
+// cli.otherClaim does, any other with "no limiter at KEY" (cli.none).
+func (c *cli) noLimiter(ctx context.Context, key string) error {
+	if err := c.otherClaim(ctx, key); err != nil {
+		return err
+	}
+	return c.none("limiter", key)
+}
+
+// A counterKey is the error of a read, as a limiter's, of a key that the
+// records beside it give to a Counter.
+type counterKey struct{ claim }
+
+func (counterKey) Error() string { return "a counter's key" }
+
+// asCounter returns err as a counterKey, and whether it is one.
+func asCounter(err error) (counterKey, bool) {
+	var ctr counterKey
+	ok := errors.As(err, &ctr)
+	return ctr, ok
+}
+
+// otherClaim returns counterKey for a key that the records beside it
+// give to a Counter, and errNo, having said so, for one that they give to
+// a lock or a fixed window; nil for any other.
+func (c *cli) otherClaim(ctx context.Context, key string) error {
+	cl, err := readClaim(ctx, c.client, key)
+	switch {
+	case err != nil:
+		return err
+	case cl.kind == kindCounter:
+		return counterKey{cl}
+	case cl.kind != "":
+		fmt.Fprintln(c.stderr, claimed(cl, kindLimiter, key))
+		return errNo
+	}
+	return nil
+}
+
+// countCounter prints the count of the Counter at key against its
+// recorded limit, or -limit, as count prints a limiter's units in use.
+func (c *cli) countCounter(key string, cl claim) error {
+	ctx, cancel := c.call()
+	defer cancel()
+	li := limitInfo{limit: cl.limit, found: []int64{cl.limit}}
+	if c.limit != 0 {
+		var err error
+		if li, err = c.findLimit(ctx, key); err != nil {
+			return err
+		}
+	}
+	f := found{Kind: kindCounter, Key: key, Figures: map[string]int64{}}
+	if err := describeCounter(ctx, c.client, &f); err != nil {
+		return c.wrongType(err, kindCounter, key)
+	}
+	n := f.Figures["in_use"]
+	if c.json {
+		return c.writeJSON(countJSON{Key: key, Kind: kindCounter, InUse: n, Limit: li.json()})
+	}
+	used, note := li.inUse(n)
+	fmt.Fprintf(c.stdout, "%s%s\n", used, note)
+	return nil
+}
+
+// noHolders answers holders and release given a Counter's key: a counter
+// keeps a count, not holders. It returns errNo.
+func (c *cli) noHolders(key string) error {
+	fmt.Fprintf(c.stderr, "%s holds a counter: it keeps a count, not holders (count %s shows it)\n", display(key), display(key))
+	return errNo
 }
 
 // hasRecord reports whether a Limiter recorded its settings beside key
@@ -221,6 +310,9 @@ func hasRecord(ctx context.Context, client redis.UniversalClient, key string) (b
 func runHolders(c *cli, args []string) error {
 	key := args[0]
 	v, err := c.snapshot(key)
+	if _, ok := asCounter(err); ok {
+		return c.noHolders(key)
+	}
 	if err != nil {
 		return err
 	}
@@ -327,13 +419,33 @@ func runRelease(c *cli, args []string) error {
 	key, holder := args[0], args[1]
 	ctx, cancel := c.call()
 	defer cancel()
-	v, err := readLimiter(ctx, c.client, key, c.limit, func(ctx context.Context, _ slotlimit.Snapshot) (limitInfo, error) {
-		return c.findLimit(ctx, key)
-	})
+	v, err := c.readAt(ctx, key, false)
+	if _, ok := asCounter(err); ok {
+		return c.noHolders(key)
+	}
 	if err != nil {
-		return c.wrongType(err, "limiter", key)
+		return err
 	}
 	before, li := v.snap, v.li
+	// A key with no live lease, no queue and no limit recorded holds no
+	// limiter: after the release, which refuses a bad HOLDER first, the
+	// answer is noLimiter's. A Counter's key is refused before it.
+	none := false
+	if len(before.Holders) == 0 && len(before.Queue) == 0 {
+		ok, err := hasRecord(ctx, c.client, key)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if err := c.otherClaim(ctx, key); err != nil {
+				if _, ok := asCounter(err); ok {
+					return c.noHolders(key)
+				}
+				return err
+			}
+			none = true
+		}
+	}
 	if li.limit == 0 && len(before.Queue) > 0 {
 		return usageErrorf("%s has waiters whose entries record no limit: give -limit", key)
 	}
@@ -344,6 +456,9 @@ func runRelease(c *cli, args []string) error {
 	released, err := releaseHolder(ctx, l, holder, before)
 	if err != nil {
 		return err
+	}
+	if !released && none {
+		return c.none("limiter", key)
 	}
 	if !released {
 		if c.json {

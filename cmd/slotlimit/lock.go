@@ -91,13 +91,18 @@ func ttl(d time.Duration) string {
 
 // runLockInfo prints the owner's token and description, the time left
 // on its lease, the waiters and the fence floor. A free lock is the
-// answer no: after the table, it says "no lock held at KEY".
+// answer no: after the table, it says "no lock held at KEY". A key that
+// the records beside it give to a Counter or a fixed window is refused in
+// words (cli.refuseClaimed).
 func runLockInfo(c *cli, args []string) error {
 	key := args[0]
 	ctx, cancel := c.call()
 	defer cancel()
 	_, info, err := readLock(ctx, c.client, key)
 	if err != nil {
+		return err
+	}
+	if err := c.refuseClaimed(kindLock, key); err != nil {
 		return err
 	}
 	if c.json {
@@ -133,12 +138,18 @@ func runLockInfo(c *cli, args []string) error {
 // runLockBreak breaks the lock with Mutex.Break, which frees it as its
 // owner's Unlock would, handing it to the first waiter. It names the
 // owner it read, so a lock that changed hands meanwhile is left alone.
+// A key that the records beside it give to a Counter or a fixed window
+// is refused in words, and left alone (cli.refuseClaimed), before
+// anything is asked or written: breaking it would delete their count.
 func runLockBreak(c *cli, args []string) error {
 	key := args[0]
 	ctx, cancel := c.call()
 	m, info, err := readLock(ctx, c.client, key)
 	cancel()
 	if err != nil {
+		return err
+	}
+	if err := c.refuseClaimed(kindLock, key); err != nil {
 		return err
 	}
 	out := breakJSON{Key: key, Token: info.Token}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/slotlimit/slotlimit/internal/hashtag"
 	"github.com/slotlimit/slotlimit/ratelimit"
 )
 
@@ -23,31 +22,60 @@ func rateFlags(fs *flag.FlagSet, c *cli) {
 }
 
 // rateLimit returns the limit of key: the flags' when -rate is given,
-// else the one recorded beside key. A key with neither a record nor data
-// is "no rate limit at KEY"; one with data but no record needs -rate.
+// else the one recorded beside key. It reads what key holds first
+// (readClaim), so that a key that cannot be the limit's is explained in
+// words, with exit code 1, before the limit is asked for: a key of
+// another type, a string that is not a count, a Counter's count or a
+// lock. A GCRA limit keeps its time beside key, never at it, so a GCRA
+// limit recorded, or with its time beside key, is the answer whatever key
+// holds. A key with neither a record nor data is "no rate limit at KEY";
+// one with data but no record needs -rate.
 func (c *cli) rateLimit(cmd, key string) (ratelimit.Limit, error) {
+	var limit ratelimit.Limit
 	if c.rate != 0 {
-		return c.flagLimit()
+		l, err := c.flagLimit()
+		if err != nil {
+			return ratelimit.Limit{}, err
+		}
+		limit = l
 	}
 	ctx, cancel := c.call()
 	defer cancel()
-	limit, err := recordedRate(ctx, c.client, key)
-	if err != nil {
-		return ratelimit.Limit{}, c.wrongType(err, "rate limit", key)
+	recorded := false
+	if c.rate == 0 {
+		l, err := recordedRate(ctx, c.client, key)
+		if err != nil {
+			return ratelimit.Limit{}, c.wrongType(err, "rate limit", key)
+		}
+		limit, recorded = l, l.Rate != 0
 	}
-	if limit.Rate != 0 {
-		return limit, nil
-	}
-	names := []string{key}
-	if prefix, ok := hashtag.SidePrefix(key); ok {
-		names = append(names, prefix+"ratelimit")
-	}
-	n, err := c.client.Exists(ctx, names...).Result()
+	cl, err := readClaim(ctx, c.client, key)
 	if err != nil {
 		return ratelimit.Limit{}, err
 	}
-	if n == 0 {
+	gcra := limit.Rate != 0 && limit.Algorithm == ratelimit.GCRA
+	if (gcra && (recorded || cl.gcra)) || (limit.Rate == 0 && cl.gcra) {
+		return c.askRate(cmd, key, limit)
+	}
+	// The limit's data is, or would be, at key itself.
+	switch {
+	case cl.kind == kindCounter || cl.kind == kindLock:
+		fmt.Fprintln(c.stderr, claimed(cl, kindRate, key))
+		return ratelimit.Limit{}, errNo
+	case cl.typ == "none" && limit.Rate == 0:
 		return ratelimit.Limit{}, c.none("rate limit", key)
+	case cl.typ != "" && cl.typ != "none" && !cl.count:
+		fmt.Fprintln(c.stderr, typeText(key, cl.typ, kindRate))
+		return ratelimit.Limit{}, errNo
+	}
+	return c.askRate(cmd, key, limit)
+}
+
+// askRate returns limit, or, when it is not known, the usage error that
+// asks for it.
+func (c *cli) askRate(cmd, key string, limit ratelimit.Limit) (ratelimit.Limit, error) {
+	if limit.Rate != 0 {
+		return limit, nil
 	}
 	return ratelimit.Limit{}, usageErrorf("%s: %s holds data but no rate record (a Limiter writes one on its first call, and every minute while used); give the limit: -rate N [-period D] [-burst N] [-algorithm gcra|fixed-window]", cmd, display(key))
 }
