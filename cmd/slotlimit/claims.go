@@ -141,10 +141,21 @@ func claimed(cl claim, kind, key string) string {
 func (c *cli) refuseClaimed(kind, key string) error {
 	ctx, cancel := c.call()
 	defer cancel()
-	cl, err := readClaim(ctx, c.client, key)
-	if err != nil || cl.kind == "" || cl.kind == kind {
+	words, err := claimedWords(ctx, c.client, kind, key)
+	if err != nil || words == "" {
 		return err
 	}
-	fmt.Fprintln(c.stderr, claimed(cl, kind, key))
+	fmt.Fprintln(c.stderr, words)
 	return errNo
+}
+
+// claimedWords reads the records beside key (readClaim) and, when they
+// give key to a primitive of another kind than kind, returns the words
+// that say so (claimed); "" when they give it to none, or to kind.
+func claimedWords(ctx context.Context, client redis.UniversalClient, kind, key string) (string, error) {
+	cl, err := readClaim(ctx, client, key)
+	if err != nil || cl.kind == "" || cl.kind == kind {
+		return "", err
+	}
+	return claimed(cl, kind, key), nil
 }

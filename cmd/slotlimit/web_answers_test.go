@@ -231,6 +231,33 @@ func TestWebWritesAnswerInTheCommandsWords(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, n, "nothing deleted")
 
+	// A Counter's key, given to a lock break and a rate reset: refused in
+	// the commands' words, and its count left alone.
+	ctrKey := webKey(t, "ctr")
+	ctr, err := slotlimit.NewCounter(client, slotlimit.Config{Key: ctrKey, Limit: 3, TTL: time.Hour})
+	require.NoError(t, err)
+	got, err := ctr.TryAcquire(ctx)
+	require.NoError(t, err)
+	require.True(t, got.Acquired)
+	t.Cleanup(func() { deleteKeysHolding(client, ctrKey) })
+	for _, w := range []struct {
+		kind, action, arg, cmd string
+		flags                  []string
+	}{
+		{kindLock, "break", "1", "lock", []string{"-yes"}},
+		{kindRate, "reset", "", "rate", nil},
+	} {
+		code, res = write(w.kind, ctrKey, w.action, w.arg)
+		assert.Equal(t, http.StatusConflict, code, w.action)
+		assert.Equal(t, ctrKey+" holds a counter, not "+article(w.kind)+" "+w.kind+" (count "+ctrKey+" shows it)", res.Message, w.action)
+		exit, _, stderr = slotlimitRun(t, append(append([]string{"-u", u, w.cmd, w.action}, w.flags...), ctrKey)...)
+		require.Equal(t, exitNo, exit, stderr)
+		assert.Equal(t, strings.TrimSpace(stderr), res.Message, "%s %s's words", w.cmd, w.action)
+	}
+	n, err = ctr.Count(ctx)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, n, "the count is left alone")
+
 	// A force-release on a list.
 	list := webKey(t, "list")
 	require.NoError(t, client.RPush(ctx, list, "x").Err())

@@ -155,6 +155,17 @@ func (r *webReader) explain(ctx context.Context, err error, kind, key string) er
 	return err
 }
 
+// refuseClaimed is the page's cli.refuseClaimed: a write of kind on a
+// key that the records beside it give to a primitive of another kind is
+// refused (409) in the commands' words, before anything is written.
+func (r *webReader) refuseClaimed(ctx context.Context, kind, key string) error {
+	words, err := claimedWords(ctx, r.client, kind, key)
+	if err != nil || words == "" {
+		return err
+	}
+	return answer{status: http.StatusConflict, words: words}
+}
+
 // readLimiter reads the limiter at key with readLimiter, its limit from
 // the record beside it (recordedLimit).
 func (r *webReader) readLimiter(ctx context.Context, key string) (limiterView, error) {
@@ -340,6 +351,9 @@ func (r *webReader) detailRate(ctx context.Context, it found) (detail, error) {
 
 // resetRate gives key its full allowance again, under its recorded limit.
 func (r *webReader) resetRate(ctx context.Context, key string) (string, error) {
+	if err := r.refuseClaimed(ctx, kindRate, key); err != nil {
+		return "", err
+	}
 	limit, err := recordedRate(ctx, r.client, key)
 	if err != nil {
 		return "", err
@@ -394,6 +408,9 @@ func (r *webReader) detailLock(ctx context.Context, it found) (detail, error) {
 // that is not is left alone, and the answer is lock break's: that it is
 // free, or that it changed hands or lapsed.
 func (r *webReader) breakLock(ctx context.Context, key, token string) (string, error) {
+	if err := r.refuseClaimed(ctx, kindLock, key); err != nil {
+		return "", err
+	}
 	m, err := mutex(r.client, key)
 	if err != nil {
 		return "", err
