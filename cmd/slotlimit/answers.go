@@ -45,6 +45,13 @@ func (c *cli) typeWords(ctx context.Context, err error, kind, key string) (strin
 	if terr != nil || typ == "none" {
 		return fmt.Sprintf("%s: a key beside it holds a value of another type than %s %s keeps there (another package's, or a value of yours)", display(key), article(kind), kind), true
 	}
+	if typ == "string" {
+		// A Counter's, a fixed window's or a lock's, if the records beside
+		// it say so.
+		if words, err := claimedWords(ctx, c.client, kind, key); err == nil && words != "" {
+			return words, true
+		}
+	}
 	return typeText(key, typ, kind), true
 }
 

@@ -292,8 +292,11 @@ func TestLimiterCommandsExplainWrongType(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { client.Del(context.Background(), counterKey, "{"+counterKey+"}/limit") })
 
-	for key, typ := range map[string]string{list: "list", counterKey: "string"} {
-		want := key + " holds a Redis " + typ + ", not a limiter"
+	for key, want := range map[string]string{
+		list: list + " holds a Redis list, not a limiter",
+		// A string the records beside it give to a Counter is named so.
+		counterKey: counterKey + " holds a counter, not a limiter (count " + counterKey + " shows it)",
+	} {
 		for _, args := range [][]string{{"count", key}, {"holders", key}, {"release", key, "a"}} {
 			if key == counterKey {
 				continue // a Counter's own answers: TestCounterKey
