@@ -9,22 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotlimit/slotlimit/internal/classic"
 	"github.com/slotlimit/slotlimit/internal/redistest"
 	"github.com/slotlimit/slotlimit/recent"
 )
 
 // classicAdd is the classic recent-list script, ZADD, ZCARD and
 // ZREMRANGEBYRANK, scored with the client's clock in whole seconds.
-var classicAdd = redis.NewScript("local key = KEYS[1] " +
-	"local member = ARGV[1] " +
-	"local score = ARGV[2] " +
-	"local maxSize = tonumber(ARGV[3]) " +
-	"redis.call('ZADD', key, score, member) " +
-	"local size = redis.call('ZCARD', key) " +
-	"if size > maxSize then " +
-	"    redis.call('ZREMRANGEBYRANK', key, 0, size - maxSize - 1) " +
-	"end " +
-	"return 1")
+var classicAdd = redis.NewScript(classic.Recent)
 
 // A list written by the classic script at a Key is not the List's: a
 // List of that Key reads none of it and leaves it be. Renamed to the

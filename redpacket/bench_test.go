@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/slotlimit/slotlimit/internal/classic"
 	"github.com/slotlimit/slotlimit/internal/redistest"
 	"github.com/slotlimit/slotlimit/internal/sqltest"
 	"github.com/slotlimit/slotlimit/redpacket"
@@ -149,27 +150,6 @@ func BenchmarkDrain(b *testing.B) {
 	}
 }
 
-// classicGrabScript is the classic red-packet grab script, the baseline
-// that costbench runs: copied verbatim from bench/cmd/costbench (its
-// classicGrab), its trailing spaces kept. It makes its key names from KEYS[1],
-// the packet id (red_packet_<id>, a hash whose field stock counts the
-// shares left, and red_packet_list_<id>), pushes ARGV[1],
-// "userId-timeMillis", and returns 1 or 2 for a share taken, 0 when sold
-// out.
-const classicGrabScript = "local listKey = 'red_packet_list_'..KEYS[1]  \n" +
-	"local redPacket = 'red_packet_'..KEYS[1] \n" +
-	"local stock = tonumber(redis.call('hget', redPacket, 'stock')) \n" +
-	"if stock <= 0 then \n" +
-	"  return 0 \n" +
-	"end \n" +
-	"stock = stock-1\n" +
-	"redis.call('hset', redPacket, 'stock', tostring(stock)) \n" +
-	"redis.call('rpush', listKey, ARGV[1])  \n" +
-	"if stock == 0 then \n" +
-	"  return 2 \n" +
-	"end  \n" +
-	"return 1"
-
 // BenchmarkGrabCrowd grabs shares of one packet at a time, each grab by a
 // user of its own, with 1 and 64 grabbers at once: a Store's Grab, with
 // Grabs coalesced (the default) and with DisableCoalescing, against the
@@ -186,7 +166,7 @@ func BenchmarkGrabCrowd(b *testing.B) {
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 128})
 	b.Cleanup(func() { client.Close() })
 	ctx := context.Background()
-	classic := redis.NewScript(classicGrabScript)
+	classic := redis.NewScript(classic.Grab)
 	if err := classic.Load(ctx, client).Err(); err != nil {
 		b.Fatal(err)
 	}

@@ -1,7 +1,8 @@
-// Package classic holds the classic INCR/DECR limiter scripts, verbatim,
-// as services run them today on a plain integer key: the scripts a
-// Counter shares its key with, which the tests run beside it, and a
-// baseline the benchmarks measure the Limiter against.
+// Package classic holds the classic scripts, verbatim, as services run
+// them today: the INCR/DECR limiter scripts a Counter shares its key
+// with, the recent-list script whose lists a List takes over, and the
+// red-packet grab script. The tests run them beside the packages, and
+// the benchmarks measure the packages against them.
 package classic
 
 const (
@@ -21,4 +22,40 @@ const (
 		"count=redis.call('incrby',KEYS[1],-1);" +
 		"end;" +
 		"return tonumber(count)"
+
+	// Recent is the classic recent-list script, as its Java string
+	// concatenation makes it: ZADD the member at the score, ZCARD, and
+	// ZREMRANGEBYRANK the oldest above the max. KEYS[1] the list; ARGV[1]
+	// the member, ARGV[2] the score (the client's clock in whole seconds),
+	// ARGV[3] the max.
+	Recent = "local key = KEYS[1] " +
+		"local member = ARGV[1] " +
+		"local score = ARGV[2] " +
+		"local maxSize = tonumber(ARGV[3]) " +
+		"redis.call('ZADD', key, score, member) " +
+		"local size = redis.call('ZCARD', key) " +
+		"if size > maxSize then " +
+		"    redis.call('ZREMRANGEBYRANK', key, 0, size - maxSize - 1) " +
+		"end " +
+		"return 1"
+
+	// Grab is the classic red-packet grab script, line by line, its
+	// trailing spaces kept. It makes its key names from KEYS[1], the
+	// packet id: red_packet_<id>, a hash whose field stock counts the
+	// shares left, and red_packet_list_<id>, a list to which it pushes
+	// ARGV[1], "userId-timeMillis". It returns 1 for a share taken, 2 for
+	// the last one, and 0 when the packet is sold out.
+	Grab = "local listKey = 'red_packet_list_'..KEYS[1]  \n" +
+		"local redPacket = 'red_packet_'..KEYS[1] \n" +
+		"local stock = tonumber(redis.call('hget', redPacket, 'stock')) \n" +
+		"if stock <= 0 then \n" +
+		"  return 0 \n" +
+		"end \n" +
+		"stock = stock-1\n" +
+		"redis.call('hset', redPacket, 'stock', tostring(stock)) \n" +
+		"redis.call('rpush', listKey, ARGV[1])  \n" +
+		"if stock == 0 then \n" +
+		"  return 2 \n" +
+		"end  \n" +
+		"return 1"
 )

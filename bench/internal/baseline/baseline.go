@@ -1,9 +1,11 @@
 // Package baseline holds the scripts the benchmarks measure the library
 // against, each verbatim: the minimal ZSET lease scripts, and the scripts
 // a team commonly writes for each primitive (the classic scripts). The
-// classic INCR/DECR limiter scripts, which the library's own tests run
-// too, live in the library's internal/classic.
+// classic scripts that the library's own tests run too live in the
+// library's internal/classic.
 package baseline
+
+import "github.com/slotlimit/slotlimit/internal/classic"
 
 // The baselines run without the library.
 const (
@@ -31,39 +33,8 @@ const (
 	// the key ARGV[2] seconds. KEYS[1] the counter.
 	ClassicWindow = "local c; c = redis.call('incr', KEYS[1]); if c and tonumber(c) > tonumber(ARGV[1]) then return c; end; if tonumber(c) == 1 then redis.call('expire', KEYS[1], ARGV[2]) end; return c;"
 
-	// ClassicRecent is the classic recent-list script, as its Java string
-	// concatenation makes it: ZADD the member at the score, ZCARD, and
-	// ZREMRANGEBYRANK the oldest above the max. KEYS[1] the list; ARGV[1]
-	// the member, ARGV[2] the score (the client's clock in whole seconds),
-	// ARGV[3] the max.
-	ClassicRecent = "local key = KEYS[1] " +
-		"local member = ARGV[1] " +
-		"local score = ARGV[2] " +
-		"local maxSize = tonumber(ARGV[3]) " +
-		"redis.call('ZADD', key, score, member) " +
-		"local size = redis.call('ZCARD', key) " +
-		"if size > maxSize then " +
-		"    redis.call('ZREMRANGEBYRANK', key, 0, size - maxSize - 1) " +
-		"end " +
-		"return 1"
-
-	// ClassicGrab is the classic red-packet grab script, line by line, its
-	// trailing spaces kept. It makes its key names from KEYS[1], the
-	// packet id: red_packet_<id>, a hash whose field stock counts the
-	// shares left, and red_packet_list_<id>, a list to which it pushes
-	// ARGV[1], "userId-timeMillis". It returns 1 for a share taken, 2 for
-	// the last one, and 0 when the packet is sold out.
-	ClassicGrab = "local listKey = 'red_packet_list_'..KEYS[1]  \n" +
-		"local redPacket = 'red_packet_'..KEYS[1] \n" +
-		"local stock = tonumber(redis.call('hget', redPacket, 'stock')) \n" +
-		"if stock <= 0 then \n" +
-		"  return 0 \n" +
-		"end \n" +
-		"stock = stock-1\n" +
-		"redis.call('hset', redPacket, 'stock', tostring(stock)) \n" +
-		"redis.call('rpush', listKey, ARGV[1])  \n" +
-		"if stock == 0 then \n" +
-		"  return 2 \n" +
-		"end  \n" +
-		"return 1"
+	// ClassicRecent is the classic recent-list script (classic.Recent).
+	ClassicRecent = classic.Recent
+	// ClassicGrab is the classic red-packet grab script (classic.Grab).
+	ClassicGrab = classic.Grab
 )
